@@ -1,1 +1,74 @@
-pub fn _x(){}
+//! Core types of [`mcp-guard`](https://docs.rs/mcp-guard): a typestate confirmation guard for
+//! MCP servers built on `rmcp`.
+//!
+//! A destructive operation takes an [`Approved<T>`] (or, when it is guarded only under a
+//! condition, a [`Clearance<T>`]) by value. Only the [`Guard`] makes those, and only after a
+//! person answered yes in a dialog (pushed `elicitation/create` on 2025-11-25 connections,
+//! `input_required` with a sealed `requestState` on 2026-07-28 requests) or, where no dialog can
+//! be shown, after the two-call token came back. So code that reaches a destructive call
+//! without asking does not compile.
+//!
+//! Most servers use this through the facade crate `mcp-guard` and its `#[guarded]` attribute.
+//!
+//! ```
+//! use mcp_guard_core::{Binding, Fact, Id, Question, Target};
+//!
+//! mcp_guard_core::wording! {
+//!     struct DeleteNoteQuestion = "This will delete note {}. It cannot be undone.";
+//! }
+//!
+//! /// Deleting one note: bound to the note's id.
+//! struct DeleteNote {
+//!     id: Id,
+//! }
+//!
+//! impl Target for DeleteNote {
+//!     const OPERATION: &'static str = "delete_note";
+//!     fn bind(&self, binding: &mut Binding) {
+//!         binding.text("id", self.id.as_str());
+//!     }
+//!     fn question(&self) -> Question {
+//!         Question::new::<DeleteNoteQuestion>([Fact::id(self.id.clone())])
+//!     }
+//! }
+//!
+//! let target = DeleteNote { id: Id::new("n1").unwrap() };
+//! assert_eq!(target.question().render(), "This will delete note n1. It cannot be undone.");
+//! assert_ne!(target.fingerprint(), DeleteNote { id: Id::new("n2").unwrap() }.fingerprint());
+//! ```
+#![warn(missing_docs)]
+
+mod approval;
+mod call;
+mod engine;
+mod nonce;
+mod question;
+pub mod seal;
+mod settings;
+mod target;
+
+pub use approval::{Approved, ApprovedBy, Clearance, Exempt};
+pub use call::{CONFIRM_TOKEN_ARG, GuardCall};
+pub use engine::{
+    APPROVAL_INPUT_KEY, APPROVE_PROPERTY, Guard, GuardBuilder, Guarded, Interruption,
+    InterruptionKind, PrincipalFn, Rejection, Resolve, default_principal,
+};
+pub use nonce::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
+pub use question::{Fact, Id, InvalidId, Question, Wording};
+pub use seal::{SealKey, SealKeyTooShort};
+pub use settings::{
+    ELICITATION_VAR, InvalidElicitationSetting, elicitation_from_env, elicitation_off_notice,
+    parse_elicitation,
+};
+pub use target::{Binding, Conditional, Fingerprint, Target};
+
+/// Items the `#[guarded]` macro expands to. Not a stable API.
+#[doc(hidden)]
+pub mod __private {
+    pub use rmcp;
+
+    /// Pins an async block's output type, so `?` and `return` inside it infer.
+    pub fn body<R, F: Future<Output = R>>(future: F) -> F {
+        future
+    }
+}

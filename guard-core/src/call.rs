@@ -1,0 +1,76 @@
+//! [`GuardCall`]: what the guard needs to know about one tool call, extracted from rmcp.
+
+use std::borrow::Cow;
+
+use rmcp::RoleServer;
+use rmcp::handler::server::common::FromContextPart;
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::model::InputResponses;
+use rmcp::service::RequestContext;
+
+/// The name of the argument that carries a two-call confirmation token.
+///
+/// A guarded tool's input schema should declare it as an optional string, so a model that is
+/// handed a token knows where to quote it.
+pub const CONFIRM_TOKEN_ARG: &str = "confirm_token";
+
+/// One tool call as the guard sees it: the request context (era, capabilities, the peer to
+/// ask), the tool's name, the `requestState` and `inputResponses` of a 2026-07-28 retry, and
+/// a quoted `confirm_token`.
+///
+/// It is an rmcp extractor: put it before `Parameters<..>` in a handler's arguments (the
+/// `#[guarded]` macro does), because it peeks at the raw arguments that `Parameters` consumes.
+pub struct GuardCall {
+    pub(crate) context: RequestContext<RoleServer>,
+    pub(crate) tool: Cow<'static, str>,
+    pub(crate) request_state: Option<String>,
+    pub(crate) input_responses: Option<InputResponses>,
+    pub(crate) confirm_token: Option<String>,
+}
+
+impl GuardCall {
+    /// Assembles a call by hand, for handlers that do not use the extractor.
+    pub fn new(
+        context: RequestContext<RoleServer>,
+        tool: impl Into<Cow<'static, str>>,
+        request_state: Option<String>,
+        input_responses: Option<InputResponses>,
+        confirm_token: Option<String>,
+    ) -> Self {
+        Self {
+            context,
+            tool: tool.into(),
+            request_state,
+            input_responses,
+            confirm_token,
+        }
+    }
+
+    /// The name of the tool being called.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The request context.
+    pub fn context(&self) -> &RequestContext<RoleServer> {
+        &self.context
+    }
+}
+
+impl<S> FromContextPart<ToolCallContext<'_, S>> for GuardCall {
+    fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, rmcp::ErrorData> {
+        let confirm_token = context
+            .arguments
+            .as_ref()
+            .and_then(|arguments| arguments.get(CONFIRM_TOKEN_ARG))
+            .and_then(|value| value.as_str())
+            .map(str::to_owned);
+        Ok(Self {
+            context: context.request_context.clone(),
+            tool: context.name.clone(),
+            request_state: context.request_state.take(),
+            input_responses: context.input_responses.take(),
+            confirm_token,
+        })
+    }
+}

@@ -1,0 +1,271 @@
+//! What a guarded operation acts on, and the canonical binding an approval is tied to.
+
+use std::fmt;
+
+use sha2::{Digest, Sha256};
+
+use crate::question::Question;
+
+/// What a guarded operation acts on: a record id, an id plus an exact set of names, the full
+/// content about to be published.
+///
+/// A target names its operation, writes its canonical [`Binding`] (every field that decides
+/// what the operation does), and builds the [`Question`] a person is shown. An approval is
+/// bound to the fingerprint of the binding, so what executes is exactly what was approved.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a guard target",
+    label = "this type does not implement `mcp_guard::Target`",
+    note = "implement `mcp_guard::Target` for `{Self}`: name its OPERATION, bind every field that decides what runs, and build its Question"
+)]
+pub trait Target: Send + Sync + 'static {
+    /// The operation's name, e.g. `"delete_gist"`. Bound into every approval and seal, so an
+    /// approval for one operation never opens another.
+    const OPERATION: &'static str;
+
+    /// Writes every field that decides what the operation does into `binding`.
+    fn bind(&self, binding: &mut Binding);
+
+    /// The question shown to a person, made of server-side facts only.
+    fn question(&self) -> Question;
+
+    /// The fingerprint of this target: SHA-256 over the operation and the canonical binding.
+    fn fingerprint(&self) -> Fingerprint {
+        let mut binding = Binding::new(Self::OPERATION);
+        self.bind(&mut binding);
+        binding.finish()
+    }
+}
+
+/// A target whose guard depends on a condition (e.g. "the gist would not be private").
+///
+/// Only conditional targets have an [`Exempt`](crate::Exempt) form and a
+/// [`Clearance`](crate::Clearance); an always-guarded target cannot be exempted at all.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is always guarded: it has no `Exempt` and no `Clearance`",
+    label = "`{Self}` does not implement `mcp_guard::Conditional`",
+    note = "take `Approved<{Self}>` with #[guarded(always)]; or, if this operation is guarded only under a condition, implement `mcp_guard::Conditional` for `{Self}` and use #[guarded(when = \"predicate\")]"
+)]
+pub trait Conditional: Target {}
+
+/// The canonical encoding of a target's fields, hashed into a [`Fingerprint`].
+///
+/// Every entry is tagged and length-prefixed, so no two different bindings encode alike.
+/// Sets are sorted and deduplicated: the binding of `["a", "a"]` equals that of `["a"]` and
+/// differs from that of `["a", "b"]`.
+pub struct Binding {
+    hasher: Sha256,
+}
+
+impl Binding {
+    fn new(operation: &str) -> Self {
+        let mut binding = Self {
+            hasher: Sha256::new(),
+        };
+        binding.raw(b"mcp-guard/binding/v1");
+        binding.raw(operation.as_bytes());
+        binding
+    }
+
+    fn raw(&mut self, bytes: &[u8]) {
+        self.hasher.update((bytes.len() as u64).to_be_bytes());
+        self.hasher.update(bytes);
+    }
+
+    fn entry(&mut self, tag: u8, name: &str) {
+        self.hasher.update([tag]);
+        self.raw(name.as_bytes());
+    }
+
+    /// Binds a text field.
+    pub fn text(&mut self, name: &str, value: &str) -> &mut Self {
+        self.entry(b't', name);
+        self.raw(value.as_bytes());
+        self
+    }
+
+    /// Binds an optional text field; `None` and `Some("")` bind differently.
+    pub fn optional_text(&mut self, name: &str, value: Option<&str>) -> &mut Self {
+        match value {
+            Some(value) => self.text(name, value),
+            None => {
+                self.entry(b'n', name);
+                self
+            }
+        }
+    }
+
+    /// Binds raw bytes.
+    pub fn bytes(&mut self, name: &str, value: &[u8]) -> &mut Self {
+        self.entry(b'b', name);
+        self.raw(value);
+        self
+    }
+
+    /// Binds a number.
+    pub fn number(&mut self, name: &str, value: u64) -> &mut Self {
+        self.entry(b'u', name);
+        self.hasher.update(value.to_be_bytes());
+        self
+    }
+
+    /// Binds a yes/no field.
+    pub fn flag(&mut self, name: &str, value: bool) -> &mut Self {
+        self.entry(b'f', name);
+        self.hasher.update([u8::from(value)]);
+        self
+    }
+
+    /// Binds a set of texts: sorted and deduplicated first, so order and repeats do not count.
+    pub fn set<I, S>(&mut self, name: &str, items: I) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut items: Vec<S> = items.into_iter().collect();
+        items.sort_by(|a, b| a.as_ref().cmp(b.as_ref()));
+        items.dedup_by(|a, b| a.as_ref() == b.as_ref());
+        self.entry(b's', name);
+        self.hasher.update((items.len() as u64).to_be_bytes());
+        for item in &items {
+            self.raw(item.as_ref().as_bytes());
+        }
+        self
+    }
+
+    /// Binds an ordered list of texts: order and repeats count.
+    pub fn list<I, S>(&mut self, name: &str, items: I) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let items: Vec<S> = items.into_iter().collect();
+        self.entry(b'l', name);
+        self.hasher.update((items.len() as u64).to_be_bytes());
+        for item in &items {
+            self.raw(item.as_ref().as_bytes());
+        }
+        self
+    }
+
+    fn finish(self) -> Fingerprint {
+        Fingerprint(self.hasher.finalize().into())
+    }
+}
+
+/// SHA-256 of a target's operation and canonical binding.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Fingerprint([u8; 32]);
+
+impl Fingerprint {
+    /// The 32 bytes of the fingerprint.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+}
+
+impl fmt::Display for Fingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for byte in self.0 {
+            write!(f, "{byte:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Fingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Fingerprint({self})")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::question::{Fact, Question};
+
+    crate::wording!(struct Ask = "Delete {} item(s)?";);
+
+    struct Files {
+        id: &'static str,
+        names: Vec<&'static str>,
+    }
+
+    impl Target for Files {
+        const OPERATION: &'static str = "delete_files";
+        fn bind(&self, b: &mut Binding) {
+            b.text("id", self.id).set("names", &self.names);
+        }
+        fn question(&self) -> Question {
+            Question::new::<Ask>([Fact::count(self.names.len() as u64)])
+        }
+    }
+
+    struct Other;
+    impl Target for Other {
+        const OPERATION: &'static str = "other";
+        fn bind(&self, b: &mut Binding) {
+            b.text("id", "g1").set("names", ["a"]);
+        }
+        fn question(&self) -> Question {
+            Question::new::<Ask>([])
+        }
+    }
+
+    fn fp(id: &'static str, names: &[&'static str]) -> Fingerprint {
+        Files {
+            id,
+            names: names.to_vec(),
+        }
+        .fingerprint()
+    }
+
+    #[test]
+    fn sets_are_sorted_and_deduplicated() {
+        assert_eq!(fp("g1", &["a"]), fp("g1", &["a", "a"]));
+        assert_eq!(fp("g1", &["b", "a"]), fp("g1", &["a", "b"]));
+        assert_ne!(fp("g1", &["a"]), fp("g1", &["a", "b"]));
+    }
+
+    #[test]
+    fn every_field_and_the_operation_are_bound() {
+        assert_ne!(fp("g1", &["a"]), fp("g2", &["a"]));
+        assert_ne!(fp("g1", &["a"]), Other.fingerprint());
+    }
+
+    #[test]
+    fn length_prefixes_keep_neighbouring_fields_apart() {
+        let joined = fp("g1", &["ab"]);
+        let split = fp("g1", &["a", "b"]);
+        assert_ne!(joined, split);
+        let mut one = Binding::new("op");
+        one.text("x", "ab").text("y", "");
+        let mut two = Binding::new("op");
+        two.text("x", "a").text("y", "b");
+        assert_ne!(one.finish(), two.finish());
+    }
+
+    #[test]
+    fn optional_none_differs_from_empty() {
+        let mut none = Binding::new("op");
+        none.optional_text("title", None);
+        let mut empty = Binding::new("op");
+        empty.optional_text("title", Some(""));
+        assert_ne!(none.finish(), empty.finish());
+    }
+
+    #[test]
+    fn lists_keep_order() {
+        let mut ab = Binding::new("op");
+        ab.list("l", ["a", "b"]);
+        let mut ba = Binding::new("op");
+        ba.list("l", ["b", "a"]);
+        assert_ne!(ab.finish(), ba.finish());
+    }
+
+    #[test]
+    fn displays_as_hex() {
+        let shown = fp("g1", &["a"]).to_string();
+        assert_eq!(shown.len(), 64);
+        assert!(shown.chars().all(|c| c.is_ascii_hexdigit()));
+    }
+}
