@@ -1,0 +1,108 @@
+"""Fixtures for the end-to-end suite.
+
+Servers are real processes, spawned as a user would spawn them, on 127.0.0.1 only. Every
+process a test starts is killed by its PID at teardown, whether the test passed or not.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from support import (
+    ERAS,
+    TRANSPORTS,
+    HttpHandle,
+    Launcher,
+    StdioHandle,
+    notes_bin,
+    opengist_mcp_bin,
+    require_binary,
+)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(params=TRANSPORTS)
+def transport(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture(params=ERAS)
+def era(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def launcher(tmp_path: Path) -> Iterator[Launcher]:
+    launcher = Launcher(workdir=tmp_path)
+    try:
+        yield launcher
+    finally:
+        launcher.close()
+
+
+ServerFactory = Callable[..., "StdioHandle | HttpHandle"]
+
+
+def _factory(launcher: Launcher, transport: str, binary: Path) -> ServerFactory:
+    def start(env: dict[str, str] | None = None, args: list[str] | None = None) -> StdioHandle | HttpHandle:
+        if transport == "stdio":
+            return launcher.stdio(binary, args=args, env=env)
+        return launcher.http(binary, args=args, env=env)
+
+    return start
+
+
+def target_of(handle: StdioHandle | HttpHandle):
+    """What the MCP client connects to: stdio parameters (it spawns the process; one
+    process per connection) or the streamable HTTP URL (one process, many connections)."""
+    return handle.params if isinstance(handle, StdioHandle) else handle.url
+
+
+@pytest.fixture
+def notes_binary() -> Path:
+    return require_binary(notes_bin(), "cargo build --example notes")
+
+
+@pytest.fixture
+def opengist_mcp_binary() -> Path:
+    return require_binary(opengist_mcp_bin(), "cargo build -p opengist-mcp")
+
+
+@pytest.fixture
+def notes_server(launcher: Launcher, transport: str, notes_binary: Path) -> ServerFactory:
+    """`notes_server(env=...)` starts the notes example on the test's transport."""
+    return _factory(launcher, transport, notes_binary)
+
+
+@pytest.fixture
+def opengist_mcp_server(launcher: Launcher, transport: str, opengist_mcp_binary: Path) -> ServerFactory:
+    return _factory(launcher, transport, opengist_mcp_binary)
+
+
+OPENGIST_ENV = (
+    "OPENGIST_E2E_URL",
+    "OPENGIST_E2E_TOKEN_FULL",
+    "OPENGIST_E2E_TOKEN_READ",
+    "OPENGIST_E2E_TOKEN_NOGIST",
+    "OPENGIST_E2E_TOKEN_USER2",
+)
+
+
+@pytest.fixture
+def opengist_env() -> dict[str, str]:
+    """The provisioned real Opengist. Missing means the run is broken: fail, never skip."""
+    missing = [name for name in OPENGIST_ENV if not os.environ.get(name)]
+    if missing:
+        pytest.fail(
+            "the Opengist-backed tests need a provisioned Opengist: run scripts/provision-opengist "
+            f"and source target/opengist/run/env.sh (missing: {', '.join(missing)})",
+            pytrace=False,
+        )
+    return {name: os.environ[name] for name in OPENGIST_ENV}

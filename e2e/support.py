@@ -1,0 +1,328 @@
+"""Helpers for the end-to-end suite: spawning servers, connecting the Python MCP client,
+recording elicitation dialogs, and reading results.
+
+The MCP client is the Python `mcp` SDK (pinned in scripts/python-env), a client no one on
+this project wrote. Every server is a real process started as a user would start it; every
+process a test starts is killed by its PID when the test ends, also when it fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
+
+# The two protocol eras the servers must serve, and the two transports.
+ERAS = ("legacy", "2026-07-28")
+TRANSPORTS = ("stdio", "http")
+
+# A line `confirm_token: <TOKEN>` in a guarded result's text (the two-call token path).
+TOKEN_LINE = re.compile(r"^confirm_token: ([A-Za-z0-9_.-]+)[ \t]*$", re.MULTILINE)
+
+# Bound on how long a server may take to start listening or to exit. Not a speed
+# assertion: only a guard so a broken server fails the test instead of hanging it.
+STARTUP_BOUND_S = 60.0
+CLIENT_READ_TIMEOUT_S = 60.0
+
+
+def notes_bin() -> Path:
+    """The guard framework's example server (cargo build --example notes)."""
+    return Path(os.environ.get("E2E_NOTES_BIN") or TARGET / "debug" / "examples" / "notes")
+
+
+def opengist_mcp_bin() -> Path:
+    """The Opengist MCP server (cargo build -p opengist-mcp)."""
+    return Path(os.environ.get("E2E_OPENGIST_MCP_BIN") or TARGET / "debug" / "opengist-mcp")
+
+
+def require_binary(path: Path, how: str) -> Path:
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise AssertionError(f"server binary {path} does not exist; build it first: {how}")
+    return path
+
+
+def free_port() -> int:
+    """A port that was free on 127.0.0.1 a moment ago (loopback only)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def base_env() -> dict[str, str]:
+    """A minimal environment for a spawned server: nothing of the caller's OPENGIST_*,
+    ELICITATION or similar leaks in, so each test states the configuration it runs with."""
+    env = {}
+    for key in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env
+
+
+# --------------------------------------------------------------------------- processes
+
+
+@dataclass
+class StdioHandle:
+    """A stdio server the MCP client will spawn through a tiny shell wrapper that records
+    the server's PID (the wrapper `exec`s the server, so the PID is the server's own) and
+    sends its stderr to a file the test can read."""
+
+    params: StdioServerParameters
+    binary: Path
+    pidfile: Path
+    stderr_path: Path
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(encoding="utf-8", errors="replace") if self.stderr_path.exists() else ""
+
+
+@dataclass
+class HttpHandle:
+    proc: subprocess.Popen[bytes]
+    url: str
+    port: int
+    stdout_path: Path
+    stderr_path: Path
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
+
+    def stdout(self) -> str:
+        return self.stdout_path.read_text(encoding="utf-8", errors="replace")
+
+
+@dataclass
+class Launcher:
+    """Starts servers for one test and kills every one of them, by PID, at teardown."""
+
+    workdir: Path
+    _stdio: list[StdioHandle] = field(default_factory=list)
+    _http: list[HttpHandle] = field(default_factory=list)
+    _n: int = 0
+
+    def _next(self, stem: str) -> str:
+        self._n += 1
+        return f"{stem}-{self._n}"
+
+    def stdio(self, binary: Path, args: list[str] | None = None, env: dict[str, str] | None = None) -> StdioHandle:
+        name = self._next(binary.name)
+        pidfile = self.workdir / f"{name}.pid"
+        stderr_path = self.workdir / f"{name}.stderr"
+        wrapper = 'echo $$ >"$1"; err="$2"; shift 2; exec "$@" 2>"$err"'
+        params = StdioServerParameters(
+            command="/bin/sh",
+            args=["-c", wrapper, "e2e-stdio", str(pidfile), str(stderr_path), str(binary), *(args or [])],
+            env=env or {},
+            cwd=str(self.workdir),
+        )
+        handle = StdioHandle(params=params, binary=binary, pidfile=pidfile, stderr_path=stderr_path)
+        self._stdio.append(handle)
+        return handle
+
+    def http(self, binary: Path, args: list[str] | None = None, env: dict[str, str] | None = None) -> HttpHandle:
+        name = self._next(binary.name)
+        stdout_path = self.workdir / f"{name}.stdout"
+        stderr_path = self.workdir / f"{name}.stderr"
+        last_error = ""
+        for _attempt in range(3):  # a port picked free can be taken before the server binds it
+            port = free_port()
+            with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+                proc = subprocess.Popen(
+                    [str(binary), "--http", f"127.0.0.1:{port}", *(args or [])],
+                    env={**base_env(), **(env or {})},
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    cwd=self.workdir,
+                    start_new_session=True,
+                )
+            handle = HttpHandle(proc, f"http://127.0.0.1:{port}/mcp", port, stdout_path, stderr_path)
+            self._http.append(handle)
+            if wait_listening(proc, port):
+                return handle
+            last_error = handle.stderr()
+            if "in use" not in last_error.lower():
+                break
+        raise AssertionError(
+            f"{binary} --http 127.0.0.1:{port} did not start listening (exit code {proc.poll()}); stderr:\n{last_error}"
+        )
+
+    def close(self) -> None:
+        """Kill every process this launcher started, by PID. Never raises for a process
+        that is already gone; never signals a PID that is no longer ours."""
+        for h in self._http:
+            _stop_popen(h.proc)
+        for s in self._stdio:
+            pid = _read_pid(s.pidfile)
+            if pid is not None and _is_our_session_leader(pid, s.binary):
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+
+def wait_listening(proc: subprocess.Popen[bytes], port: int) -> bool:
+    deadline = time.monotonic() + STARTUP_BOUND_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def _stop_popen(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)
+
+
+def _read_pid(pidfile: Path) -> int | None:
+    try:
+        return int(pidfile.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _is_our_session_leader(pid: int, binary: Path) -> bool:
+    """The MCP client starts stdio servers in a new session, so a live server of ours is a
+    session leader (sid == pid) running our binary. Anything else is not ours to signal."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return False
+    # Field 6 of /proc/PID/stat (after the parenthesised command name) is the session id.
+    fields = stat.rsplit(")", 1)[-1].split()
+    sid = int(fields[3]) if len(fields) > 3 else -1
+    return sid == pid and binary.name in cmdline
+
+
+def run_to_exit(
+    binary: Path, env: dict[str, str], args: list[str] | None = None, timeout: float = STARTUP_BOUND_S
+) -> subprocess.CompletedProcess[str]:
+    """Run a server with stdin at EOF and collect its exit code and output.
+    `subprocess.run` kills the child (by its PID) if it outlives the bound."""
+    return subprocess.run(
+        [str(binary), *(args or [])],
+        env={**base_env(), **env},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        start_new_session=True,
+    )
+
+
+# --------------------------------------------------------------------------- client
+
+
+class Dialog:
+    """An elicitation callback standing in for the person: records every question it is
+    shown and answers it as told: accept (with the yes/no boolean set to true),
+    accept_false (accept with the boolean false), decline, or cancel."""
+
+    def __init__(self, answer: str = "accept") -> None:
+        assert answer in ("accept", "accept_false", "decline", "cancel"), answer
+        self.answer = answer
+        self.calls: list[types.ElicitRequestFormParams | types.ElicitRequestURLParams] = []
+
+    async def __call__(self, context: Any, params: Any) -> types.ElicitResult:
+        self.calls.append(params)
+        return answer_for(getattr(params, "requested_schema", None) or {}, self.answer)
+
+
+def approval_property(schema: dict[str, Any]) -> str | None:
+    """The name of the single required boolean property of a yes/no question, or None."""
+    props = schema.get("properties") or {}
+    required = schema.get("required") or []
+    booleans = [name for name, spec in props.items() if isinstance(spec, dict) and spec.get("type") == "boolean"]
+    req_bool = [name for name in booleans if name in required]
+    if len(req_bool) == 1:
+        return req_bool[0]
+    return booleans[0] if len(booleans) == 1 else None
+
+
+def answer_for(schema: dict[str, Any], answer: str) -> types.ElicitResult:
+    if answer in ("decline", "cancel"):
+        return types.ElicitResult(action=answer)
+    prop = approval_property(schema)
+    content = {prop: answer == "accept"} if prop is not None else {}
+    return types.ElicitResult(action="accept", content=content)
+
+
+def assert_yes_no_schema(schema: dict[str, Any]) -> str:
+    """The question is a flat object with exactly one required boolean property."""
+    assert schema.get("type") == "object", schema
+    props = schema.get("properties") or {}
+    assert len(props) == 1, f"expected exactly one property, got {schema}"
+    ((name, spec),) = props.items()
+    assert spec.get("type") == "boolean", schema
+    assert schema.get("required") == [name], schema
+    for value in props.values():
+        assert "properties" not in value and value.get("type") != "object", f"nested schema: {schema}"
+    return name
+
+
+@asynccontextmanager
+async def connect(target: StdioServerParameters | str, era: str, dialog: Dialog | None = None) -> AsyncIterator[Client]:
+    """Connect the Python client in the given era. `dialog=None` means a client that does
+    not declare the elicitation capability at all."""
+    mode = "legacy" if era == "legacy" else era
+    async with Client(
+        target,
+        mode=mode,
+        elicitation_callback=dialog,
+        read_timeout_seconds=CLIENT_READ_TIMEOUT_S,
+        cache=None,
+    ) as client:
+        expected = "2026-07-28" if era == "2026-07-28" else None
+        if expected is not None:
+            assert client.protocol_version == expected, client.protocol_version
+        else:
+            assert client.protocol_version != "2026-07-28", client.protocol_version
+        yield client
+
+
+def text_of(result: Any) -> str:
+    return "\n".join(block.text for block in result.content if getattr(block, "type", None) == "text")
+
+
+def token_in(result: Any) -> str:
+    text = text_of(result)
+    match = TOKEN_LINE.search(text)
+    assert match is not None, f"no `confirm_token: <TOKEN>` line in:\n{text}"
+    return match.group(1)
+
+
+def dump(obj: Any) -> str:
+    """Everything a dialog carries, as one string (to search for text that must not be there)."""
+    if hasattr(obj, "model_dump"):
+        return json.dumps(obj.model_dump(by_alias=True, mode="json"), ensure_ascii=False)
+    return json.dumps(obj, ensure_ascii=False, default=str)
