@@ -1,0 +1,4 @@
+//! opengist-mcp: an MCP server for Opengist with a confirmation guard on every destructive tool.
+
+pub mod opengist;
+pub mod targets;
