@@ -366,8 +366,11 @@ impl ClientHandler for Person {
         } else {
             ClientCapabilities::default()
         };
-        ClientConfig::new(capabilities, Implementation::new("scripted-person", "0.0.0"))
-            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+        ClientConfig::new(
+            capabilities,
+            Implementation::new("scripted-person", "0.0.0"),
+        )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }
 }
 
@@ -425,12 +428,19 @@ impl Session {
                 .await
                 .expect("discover"),
         };
-        let negotiated = client.peer_info().expect("peer info").protocol_version.clone();
+        let negotiated = client
+            .peer_info()
+            .expect("peer info")
+            .protocol_version
+            .clone();
         let expected = match era {
             Era::Legacy => ProtocolVersion::V_2025_11_25,
             Era::Modern => ProtocolVersion::V_2026_07_28,
         };
-        assert_eq!(negotiated, expected, "the session runs in the era asked for");
+        assert_eq!(
+            negotiated, expected,
+            "the session runs in the era asked for"
+        );
         Self {
             era,
             client,
@@ -463,8 +473,11 @@ impl Session {
     }
 
     async fn delete_quoting(&self, id: &str, token: &str) -> Outcome {
-        self.call("delete_note", json!({ "note_id": id, "confirm_token": token }))
-            .await
+        self.call(
+            "delete_note",
+            json!({ "note_id": id, "confirm_token": token }),
+        )
+        .await
     }
 
     async fn write(&self, id: &str, text: &str, shared: bool) -> Outcome {
@@ -783,7 +796,10 @@ async fn modern_session(guard: Guard) -> Session {
 #[tokio::test]
 async fn modern_first_call_asks_one_flat_yes_no_question() {
     let s = modern_session(guard().build()).await;
-    let asked = input_required(s.once(params("delete_note", json!({"note_id": "n1"}))).await);
+    let asked = input_required(
+        s.once(params("delete_note", json!({"note_id": "n1"})))
+            .await,
+    );
     let requests = asked.input_requests.as_ref().expect("inputRequests");
     assert_eq!(
         requests.keys().collect::<Vec<_>>(),
@@ -832,7 +848,12 @@ async fn modern_a_tampered_state_is_asked_afresh() {
     tampered[last] = if tampered[last] == b'A' { b'B' } else { b'A' };
     let tampered = String::from_utf8(tampered).expect("ascii");
 
-    for bad in [tampered, format!("{state}x"), "v1.".to_owned(), String::new()] {
+    for bad in [
+        tampered,
+        format!("{state}x"),
+        "v1.".to_owned(),
+        String::new(),
+    ] {
         let retry = call
             .clone()
             .with_request_state(bad.clone())
@@ -857,7 +878,9 @@ async fn modern_a_retry_without_answers_is_asked_afresh() {
         "something_else".to_owned(),
         json!({"action": "accept", "content": {APPROVE_PROPERTY: true}}),
     )]);
-    let retry = call.with_request_state(state).with_input_responses(wrong_key);
+    let retry = call
+        .with_request_state(state)
+        .with_input_responses(wrong_key);
     input_required(s.once(retry).await);
     assert_eq!(s.deletes(), 0);
 }
@@ -870,7 +893,9 @@ async fn modern_a_replayed_state_runs_the_body_once() {
         json!({"note_id": "n1", "text": "shared now", "shared": true}),
     );
     let state = state_of(&input_required(s.once(call.clone()).await));
-    let retry = call.with_request_state(state).with_input_responses(approved());
+    let retry = call
+        .with_request_state(state)
+        .with_input_responses(approved());
 
     complete(s.once(retry.clone()).await).assert_ran("wrote n1");
     assert_eq!(s.writes(), 1);
@@ -916,7 +941,9 @@ async fn modern_an_expired_state_is_asked_afresh() {
     let s = modern_session(guard().request_state_ttl(Duration::ZERO).build()).await;
     let call = params("delete_note", json!({"note_id": "n1"}));
     let state = state_of(&input_required(s.once(call.clone()).await));
-    let retry = call.with_request_state(state).with_input_responses(approved());
+    let retry = call
+        .with_request_state(state)
+        .with_input_responses(approved());
     input_required(s.once(retry).await);
     assert_eq!(s.deletes(), 0);
 }
@@ -931,7 +958,9 @@ async fn modern_a_declined_state_cannot_be_reused_to_approve() {
         .with_request_state(state.clone())
         .with_input_responses(approval("decline", None));
     complete(s.once(declined).await).assert_changed_nothing();
-    let approve_after = call.with_request_state(state).with_input_responses(approved());
+    let approve_after = call
+        .with_request_state(state)
+        .with_input_responses(approved());
     input_required(s.once(approve_after).await);
     assert_eq!(s.deletes(), 0);
 }
@@ -944,7 +973,11 @@ async fn no_elicitation_gives_a_token_that_the_second_call_quotes(era: Era) {
     let s = Session::open(era, guard().build(), Person::without_elicitation()).await;
     let first = s.delete("n1").await;
     assert!(first.is_error, "the first call changes nothing");
-    assert!(first.text.contains("Nothing was changed yet."), "{}", first.text);
+    assert!(
+        first.text.contains("Nothing was changed yet."),
+        "{}",
+        first.text
+    );
     assert!(
         first
             .text
@@ -985,7 +1018,11 @@ async fn a_token_quoted_with_other_arguments_is_refused(era: Era) {
     let token = s.delete("n1").await.token();
     let other = s.delete_quoting("n2", &token).await;
     other.assert_changed_nothing();
-    assert!(other.text.contains("arguments have changed"), "{}", other.text);
+    assert!(
+        other.text.contains("arguments have changed"),
+        "{}",
+        other.text
+    );
     assert_ne!(other.token(), token);
     assert_eq!(s.last_interruption(), Some(InterruptionKind::TokenRefused));
 
@@ -1019,7 +1056,11 @@ async fn a_garbage_token_is_refused(era: Era) {
     for garbage in ["hello", "v1.", "v1.AAAA", "", forged.as_str()] {
         let refused = s.delete_quoting("n1", garbage).await;
         refused.assert_changed_nothing();
-        assert!(refused.text.contains("was not accepted"), "{}", refused.text);
+        assert!(
+            refused.text.contains("was not accepted"),
+            "{}",
+            refused.text
+        );
         assert_eq!(
             s.last_interruption(),
             Some(InterruptionKind::TokenRefused),
