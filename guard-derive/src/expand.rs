@@ -1,0 +1,643 @@
+//! The expansion of `#[guarded]` on one handler.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{
+    Attribute, FnArg, GenericArgument, ImplItemFn, Meta, PatType, PathArguments, ReturnType,
+    Signature, Token, Type,
+};
+
+use crate::options::Mode;
+
+/// The macro's names for what it adds; visible to the handler's body, hence the prefix.
+const CALL: &str = "__mcp_guard_call";
+const PARAMS: &str = "__mcp_guard_params";
+
+/// The three proofs a handler could ask for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Proof {
+    Approved,
+    Clearance,
+    Exempt,
+}
+
+impl Proof {
+    fn of(ident: &syn::Ident) -> Option<Self> {
+        if ident == "Approved" {
+            Some(Self::Approved)
+        } else if ident == "Clearance" {
+            Some(Self::Clearance)
+        } else if ident == "Exempt" {
+            Some(Self::Exempt)
+        } else {
+            None
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Approved => "Approved",
+            Self::Clearance => "Clearance",
+            Self::Exempt => "Exempt",
+        }
+    }
+}
+
+/// The handler's approval parameter.
+struct ProofParam<'a> {
+    arg: &'a PatType,
+    target: &'a Type,
+}
+
+/// The handler's `Parameters<A>` parameter.
+struct ParamsParam<'a> {
+    arg: &'a PatType,
+    args: &'a Type,
+}
+
+/// The last path segment of a type, looking through invisible groups and parentheses.
+fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
+    match ty {
+        Type::Path(path) if path.qself.is_none() => path.path.segments.last(),
+        Type::Group(group) => last_segment(&group.elem),
+        Type::Paren(paren) => last_segment(&paren.elem),
+        _ => None,
+    }
+}
+
+/// The single type argument of a segment such as `Approved<T>`.
+fn type_argument(segment: &syn::PathSegment) -> Option<&Type> {
+    let PathArguments::AngleBracketed(arguments) = &segment.arguments else {
+        return None;
+    };
+    let mut types = arguments.args.iter().filter_map(|argument| match argument {
+        GenericArgument::Type(ty) => Some(ty),
+        _ => None,
+    });
+    match (types.next(), types.next()) {
+        (Some(ty), None) => Some(ty),
+        _ => None,
+    }
+}
+
+/// Expands `#[guarded(mode)]` on `item`. On error, returns the error together with a stub of
+/// the handler, so the error is reported alone rather than followed by the router's complaints
+/// about a handler it cannot call.
+pub(crate) fn guarded(mode: syn::Result<Mode>, item: TokenStream) -> TokenStream {
+    let function = match syn::parse2::<ImplItemFn>(item) {
+        Ok(function) => function,
+        Err(error) => {
+            let message = "#[guarded] goes on an `async fn` tool handler in an rmcp \
+                           `#[tool_router]` impl, above `#[tool]`";
+            return syn::Error::new(error.span(), message).into_compile_error();
+        }
+    };
+    let result = mode.and_then(|mode| expand(&mode, &function));
+    match result {
+        Ok(tokens) => tokens,
+        Err(error) => {
+            let error = error.into_compile_error();
+            let stub = stub(&function);
+            quote! { #error #stub }
+        }
+    }
+}
+
+/// A handler with the same name that rmcp's router accepts, emitted next to an error.
+fn stub(function: &ImplItemFn) -> TokenStream {
+    let attrs = &function.attrs;
+    let vis = &function.vis;
+    let ident = &function.sig.ident;
+    let receiver = function.sig.receiver();
+    quote! {
+        #(#attrs)*
+        #[allow(unused, clippy::all)]
+        #vis fn #ident(#receiver) -> ::core::result::Result<
+            ::mcp_guard::__private::rmcp::model::CallToolResponse,
+            ::mcp_guard::__private::rmcp::ErrorData,
+        > {
+            ::core::unreachable!()
+        }
+    }
+}
+
+fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
+    let sig = &function.sig;
+    if sig.asyncness.is_none() {
+        return Err(syn::Error::new_spanned(
+            sig.fn_token,
+            "#[guarded] must be above #[tool] (and the handler must be `async fn`): rmcp's \
+             #[tool] rewrites async handlers, so #[guarded] has to see them first",
+        ));
+    }
+    check_receiver(sig)?;
+    let (proof, params, others) = sort_inputs(mode, sig)?;
+
+    let call = syn::Ident::new(CALL, Span::call_site());
+    let params_ident = syn::Ident::new(PARAMS, Span::call_site());
+    let self_ty = quote!(Self);
+
+    // The tool-facing signature: `GuardCall` first, since it peeks at the raw arguments that
+    // `Parameters` consumes; then `Parameters<A>`; then the handler's other extractors.
+    let mut inputs: Punctuated<FnArg, Token![,]> = Punctuated::new();
+    if let Some(receiver) = sig.receiver() {
+        inputs.push(FnArg::Receiver(receiver.clone()));
+    }
+    inputs.push(syn::parse_quote!(#call: ::mcp_guard::GuardCall));
+    if let Some(params) = &params {
+        let ty = &params.arg.ty;
+        inputs.push(syn::parse_quote!(#params_ident: #ty));
+    }
+    for other in &others {
+        inputs.push(FnArg::Typed((*other).clone()));
+    }
+    let mut tool_sig = sig.clone();
+    tool_sig.inputs = inputs;
+    tool_sig.output = syn::parse_quote! {
+        -> ::core::result::Result<
+            ::mcp_guard::__private::rmcp::model::CallToolResponse,
+            ::mcp_guard::__private::rmcp::ErrorData,
+        >
+    };
+
+    // Resolve the target from the arguments; an `Err` is an input error and asks no one.
+    let target_ty = proof.target;
+    let (args_ty, args_ref) = match &params {
+        Some(params) => {
+            let ty = params.args;
+            (quote!(#ty), quote!(&#params_ident.0))
+        }
+        None => (quote!(()), quote!(&())),
+    };
+    let target_span = target_ty.span();
+    let resolve = quote_spanned! {target_span=>
+        <#target_ty as ::mcp_guard::Resolve<#self_ty, #args_ty>>::resolve(self, #args_ref)
+    };
+
+    // Ask: `approve` for `always`, `clear` with the predicate's verdict for `when`.
+    let guard_span = mode.span();
+    let guard = quote_spanned!(guard_span=> ::mcp_guard::Guarded::guard(self));
+    let decide = match mode {
+        Mode::Always { .. } => quote! {
+            #guard.approve(#call, __mcp_guard_target).await
+        },
+        Mode::When { predicate, .. } => {
+            let needed = quote_spanned! {predicate.span()=>
+                let __mcp_guard_needed: bool = __mcp_guard_target.#predicate();
+            };
+            quote! {{
+                #needed
+                #guard.clear(#call, __mcp_guard_target, __mcp_guard_needed).await
+            }}
+        }
+    };
+
+    // Hand the handler its own bindings, then run its body unchanged.
+    let bind_params = params.as_ref().map(|params| {
+        let pat = &params.arg.pat;
+        let attrs = &params.arg.attrs;
+        quote!(#(#attrs)* let #pat = #params_ident;)
+    });
+    let bind_proof = {
+        let pat = &proof.arg.pat;
+        let ty = &proof.arg.ty;
+        let attrs = &proof.arg.attrs;
+        quote!(#(#attrs)* let #pat: #ty = __mcp_guard_proof;)
+    };
+    let output = match &sig.output {
+        ReturnType::Default => quote!(()),
+        ReturnType::Type(_, ty) => ty.to_token_stream(),
+    };
+    let into_result = quote_spanned! {output_span(sig)=>
+        ::mcp_guard::__private::rmcp::handler::server::tool::IntoCallToolResult::into_call_tool_result(
+            __mcp_guard_result,
+        )
+    };
+    let block = &function.block;
+
+    let attrs = function
+        .attrs
+        .iter()
+        .map(|attr| with_output_schema(attr, &sig.output));
+    let vis = &function.vis;
+    let defaultness = &function.defaultness;
+    Ok(quote! {
+        #(#attrs)*
+        #vis #defaultness #tool_sig {
+            let __mcp_guard_target = match #resolve.await {
+                ::core::result::Result::Ok(target) => target,
+                ::core::result::Result::Err(rejection) => {
+                    return ::core::result::Result::Ok(::mcp_guard::Rejection::into_response(rejection));
+                }
+            };
+            let __mcp_guard_proof = match #decide {
+                ::core::result::Result::Ok(proof) => proof,
+                ::core::result::Result::Err(interruption) => {
+                    return ::core::result::Result::Ok(
+                        ::mcp_guard::Interruption::into_response(interruption),
+                    );
+                }
+            };
+            #bind_params
+            #bind_proof
+            let __mcp_guard_result = ::mcp_guard::__private::body::<#output, _>(async move #block).await;
+            #into_result
+        }
+    })
+}
+
+fn output_span(sig: &Signature) -> Span {
+    match &sig.output {
+        ReturnType::Default => sig.paren_token.span.close(),
+        ReturnType::Type(_, ty) => ty.span(),
+    }
+}
+
+fn check_receiver(sig: &Signature) -> syn::Result<()> {
+    const MESSAGE: &str = "a #[guarded] handler takes `&self`: the guard is read from the \
+                           server through `mcp_guard::Guarded`";
+    match sig.receiver() {
+        Some(receiver) if receiver.reference.is_some() && receiver.mutability.is_none() => Ok(()),
+        Some(receiver) => Err(syn::Error::new_spanned(receiver, MESSAGE)),
+        None => Err(syn::Error::new(sig.paren_token.span.join(), MESSAGE)),
+    }
+}
+
+type Inputs<'a> = (ProofParam<'a>, Option<ParamsParam<'a>>, Vec<&'a PatType>);
+
+/// Splits the handler's typed inputs into the proof, `Parameters<A>`, and everything else.
+fn sort_inputs<'a>(mode: &Mode, sig: &'a Signature) -> syn::Result<Inputs<'a>> {
+    let wanted = match mode {
+        Mode::Always { .. } => Proof::Approved,
+        Mode::When { .. } => Proof::Clearance,
+    };
+    let mut proof: Option<ProofParam<'a>> = None;
+    let mut params: Option<ParamsParam<'a>> = None;
+    let mut others = Vec::new();
+    for input in &sig.inputs {
+        let FnArg::Typed(arg) = input else { continue };
+        if let Type::Reference(reference) = &*arg.ty
+            && let Some(found) = last_segment(&reference.elem).and_then(|s| Proof::of(&s.ident))
+        {
+            return Err(syn::Error::new_spanned(
+                &arg.ty,
+                format!(
+                    "take `{0}<T>` by value, not by reference: the operation consumes the {1}, \
+                     so it is used once",
+                    found.name(),
+                    found.name().to_lowercase()
+                ),
+            ));
+        }
+        let Some(segment) = last_segment(&arg.ty) else {
+            others.push(arg);
+            continue;
+        };
+        if segment.ident == "Parameters" {
+            if params.is_some() {
+                return Err(syn::Error::new_spanned(
+                    &arg.ty,
+                    "a #[guarded] handler takes at most one `Parameters<..>`: the target is \
+                     resolved from it",
+                ));
+            }
+            let args = type_argument(segment).ok_or_else(|| {
+                syn::Error::new_spanned(&arg.ty, "name the arguments' type: `Parameters<Args>`")
+            })?;
+            params = Some(ParamsParam { arg, args });
+            continue;
+        }
+        let Some(found) = Proof::of(&segment.ident) else {
+            others.push(arg);
+            continue;
+        };
+        if let Some(first) = &proof {
+            let first = last_segment(&first.arg.ty).map_or(String::new(), |s| s.ident.to_string());
+            return Err(syn::Error::new_spanned(
+                &arg.ty,
+                format!(
+                    "a #[guarded] handler takes one approval parameter, and `{first}<..>` is \
+                     already there: remove this one"
+                ),
+            ));
+        }
+        check_proof(mode, wanted, found, &arg.ty)?;
+        let target = type_argument(segment).ok_or_else(|| {
+            syn::Error::new_spanned(
+                &arg.ty,
+                format!(
+                    "name the target: `{}<T>`, where `T` is what the operation acts on",
+                    found.name()
+                ),
+            )
+        })?;
+        proof = Some(ProofParam { arg, target });
+    }
+    let Some(proof) = proof else {
+        return Err(missing_proof(mode, sig));
+    };
+    Ok((proof, params, others))
+}
+
+fn check_proof(mode: &Mode, wanted: Proof, found: Proof, ty: &Type) -> syn::Result<()> {
+    let message = match (mode, found) {
+        _ if found == wanted => return Ok(()),
+        (Mode::Always { .. }, Proof::Clearance) => {
+            "`always` gives an `Approved<T>`; `Clearance<T>` is for `#[guarded(when = ...)]`"
+        }
+        (Mode::When { .. }, Proof::Approved) => {
+            "`when` gives a `Clearance<T>` (approved, or exempt when the condition is false): \
+             take `Clearance<T>` here, or use `#[guarded(always)]` to take `Approved<T>`"
+        }
+        (Mode::Always { .. }, _) => {
+            "a handler cannot take `Exempt<T>`: only the guard decides that a target is exempt. \
+             `always` gives an `Approved<T>`; for a conditional target take `Clearance<T>` with \
+             `#[guarded(when = ...)]`"
+        }
+        (Mode::When { .. }, _) => {
+            "a handler cannot take `Exempt<T>`: only the guard decides that a target is exempt. \
+             Take `Clearance<T>`: it is `Approved` when the condition held and `Exempt` when it \
+             did not"
+        }
+    };
+    Err(syn::Error::new_spanned(ty, message))
+}
+
+fn missing_proof(mode: &Mode, sig: &Signature) -> syn::Error {
+    let message = match mode {
+        Mode::Always { .. } => "#[guarded(always)] needs a parameter of type `Approved<T>`, where \
+             `T` is the target: the guard resolves `T` from the arguments, asks, and passes the \
+             approval in, and the destructive call consumes it; without it the handler could \
+             act unapproved"
+            .to_owned(),
+        Mode::When { predicate, .. } => format!(
+            "#[guarded(when = \"{predicate}\")] needs a parameter of type `Clearance<T>`, where \
+             `T` is the target: the guard resolves `T` from the arguments, asks when \
+             `T::{predicate}` is true, and passes the approval or exemption in, and the \
+             operation consumes it; without it the handler could act unapproved"
+        ),
+    };
+    let mut span = TokenStream::new();
+    sig.ident.to_tokens(&mut span);
+    sig.paren_token
+        .surround(&mut span, |tokens| sig.inputs.to_tokens(tokens));
+    syn::Error::new_spanned(span, message)
+}
+
+/// `#[tool(...)]` with `output_schema` added when rmcp would have derived it from a `Json<T>`
+/// return type that the tool-facing method no longer has; any other attribute unchanged.
+fn with_output_schema(attr: &Attribute, output: &ReturnType) -> TokenStream {
+    let is_tool = attr
+        .path()
+        .segments
+        .last()
+        .is_some_and(|segment| segment.ident == "tool");
+    let schema = match output {
+        ReturnType::Type(_, ty) => json_output(ty),
+        ReturnType::Default => None,
+    };
+    let (true, Some(inner)) = (is_tool, schema) else {
+        return attr.to_token_stream();
+    };
+    // The same expression rmcp's #[tool] writes for a `Json<T>` return type.
+    let schema = quote!(output_schema = rmcp::handler::server::tool::schema_for_output::<#inner>());
+    let pound = attr.pound_token;
+    let path = attr.path();
+    match &attr.meta {
+        Meta::Path(_) => quote!(#pound[#path(#schema)]),
+        Meta::List(list) => {
+            let tokens: Vec<TokenTree> = list.tokens.clone().into_iter().collect();
+            let given = tokens.windows(2).any(|pair| {
+                matches!(&pair[0], TokenTree::Ident(ident) if ident == "output_schema")
+                    && matches!(&pair[1], TokenTree::Punct(punct) if punct.as_char() == '=')
+            });
+            if given {
+                return attr.to_token_stream();
+            }
+            let existing = &list.tokens;
+            let comma = match tokens.last() {
+                None => None,
+                Some(TokenTree::Punct(punct)) if punct.as_char() == ',' => None,
+                Some(_) => Some(quote!(,)),
+            };
+            quote!(#pound[#path(#existing #comma #schema)])
+        }
+        Meta::NameValue(_) => attr.to_token_stream(),
+    }
+}
+
+/// `T` from `Json<T>` or `Result<Json<T>, E>`, as rmcp's `extract_schema_from_return_type`.
+fn json_output(ty: &Type) -> Option<&Type> {
+    fn json(ty: &Type) -> Option<&Type> {
+        let segment = match ty {
+            Type::Path(path) => path.path.segments.last()?,
+            _ => return None,
+        };
+        if segment.ident != "Json" {
+            return None;
+        }
+        match &segment.arguments {
+            PathArguments::AngleBracketed(arguments) => match arguments.args.first()? {
+                GenericArgument::Type(inner) => Some(inner),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    if let Some(inner) = json(ty) {
+        return Some(inner);
+    }
+    let Type::Path(path) = ty else { return None };
+    let segment = path.path.segments.last()?;
+    if segment.ident != "Result" {
+        return None;
+    }
+    let PathArguments::AngleBracketed(arguments) = &segment.arguments else {
+        return None;
+    };
+    match arguments.args.first()? {
+        GenericArgument::Type(ok) => json(ok),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    fn expand_ok(args: TokenStream, item: TokenStream) -> String {
+        let mode = crate::options::parse(args).expect("options");
+        let function = syn::parse2::<ImplItemFn>(item).expect("function");
+        expand(&mode, &function).expect("expansion").to_string()
+    }
+
+    fn expand_err(args: TokenStream, item: TokenStream) -> String {
+        let mode = crate::options::parse(args).expect("options");
+        let function = syn::parse2::<ImplItemFn>(item).expect("function");
+        match expand(&mode, &function) {
+            Ok(_) => panic!("expected an error"),
+            Err(error) => error.to_string(),
+        }
+    }
+
+    #[test]
+    fn adds_the_output_schema_rmcp_would_have_derived() {
+        let out = expand_ok(
+            quote!(always),
+            quote! {
+                #[tool(description = "Delete")]
+                async fn delete(&self, Parameters(a): Parameters<A>, ok: Approved<D>)
+                    -> Result<Json<Deleted>, ErrorData> { todo!() }
+            },
+        );
+        assert!(out.contains(
+            "# [tool (description = \"Delete\" , output_schema = rmcp :: handler :: server :: \
+             tool :: schema_for_output :: < Deleted > ())]"
+        ));
+        let bare = expand_ok(
+            quote!(always),
+            quote! {
+                #[rmcp::tool]
+                async fn delete(&self, ok: Approved<D>) -> Json<Deleted> { todo!() }
+            },
+        );
+        assert!(bare.contains("# [rmcp :: tool (output_schema ="));
+    }
+
+    #[test]
+    fn keeps_an_explicit_output_schema_and_non_json_returns() {
+        let out = expand_ok(
+            quote!(always),
+            quote! {
+                #[tool(output_schema = custom(),)]
+                async fn delete(&self, ok: Approved<D>) -> Json<Deleted> { todo!() }
+            },
+        );
+        assert!(out.contains("# [tool (output_schema = custom () ,)]"));
+        let text = expand_ok(
+            quote!(always),
+            quote! {
+                #[tool(description = "x")]
+                async fn delete(&self, ok: Approved<D>) -> String { todo!() }
+            },
+        );
+        assert!(text.contains("# [tool (description = \"x\")]"));
+    }
+
+    #[test]
+    fn puts_the_call_before_the_parameters_and_keeps_other_extractors() {
+        let out = expand_ok(
+            quote!(when = "is_shared"),
+            quote! {
+                async fn write(&self, ctx: RequestContext<RoleServer>, c: Clearance<W>,
+                    Parameters(a): Parameters<A>) -> String { todo!() }
+            },
+        );
+        let call = out
+            .find("__mcp_guard_call : :: mcp_guard :: GuardCall")
+            .unwrap();
+        let params = out.find("__mcp_guard_params : Parameters < A >").unwrap();
+        let ctx = out.find("ctx : RequestContext < RoleServer >").unwrap();
+        assert!(call < params && params < ctx);
+        assert!(!out.contains("c : Clearance < W > ,"));
+        assert!(out.contains("< W as :: mcp_guard :: Resolve < Self , A >> :: resolve"));
+        assert!(out.contains("__mcp_guard_target . is_shared ()"));
+        assert!(out.contains(". clear (__mcp_guard_call"));
+    }
+
+    #[test]
+    fn resolves_from_unit_without_parameters() {
+        let out = expand_ok(
+            quote!(always),
+            quote!(
+                async fn wipe(&self, ok: Approved<D>) {}
+            ),
+        );
+        assert!(
+            out.contains("< D as :: mcp_guard :: Resolve < Self , () >> :: resolve (self , & ())")
+        );
+        assert!(!out.contains("__mcp_guard_params :"));
+    }
+
+    #[test]
+    fn refuses_misuse() {
+        let missing = expand_err(
+            quote!(always),
+            quote!(
+                async fn f(&self) {}
+            ),
+        );
+        assert!(missing.contains("needs a parameter of type `Approved<T>`"));
+        let clearance = expand_err(
+            quote!(always),
+            quote!(
+                async fn f(&self, c: Clearance<X>) {}
+            ),
+        );
+        assert!(clearance.contains("`Clearance<T>` is for `#[guarded(when = ...)]`"));
+        let approved = expand_err(
+            quote!(when = "p"),
+            quote!(
+                async fn f(&self, c: Approved<X>) {}
+            ),
+        );
+        assert!(approved.contains("take `Clearance<T>` here"));
+        let exempt = expand_err(
+            quote!(when = "p"),
+            quote!(
+                async fn f(&self, c: Exempt<X>) {}
+            ),
+        );
+        assert!(exempt.contains("cannot take `Exempt<T>`"));
+        let two = expand_err(
+            quote!(always),
+            quote!(
+                async fn f(&self, a: Approved<X>, b: Approved<X>) {}
+            ),
+        );
+        assert!(two.contains("one approval parameter"));
+        let by_ref = expand_err(
+            quote!(always),
+            quote!(
+                async fn f(&self, a: &Approved<X>) {}
+            ),
+        );
+        assert!(by_ref.contains("by value"));
+        let sync = expand_err(
+            quote!(always),
+            quote!(
+                fn f(&self, a: Approved<X>) {}
+            ),
+        );
+        assert!(sync.contains("must be above #[tool]"));
+        let owned = expand_err(
+            quote!(always),
+            quote!(
+                async fn f(self, a: Approved<X>) {}
+            ),
+        );
+        assert!(owned.contains("takes `&self`"));
+        let bare = expand_err(
+            quote!(always),
+            quote!(
+                async fn f(&self, a: Approved) {}
+            ),
+        );
+        assert!(bare.contains("name the target"));
+    }
+
+    #[test]
+    fn patterns_are_kept() {
+        let out = expand_ok(
+            quote!(always),
+            quote!(
+                async fn f(&self, Parameters(a): Parameters<A>, ok: Approved<D>) {}
+            ),
+        );
+        assert!(out.contains("let Parameters (a) = __mcp_guard_params ;"));
+        assert!(out.contains("let ok : Approved < D > = __mcp_guard_proof ;"));
+    }
+}

@@ -1,0 +1,480 @@
+//! `#[guarded]` in a real rmcp `#[tool_router]`: the router lists the guarded tools with the
+//! input schema of their `Parameters` (plus nothing of the guard's own plumbing) and the output
+//! schema their `Json<T>` return type would have given, and a call through an in-process rmcp
+//! client runs the generated path: resolve, ask, and only then the handler's body.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use mcp_guard::{
+    Approved, Binding, Clearance, Conditional, Fact, Guard, Guarded, Id, Question, Rejection,
+    Resolve, Target, guarded,
+};
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
+use rmcp::service::RunningService;
+use rmcp::{ErrorData, RoleClient, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+mcp_guard::wording! {
+    struct DeleteQuestion = "This will delete note {}. It cannot be undone.";
+    struct ShareQuestion = "This will share note {} with everyone.";
+    struct WipeQuestion = "This will delete all {} notes.";
+}
+
+#[derive(Debug, Clone)]
+struct Note {
+    text: String,
+    shared: bool,
+}
+
+/// The store: its destructive methods take the guard's proofs by value.
+#[derive(Default)]
+struct Store {
+    notes: Mutex<BTreeMap<String, Note>>,
+}
+
+impl Store {
+    fn delete(&self, approved: Approved<DeleteNote>) -> Option<Note> {
+        let target = approved.into_target();
+        self.notes.lock().unwrap().remove(target.id.as_str())
+    }
+
+    fn write(&self, clearance: Clearance<WriteNote>) {
+        let target = clearance.into_target();
+        self.notes.lock().unwrap().insert(
+            target.id.as_str().to_owned(),
+            Note {
+                text: target.text,
+                shared: target.shared,
+            },
+        );
+    }
+
+    fn wipe(&self, approved: Approved<Wipe>) -> usize {
+        let _ = approved.into_target();
+        let mut notes = self.notes.lock().unwrap();
+        let count = notes.len();
+        notes.clear();
+        count
+    }
+}
+
+struct DeleteNote {
+    id: Id,
+}
+
+impl Target for DeleteNote {
+    const OPERATION: &'static str = "delete_note";
+    fn bind(&self, binding: &mut Binding) {
+        binding.text("id", self.id.as_str());
+    }
+    fn question(&self) -> Question {
+        Question::new::<DeleteQuestion>([Fact::id(self.id.clone())])
+    }
+}
+
+struct WriteNote {
+    id: Id,
+    text: String,
+    shared: bool,
+    was_shared: bool,
+}
+
+impl Target for WriteNote {
+    const OPERATION: &'static str = "write_note";
+    fn bind(&self, binding: &mut Binding) {
+        binding
+            .text("id", self.id.as_str())
+            .text("text", &self.text)
+            .flag("shared", self.shared);
+    }
+    fn question(&self) -> Question {
+        Question::new::<ShareQuestion>([Fact::id(self.id.clone())])
+    }
+}
+
+impl Conditional for WriteNote {}
+
+impl WriteNote {
+    /// Asks only when the write would share a note that was not shared before.
+    fn widens_visibility(&self) -> bool {
+        self.shared && !self.was_shared
+    }
+}
+
+struct Wipe {
+    count: usize,
+}
+
+impl Target for Wipe {
+    const OPERATION: &'static str = "wipe";
+    fn bind(&self, binding: &mut Binding) {
+        binding.number("count", self.count as u64);
+    }
+    fn question(&self) -> Question {
+        Question::new::<WipeQuestion>([Fact::count(self.count as u64)])
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct DeleteNoteArgs {
+    /// The note to delete.
+    id: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct WriteNoteArgs {
+    /// The note to write.
+    id: String,
+    /// Its text.
+    text: String,
+    /// Whether everyone may read it.
+    #[serde(default)]
+    shared: bool,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Deleted {
+    id: String,
+    text: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Written {
+    id: String,
+    asked: bool,
+}
+
+fn note_id(id: &str) -> Result<Id, Rejection> {
+    Id::new(id).map_err(|_| Rejection::new("`id` must be 1 to 64 letters, digits, '-' or '_'"))
+}
+
+impl Resolve<NotesServer, DeleteNoteArgs> for DeleteNote {
+    async fn resolve(server: &NotesServer, args: &DeleteNoteArgs) -> Result<Self, Rejection> {
+        let id = note_id(&args.id)?;
+        if !server.store.notes.lock().unwrap().contains_key(id.as_str()) {
+            return Err(Rejection::new(format!("no note `{id}`")));
+        }
+        Ok(Self { id })
+    }
+}
+
+impl Resolve<NotesServer, WriteNoteArgs> for WriteNote {
+    async fn resolve(server: &NotesServer, args: &WriteNoteArgs) -> Result<Self, Rejection> {
+        let id = note_id(&args.id)?;
+        let was_shared = server
+            .store
+            .notes
+            .lock()
+            .unwrap()
+            .get(id.as_str())
+            .is_some_and(|note| note.shared);
+        Ok(Self {
+            id,
+            text: args.text.clone(),
+            shared: args.shared,
+            was_shared,
+        })
+    }
+}
+
+impl Resolve<NotesServer, ()> for Wipe {
+    async fn resolve(server: &NotesServer, _: &()) -> Result<Self, Rejection> {
+        Ok(Self {
+            count: server.store.notes.lock().unwrap().len(),
+        })
+    }
+}
+
+#[derive(Clone)]
+struct NotesServer {
+    guard: Guard,
+    store: Arc<Store>,
+}
+
+impl Guarded for NotesServer {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+#[tool_router]
+impl NotesServer {
+    #[guarded(always)]
+    #[tool(
+        description = "Delete a note",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn delete_note(
+        &self,
+        Parameters(args): Parameters<DeleteNoteArgs>,
+        approved: Approved<DeleteNote>,
+    ) -> Result<Json<Deleted>, ErrorData> {
+        let note = self
+            .store
+            .delete(approved)
+            .ok_or_else(|| ErrorData::internal_error("the note vanished", None))?;
+        Ok(Json(Deleted {
+            id: args.id,
+            text: note.text,
+        }))
+    }
+
+    #[guarded(when = "widens_visibility")]
+    #[tool(description = "Write a note")]
+    async fn write_note(
+        &self,
+        Parameters(args): Parameters<WriteNoteArgs>,
+        clearance: Clearance<WriteNote>,
+    ) -> Result<Json<Written>, ErrorData> {
+        let asked = clearance.approved_by().is_some();
+        self.store.write(clearance);
+        Ok(Json(Written { id: args.id, asked }))
+    }
+
+    /// Delete every note.
+    #[guarded(always)]
+    #[tool]
+    async fn wipe(&self, approved: Approved<Wipe>) -> String {
+        let count = self.store.wipe(approved);
+        if count == 0 {
+            return "there was nothing to delete".to_owned();
+        }
+        format!("deleted {count} notes")
+    }
+
+    #[tool(description = "Count the notes")]
+    async fn count(&self) -> String {
+        self.store.notes.lock().unwrap().len().to_string()
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for NotesServer {}
+
+fn server() -> NotesServer {
+    let store = Store::default();
+    store.notes.lock().unwrap().insert(
+        "n1".to_owned(),
+        Note {
+            text: "first".to_owned(),
+            shared: false,
+        },
+    );
+    NotesServer {
+        guard: Guard::builder("notes-test").build(),
+        store: Arc::new(store),
+    }
+}
+
+fn properties(schema: &JsonObject) -> Vec<String> {
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|properties| properties.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_router_lists_guarded_tools_with_their_schemas_and_annotations() {
+    let router = NotesServer::tool_router();
+    let mut names: Vec<String> = router
+        .list_all()
+        .iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["count", "delete_note", "wipe", "write_note"]);
+
+    let delete = router.get("delete_note").expect("delete_note is listed");
+    assert_eq!(delete.description.as_deref(), Some("Delete a note"));
+    assert_eq!(properties(&delete.input_schema), ["id"]);
+    let output = delete
+        .output_schema
+        .as_ref()
+        .expect("Json<Deleted> gives an output schema");
+    assert_eq!(properties(output), ["id", "text"]);
+    let annotations = delete.annotations.as_ref().expect("annotations are kept");
+    assert_eq!(annotations.destructive_hint, Some(true));
+    assert_eq!(annotations.read_only_hint, Some(false));
+    assert_eq!(annotations.idempotent_hint, Some(true));
+    assert_eq!(annotations.open_world_hint, Some(false));
+
+    let write = router.get("write_note").expect("write_note is listed");
+    assert_eq!(properties(&write.input_schema), ["id", "shared", "text"]);
+    let output = write.output_schema.as_ref().expect("output schema");
+    assert_eq!(properties(output), ["asked", "id"]);
+
+    let wipe = router.get("wipe").expect("wipe is listed");
+    assert_eq!(wipe.description.as_deref(), Some("Delete every note."));
+    assert!(properties(&wipe.input_schema).is_empty());
+    assert!(
+        wipe.output_schema.is_none(),
+        "a String result has no schema"
+    );
+}
+
+/// A client without the elicitation capability: the guard takes the two-call token path.
+async fn connect(server: NotesServer) -> RunningService<RoleClient, ()> {
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let running = server.serve(server_io).await.expect("server starts");
+        let _ = running.waiting().await;
+    });
+    ().serve(client_io).await.expect("client connects")
+}
+
+fn arguments(value: Value) -> JsonObject {
+    value.as_object().expect("an object").clone()
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|text| text.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn token_in(result: &CallToolResult) -> String {
+    let text = text(result);
+    let line = text
+        .lines()
+        .find_map(|line| line.strip_prefix("confirm_token: "))
+        .unwrap_or_else(|| panic!("no token in: {text}"));
+    line.trim().to_owned()
+}
+
+async fn call(
+    client: &RunningService<RoleClient, ()>,
+    tool: &'static str,
+    args: Value,
+) -> CallToolResult {
+    client
+        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments(args)))
+        .await
+        .expect("the call completes")
+}
+
+#[tokio::test]
+async fn a_guarded_call_runs_its_body_only_after_the_token_comes_back() {
+    let server = server();
+    let store = server.store.clone();
+    let client = connect(server).await;
+
+    let first = call(&client, "delete_note", json!({"id": "n1"})).await;
+    assert_eq!(first.is_error, Some(true));
+    assert!(
+        text(&first).contains("This will delete note n1."),
+        "{}",
+        text(&first)
+    );
+    assert!(first.structured_content.is_none());
+    assert!(
+        store.notes.lock().unwrap().contains_key("n1"),
+        "nothing is deleted before the approval"
+    );
+
+    let token = token_in(&first);
+    let second = call(
+        &client,
+        "delete_note",
+        json!({"id": "n1", "confirm_token": token}),
+    )
+    .await;
+    assert_ne!(second.is_error, Some(true), "{}", text(&second));
+    assert_eq!(
+        second.structured_content,
+        Some(json!({"id": "n1", "text": "first"}))
+    );
+    assert!(store.notes.lock().unwrap().is_empty());
+
+    client.cancel().await.expect("client stops");
+}
+
+#[tokio::test]
+async fn an_input_error_is_reported_without_asking() {
+    let client = connect(server()).await;
+    let result = call(&client, "delete_note", json!({"id": "nope"})).await;
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(text(&result), "no note `nope`");
+
+    let result = call(&client, "delete_note", json!({"id": "not an id"})).await;
+    assert_eq!(result.is_error, Some(true));
+    assert!(
+        text(&result).starts_with("`id` must be"),
+        "{}",
+        text(&result)
+    );
+    client.cancel().await.expect("client stops");
+}
+
+#[tokio::test]
+async fn when_the_predicate_is_false_the_body_runs_exempt() {
+    let server = server();
+    let store = server.store.clone();
+    let client = connect(server).await;
+
+    let private = call(
+        &client,
+        "write_note",
+        json!({"id": "n2", "text": "second", "shared": false}),
+    )
+    .await;
+    assert_ne!(private.is_error, Some(true), "{}", text(&private));
+    assert_eq!(
+        private.structured_content,
+        Some(json!({"id": "n2", "asked": false}))
+    );
+
+    let shared = call(
+        &client,
+        "write_note",
+        json!({"id": "n2", "text": "second", "shared": true}),
+    )
+    .await;
+    assert_eq!(shared.is_error, Some(true));
+    assert!(!store.notes.lock().unwrap()["n2"].shared);
+    let token = token_in(&shared);
+    let approved = call(
+        &client,
+        "write_note",
+        json!({"id": "n2", "text": "second", "shared": true, "confirm_token": token}),
+    )
+    .await;
+    assert_eq!(
+        approved.structured_content,
+        Some(json!({"id": "n2", "asked": true}))
+    );
+    assert!(store.notes.lock().unwrap()["n2"].shared);
+    client.cancel().await.expect("client stops");
+}
+
+#[tokio::test]
+async fn a_tool_without_parameters_resolves_from_unit_and_early_returns_work() {
+    let server = server();
+    let store = server.store.clone();
+    let client = connect(server).await;
+
+    let first = call(&client, "wipe", json!({})).await;
+    assert!(text(&first).contains("This will delete all 1 notes."));
+    assert_eq!(store.notes.lock().unwrap().len(), 1);
+    let token = token_in(&first);
+    let done = call(&client, "wipe", json!({"confirm_token": token})).await;
+    assert_eq!(text(&done), "deleted 1 notes");
+
+    let first = call(&client, "wipe", json!({})).await;
+    let token = token_in(&first);
+    let empty = call(&client, "wipe", json!({"confirm_token": token})).await;
+    assert_eq!(text(&empty), "there was nothing to delete");
+    client.cancel().await.expect("client stops");
+}
