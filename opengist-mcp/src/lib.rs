@@ -2,3 +2,7 @@
 
 pub mod opengist;
 pub mod targets;
+pub mod cli;
+pub mod config;
+pub mod http;
+pub mod logging;

@@ -1,0 +1,125 @@
+//! Command-line arguments.
+//!
+//! Every server setting that has a command-line flag also has an environment variable; a flag
+//! given on the command line wins over the variable. The flags are plain strings here and are
+//! validated by [`crate::config`], so a bad value gets the same message whichever way it came in.
+//!
+//! `OPENGIST_TOKEN` deliberately has no flag: command lines are visible to every user of the
+//! machine (`ps`), environment variables are not.
+
+use clap::{Parser, Subcommand};
+
+/// Text shown after the flag list in `--help`: the variables that have no flag.
+const AFTER_HELP: &str = "\
+Environment variables without a flag:
+  OPENGIST_URL    The Opengist instance, e.g. https://gist.example.com (http or https, no
+                  user:password@; a trailing / or /api is removed). Unset: the server still
+                  starts, lists its tools, and every tool call answers with setup instructions.
+  OPENGIST_TOKEN  Personal access token (og_ followed by 64 hex digits), made in Opengist under
+                  Settings -> Access Tokens. Read once at start, then removed from the process
+                  environment; never logged. There is no flag for it on purpose: a command line
+                  is visible to every user of the machine (ps), the environment is not.
+  ELICITATION     Exactly `true` (default) or `false`. `false` sends guarded tools down the
+                  two-call token path; it never removes the guard.
+  RUST_LOG        Log filter for stderr (default: opengist_mcp=info,warn).
+
+Every flag below the subcommands also reads the variable named in its help; the flag wins.";
+
+/// `opengist-mcp`: an MCP server for Opengist that asks a person before anything irreversible.
+#[derive(Debug, Clone, Default, Parser)]
+#[command(
+    name = "opengist-mcp",
+    version,
+    about = "MCP server for Opengist, with a confirmation guard on every destructive tool",
+    long_about = "MCP server for Opengist, with a confirmation guard on every destructive tool.\n\n\
+                  Serves MCP on stdio by default, or streamable HTTP with --http.",
+    after_help = AFTER_HELP
+)]
+pub struct CliArgs {
+    /// What to do instead of serving (nothing: serve).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is IP:PORT, [IPv6]:PORT,
+    /// localhost:PORT or a bare PORT (meaning 127.0.0.1:PORT). A non-loopback address needs
+    /// OPENGIST_MCP_HTTP_TOKEN. [env: OPENGIST_MCP_HTTP_ADDR] [default: stdio, no HTTP]
+    #[arg(long, value_name = "ADDR", global = true)]
+    pub http: Option<String>,
+
+    /// Register only the eight reading tools. [env: OPENGIST_READ_ONLY = true/1/yes or
+    /// false/0/no, any case] [default: false]
+    #[arg(long, global = true)]
+    pub read_only: bool,
+
+    /// Register only these tools: comma-separated exact names, `prefix*`, or `essential`
+    /// (list_gists, search_gists, get_gist, get_gist_file, create_gist, update_gist,
+    /// delete_gist). An entry that matches no tool stops the server. [env:
+    /// OPENGIST_ALLOW_TOOLS] [default: all]
+    #[arg(long, value_name = "LIST", global = true)]
+    pub allow_tools: Option<String>,
+
+    /// Do not register these tools (same syntax as --allow-tools); deny wins over allow. [env:
+    /// OPENGIST_DENY_TOOLS] [default: none]
+    #[arg(long, value_name = "LIST", global = true)]
+    pub deny_tools: Option<String>,
+
+    /// Accept a self-signed or otherwise unverifiable TLS certificate from Opengist (that
+    /// connection only). [env: OPENGIST_INSECURE_TLS = exactly `true`] [default: false]
+    #[arg(long, global = true)]
+    pub insecure_tls: bool,
+
+    /// Key that seals confirmation state, hex or base64, at least 32 bytes once decoded (e.g.
+    /// `openssl rand -hex 32`). Replicas behind one gateway must share it. Prefer the variable:
+    /// a flag is visible in `ps`. [env: OPENGIST_MCP_SEAL_KEY] [default: random per process]
+    #[arg(long, value_name = "KEY", global = true)]
+    pub seal_key: Option<String>,
+
+    /// Bearer secret every HTTP request must carry (`Authorization: Bearer <secret>`), at least
+    /// 16 visible ASCII characters. Required to bind a non-loopback address. Prefer the
+    /// variable: a flag is visible in `ps`. [env: OPENGIST_MCP_HTTP_TOKEN] [default: none]
+    #[arg(long, value_name = "SECRET", global = true)]
+    pub http_token: Option<String>,
+
+    /// Largest tool result in bytes; longer results are cut and say so. 4096..=8388608. [env:
+    /// OPENGIST_MCP_MAX_RESULT_BYTES] [default: 262144]
+    #[arg(long, value_name = "N", global = true)]
+    pub max_result_bytes: Option<String>,
+
+    /// Extra Host header values accepted over HTTP, comma-separated, `host` (any port) or
+    /// `host:port`; needed behind a reverse proxy. Loopback names with the bound port are
+    /// always accepted. [env: OPENGIST_MCP_ALLOWED_HOSTS] [default: none]
+    #[arg(long, value_name = "LIST", global = true)]
+    pub allowed_hosts: Option<String>,
+
+    /// Extra browser origins accepted over HTTP, comma-separated, `scheme://host[:port]`
+    /// (`:*` for any port) or `null`. http(s)://localhost, 127.0.0.1 and [::1] on any port are
+    /// always accepted. [env: OPENGIST_MCP_ALLOWED_ORIGINS] [default: none]
+    #[arg(long, value_name = "LIST", global = true)]
+    pub allowed_origins: Option<String>,
+
+    /// How long to wait for a person to answer a confirmation dialog, in seconds, 1..=86400.
+    /// [env: OPENGIST_MCP_DIALOG_TIMEOUT_SECS] [default: 600]
+    #[arg(long, value_name = "SECS", global = true)]
+    pub dialog_timeout_secs: Option<String>,
+
+    /// Timeout of each request to Opengist, in seconds, 1..=3600. [env:
+    /// OPENGIST_MCP_REQUEST_TIMEOUT_SECS] [default: 30]
+    #[arg(long, value_name = "SECS", global = true)]
+    pub request_timeout_secs: Option<String>,
+}
+
+/// Subcommands.
+#[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
+pub enum Command {
+    /// Check the configuration and the connection to Opengist (reachability, token, scopes),
+    /// print what was found, and exit without serving.
+    Doctor,
+}
+
+impl CliArgs {
+    /// Parses the process's command line; prints help, the version, or a usage error and exits
+    /// as clap does (code 0 for help/version, 2 for usage errors).
+    pub fn parse_process() -> Self {
+        Self::parse()
+    }
+}

@@ -1,0 +1,1150 @@
+//! Configuration: every environment variable and flag, parsed once at start.
+//!
+//! [`Config::from_env_and_args`] is the testable core: it reads variables through a function it
+//! is given and never touches the process. [`Config::from_process`] is the thin wrapper `main`
+//! calls: it reads the real environment, then removes `OPENGIST_TOKEN` from it.
+//!
+//! Rules that hold for every message here:
+//! - a value that may be a secret (`OPENGIST_URL`, which is often a pasted token, the token
+//!   itself, the seal key, the HTTP bearer secret) is never echoed, in errors or warnings;
+//! - every error says which variable (and flag) is wrong and what shape is expected;
+//! - flags win over variables; an unset or empty variable means "use the default", except the
+//!   two strict switches `ELICITATION` and `OPENGIST_INSECURE_TLS`, where only the exact words
+//!   `true` and `false` are accepted (an empty value is refused).
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use base64::Engine as _;
+use mcp_guard::{InvalidElicitationSetting, SealKey};
+use url::Url;
+
+use crate::cli::CliArgs;
+
+/// Names of the environment variables this module reads.
+pub mod var {
+    /// The Opengist instance.
+    pub const OPENGIST_URL: &str = "OPENGIST_URL";
+    /// The Opengist personal access token (no flag on purpose).
+    pub const OPENGIST_TOKEN: &str = "OPENGIST_TOKEN";
+    /// Register only the reading tools.
+    pub const OPENGIST_READ_ONLY: &str = "OPENGIST_READ_ONLY";
+    /// Tools to register.
+    pub const OPENGIST_ALLOW_TOOLS: &str = "OPENGIST_ALLOW_TOOLS";
+    /// Tools not to register.
+    pub const OPENGIST_DENY_TOOLS: &str = "OPENGIST_DENY_TOOLS";
+    /// Accept unverifiable TLS certificates from Opengist.
+    pub const OPENGIST_INSECURE_TLS: &str = "OPENGIST_INSECURE_TLS";
+    /// The guard's dialog switch (deliberately unprefixed).
+    pub const ELICITATION: &str = mcp_guard::ELICITATION_VAR;
+    /// HTTP bind address.
+    pub const OPENGIST_MCP_HTTP_ADDR: &str = "OPENGIST_MCP_HTTP_ADDR";
+    /// Seal key shared by replicas.
+    pub const OPENGIST_MCP_SEAL_KEY: &str = "OPENGIST_MCP_SEAL_KEY";
+    /// Bearer secret for HTTP.
+    pub const OPENGIST_MCP_HTTP_TOKEN: &str = "OPENGIST_MCP_HTTP_TOKEN";
+    /// Result-size ceiling.
+    pub const OPENGIST_MCP_MAX_RESULT_BYTES: &str = "OPENGIST_MCP_MAX_RESULT_BYTES";
+    /// Extra accepted Host header values.
+    pub const OPENGIST_MCP_ALLOWED_HOSTS: &str = "OPENGIST_MCP_ALLOWED_HOSTS";
+    /// Extra accepted Origin header values.
+    pub const OPENGIST_MCP_ALLOWED_ORIGINS: &str = "OPENGIST_MCP_ALLOWED_ORIGINS";
+    /// How long a confirmation dialog may wait for a person.
+    pub const OPENGIST_MCP_DIALOG_TIMEOUT_SECS: &str = "OPENGIST_MCP_DIALOG_TIMEOUT_SECS";
+    /// Timeout of each Opengist request.
+    pub const OPENGIST_MCP_REQUEST_TIMEOUT_SECS: &str = "OPENGIST_MCP_REQUEST_TIMEOUT_SECS";
+
+    /// Every variable [`super::Config::from_process`] reads.
+    pub const ALL: [&str; 15] = [
+        OPENGIST_URL,
+        OPENGIST_TOKEN,
+        OPENGIST_READ_ONLY,
+        OPENGIST_ALLOW_TOOLS,
+        OPENGIST_DENY_TOOLS,
+        OPENGIST_INSECURE_TLS,
+        ELICITATION,
+        OPENGIST_MCP_HTTP_ADDR,
+        OPENGIST_MCP_SEAL_KEY,
+        OPENGIST_MCP_HTTP_TOKEN,
+        OPENGIST_MCP_MAX_RESULT_BYTES,
+        OPENGIST_MCP_ALLOWED_HOSTS,
+        OPENGIST_MCP_ALLOWED_ORIGINS,
+        OPENGIST_MCP_DIALOG_TIMEOUT_SECS,
+        OPENGIST_MCP_REQUEST_TIMEOUT_SECS,
+    ];
+}
+
+/// The curated seven that `essential` stands for in the allow and deny lists.
+pub const ESSENTIAL_TOOLS: [&str; 7] = [
+    "list_gists",
+    "search_gists",
+    "get_gist",
+    "get_gist_file",
+    "create_gist",
+    "update_gist",
+    "delete_gist",
+];
+
+/// The eight reading tools: all that exist in read-only mode.
+pub const READING_TOOLS: [&str; 8] = [
+    "list_gists",
+    "search_gists",
+    "get_gist",
+    "get_gist_file",
+    "list_gist_commits",
+    "list_gist_forks",
+    "get_user",
+    "check_gist_like",
+];
+
+/// Default of `OPENGIST_MCP_MAX_RESULT_BYTES`.
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 262_144;
+/// Smallest accepted `OPENGIST_MCP_MAX_RESULT_BYTES`.
+pub const MIN_MAX_RESULT_BYTES: usize = 4096;
+/// Largest accepted `OPENGIST_MCP_MAX_RESULT_BYTES` (8 MiB).
+pub const MAX_MAX_RESULT_BYTES: usize = 8 * 1024 * 1024;
+/// Default of `OPENGIST_MCP_DIALOG_TIMEOUT_SECS`.
+pub const DEFAULT_DIALOG_TIMEOUT_SECS: u64 = 600;
+/// Largest accepted `OPENGIST_MCP_DIALOG_TIMEOUT_SECS` (a day).
+pub const MAX_DIALOG_TIMEOUT_SECS: u64 = 86_400;
+/// Default of `OPENGIST_MCP_REQUEST_TIMEOUT_SECS`.
+pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 30;
+/// Largest accepted `OPENGIST_MCP_REQUEST_TIMEOUT_SECS` (an hour).
+pub const MAX_REQUEST_TIMEOUT_SECS: u64 = 3600;
+/// Shortest accepted HTTP bearer secret, in characters.
+pub const MIN_HTTP_TOKEN_LEN: usize = 16;
+/// Shortest accepted seal key, in bytes after decoding.
+pub const MIN_SEAL_KEY_BYTES: usize = 32;
+
+/// A secret string. `Debug` and `Display` print `<redacted>`; only [`Secret::expose`] gives the
+/// value, so every place that uses it is easy to find.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a value.
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The secret itself. Never log or format the result.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// The Opengist instance's base URL, normalised: http or https, no user info, no query or
+/// fragment, no trailing `/` and no trailing `/api`. The API lives at `{base}/api/...`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct OpengistUrl {
+    url: Url,
+    base: String,
+}
+
+impl OpengistUrl {
+    /// Parses and normalises a base URL. The error never contains the value.
+    pub fn parse(raw: &str) -> Result<Self, ConfigError> {
+        let raw = raw.trim();
+        let url = Url::parse(raw).map_err(|_| ConfigError::UrlNotAUrl)?;
+        if url.scheme() != "http" && url.scheme() != "https" {
+            return Err(ConfigError::UrlScheme);
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(ConfigError::UrlUserinfo);
+        }
+        if url.query().is_some() || url.fragment().is_some() {
+            return Err(ConfigError::UrlQueryOrFragment);
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err(ConfigError::UrlNotAUrl);
+        }
+        let mut path = url.path().to_owned();
+        loop {
+            let before = path.len();
+            while path.ends_with('/') {
+                path.pop();
+            }
+            if let Some(stripped) = path.strip_suffix("/api") {
+                path = stripped.to_owned();
+            }
+            if path.len() == before {
+                break;
+            }
+        }
+        let mut normalised = url.clone();
+        normalised.set_path(&path);
+        let base = normalised.as_str().trim_end_matches('/').to_owned();
+        Ok(Self {
+            url: normalised,
+            base,
+        })
+    }
+
+    /// The base without a trailing slash, e.g. `https://gist.example.com` or
+    /// `https://example.com/opengist`.
+    pub fn as_str(&self) -> &str {
+        &self.base
+    }
+
+    /// The parsed base.
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    /// `{base}/api` followed by `path` (which should start with `/`).
+    pub fn api(&self, path: &str) -> String {
+        format!("{}/api{}", self.base, path)
+    }
+
+    /// Whether the host is `localhost` or a loopback IP address.
+    pub fn is_loopback(&self) -> bool {
+        match self.url.host() {
+            Some(url::Host::Domain(domain)) => domain.eq_ignore_ascii_case("localhost"),
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        }
+    }
+
+    /// Whether the scheme is plain `http`.
+    pub fn is_plain_http(&self) -> bool {
+        self.url.scheme() == "http"
+    }
+}
+
+impl fmt::Debug for OpengistUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The normalised URL has no credentials; showing it helps diagnose a wrong instance.
+        f.debug_tuple("OpengistUrl").field(&self.base).finish()
+    }
+}
+
+impl fmt::Display for OpengistUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.base)
+    }
+}
+
+/// One entry of an allow or deny list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Selector {
+    /// An exact tool name.
+    Exact(String),
+    /// `prefix*`.
+    Prefix(String),
+    /// `essential`: [`ESSENTIAL_TOOLS`].
+    Essential,
+}
+
+impl Selector {
+    fn parse(entry: &str) -> Self {
+        if entry == "essential" {
+            Self::Essential
+        } else if let Some(prefix) = entry.strip_suffix('*') {
+            Self::Prefix(prefix.to_owned())
+        } else {
+            Self::Exact(entry.to_owned())
+        }
+    }
+
+    fn matches(&self, tool: &str) -> bool {
+        match self {
+            Self::Exact(name) => name == tool,
+            Self::Prefix(prefix) => tool.starts_with(prefix.as_str()),
+            Self::Essential => ESSENTIAL_TOOLS.contains(&tool),
+        }
+    }
+}
+
+/// A list entry with its position, kept for error messages.
+#[derive(Clone, PartialEq, Eq)]
+struct FilterEntry {
+    /// 1-based position in its list, counting non-empty entries.
+    position: usize,
+    raw: String,
+    selector: Selector,
+}
+
+impl FilterEntry {
+    /// The entry as an error message may show it: itself when it is shaped like a tool name
+    /// (`[a-z_*]{1,64}`), `<entry #N>` otherwise (it might be anything, even a secret).
+    fn shown(&self) -> String {
+        if is_name_shaped(&self.raw) {
+            format!("`{}`", self.raw)
+        } else {
+            format!("<entry #{}>", self.position)
+        }
+    }
+}
+
+impl fmt::Debug for FilterEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.shown())
+    }
+}
+
+fn is_name_shaped(entry: &str) -> bool {
+    (1..=64).contains(&entry.len())
+        && entry
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b == b'_' || b == b'*')
+}
+
+/// Which tools to register: `OPENGIST_ALLOW_TOOLS` and `OPENGIST_DENY_TOOLS` (or their flags).
+/// Parsing never fails; whether each entry names something is checked by
+/// [`ToolFilter::resolve`], which knows the real tool names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolFilter {
+    allow: Option<Vec<FilterEntry>>,
+    deny: Vec<FilterEntry>,
+}
+
+/// Which list an entry came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilterList {
+    /// `OPENGIST_ALLOW_TOOLS` / `--allow-tools`.
+    Allow,
+    /// `OPENGIST_DENY_TOOLS` / `--deny-tools`.
+    Deny,
+}
+
+impl fmt::Display for FilterList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Allow => "OPENGIST_ALLOW_TOOLS (--allow-tools)",
+            Self::Deny => "OPENGIST_DENY_TOOLS (--deny-tools)",
+        })
+    }
+}
+
+/// Why the tool lists could not be applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FilterError {
+    /// An entry matched no tool.
+    #[error(
+        "{list}: entry {entry} matches no tool. Entries are exact tool names, `prefix*`, or \
+         `essential`; the tools are: {tools}"
+    )]
+    NoMatch {
+        /// The list holding the entry.
+        list: FilterList,
+        /// The entry as shown: itself if name-shaped, else `<entry #N>`.
+        entry: String,
+        /// Every real tool name, comma-separated.
+        tools: String,
+    },
+    /// The lists (and read-only mode) left no tool at all.
+    #[error(
+        "no tool is left to register{read_only}: check OPENGIST_ALLOW_TOOLS and \
+         OPENGIST_DENY_TOOLS (deny wins over allow); the tools are: {tools}"
+    )]
+    NothingLeft {
+        /// ` in read-only mode (only the reading tools exist)` or empty.
+        read_only: &'static str,
+        /// Every real tool name, comma-separated.
+        tools: String,
+    },
+}
+
+impl FilterError {
+    /// The process exit code for this error: 1.
+    pub fn exit_code(&self) -> i32 {
+        1
+    }
+}
+
+impl ToolFilter {
+    /// Parses the two comma-separated lists. `None` or an empty allow list means "all"; an
+    /// empty deny list means "none". Blank entries are skipped; entries are trimmed.
+    pub fn parse(allow: Option<&str>, deny: Option<&str>) -> Self {
+        fn entries(list: &str) -> Vec<FilterEntry> {
+            list.split(',')
+                .map(str::trim)
+                .filter(|entry| !entry.is_empty())
+                .enumerate()
+                .map(|(index, raw)| FilterEntry {
+                    position: index + 1,
+                    raw: raw.to_owned(),
+                    selector: Selector::parse(raw),
+                })
+                .collect()
+        }
+        let allow = allow.map(entries).filter(|list| !list.is_empty());
+        let deny = deny.map(entries).unwrap_or_default();
+        Self { allow, deny }
+    }
+
+    /// Whether both lists are empty (every tool is registered, read-only aside).
+    pub fn is_unrestricted(&self) -> bool {
+        self.allow.is_none() && self.deny.is_empty()
+    }
+
+    /// The names to register, in the order of `all_tool_names`. Read-only keeps only
+    /// [`READING_TOOLS`]; then the allow list (if any) keeps what it matches; then the deny list
+    /// removes what it matches, so deny wins over allow. Every entry must match at least one of
+    /// `all_tool_names` (read-only or not), else the error names it and lists the real names.
+    pub fn resolve(
+        &self,
+        all_tool_names: &[&str],
+        read_only: bool,
+    ) -> Result<Vec<String>, FilterError> {
+        let tools = all_tool_names.join(", ");
+        let lists = self
+            .allow
+            .iter()
+            .flatten()
+            .map(|entry| (FilterList::Allow, entry))
+            .chain(self.deny.iter().map(|entry| (FilterList::Deny, entry)));
+        for (list, entry) in lists {
+            if !all_tool_names
+                .iter()
+                .any(|name| entry.selector.matches(name))
+            {
+                return Err(FilterError::NoMatch {
+                    list,
+                    entry: entry.shown(),
+                    tools,
+                });
+            }
+        }
+        let kept: Vec<String> = all_tool_names
+            .iter()
+            .filter(|name| !read_only || READING_TOOLS.contains(name))
+            .filter(|name| match &self.allow {
+                Some(allow) => allow.iter().any(|entry| entry.selector.matches(name)),
+                None => true,
+            })
+            .filter(|name| !self.deny.iter().any(|entry| entry.selector.matches(name)))
+            .map(|name| (*name).to_owned())
+            .collect();
+        if kept.is_empty() {
+            return Err(FilterError::NothingLeft {
+                read_only: if read_only {
+                    " in read-only mode (only the reading tools exist)"
+                } else {
+                    ""
+                },
+                tools,
+            });
+        }
+        Ok(kept)
+    }
+}
+
+/// An extra accepted `Host` header value: a host, optionally with a port (none: any port).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowedHost {
+    /// Lower-case host name or IP address, IPv6 without brackets.
+    pub host: String,
+    /// The port, or `None` for any port.
+    pub port: Option<u16>,
+}
+
+impl AllowedHost {
+    /// Parses `host` or `host:port` (IPv6 in brackets). `None` when it is not an authority.
+    pub fn parse(entry: &str) -> Option<Self> {
+        let entry = entry.trim();
+        if entry.is_empty() || entry.contains(['@', '/', '?', '#']) {
+            return None;
+        }
+        let authority = http::uri::Authority::try_from(entry).ok()?;
+        let host = authority.host();
+        if host.is_empty()
+            || authority.as_str().ends_with(':')
+            || (authority.port().is_some() && authority.port_u16().is_none())
+        {
+            return None;
+        }
+        Some(Self {
+            host: normalise_host(host),
+            port: authority.port_u16(),
+        })
+    }
+}
+
+impl fmt::Display for AllowedHost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        match self.port {
+            Some(port) => write!(f, "{host}:{port}"),
+            None => f.write_str(&host),
+        }
+    }
+}
+
+/// Lower-cases a host and removes IPv6 brackets.
+pub(crate) fn normalise_host(host: &str) -> String {
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase()
+}
+
+/// The port part of an allowed origin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OriginPort {
+    /// `:*`: any port.
+    Any,
+    /// One port (an entry without a port means the scheme's default, 80 or 443).
+    Exact(u16),
+}
+
+/// An extra accepted `Origin` header value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AllowedOrigin {
+    /// `null`, which browsers send from sandboxed or file pages.
+    Null,
+    /// `scheme://host[:port]`.
+    Tuple {
+        /// `http` or `https`.
+        scheme: String,
+        /// Lower-case host, IPv6 without brackets.
+        host: String,
+        /// The port.
+        port: OriginPort,
+    },
+}
+
+impl AllowedOrigin {
+    /// Parses `null` or `http(s)://host[:port|:*]` (nothing after the authority but an optional
+    /// `/`). `None` when it is not of that shape.
+    pub fn parse(entry: &str) -> Option<Self> {
+        let entry = entry.trim();
+        if entry.eq_ignore_ascii_case("null") {
+            return Some(Self::Null);
+        }
+        let (scheme, rest) = entry.split_once("://")?;
+        let scheme = scheme.to_ascii_lowercase();
+        let default_port = match scheme.as_str() {
+            "http" => 80,
+            "https" => 443,
+            _ => return None,
+        };
+        let rest = rest.strip_suffix('/').unwrap_or(rest);
+        let (authority, any_port) = match rest.strip_suffix(":*") {
+            Some(authority) => (authority, true),
+            None => (rest, false),
+        };
+        let parsed = AllowedHost::parse(authority)?;
+        let port = match (any_port, parsed.port) {
+            (true, None) => OriginPort::Any,
+            (true, Some(_)) => return None,
+            (false, Some(port)) => OriginPort::Exact(port),
+            (false, None) => OriginPort::Exact(default_port),
+        };
+        Some(Self::Tuple {
+            scheme,
+            host: parsed.host,
+            port,
+        })
+    }
+}
+
+impl fmt::Display for AllowedOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Null => f.write_str("null"),
+            Self::Tuple { scheme, host, port } => {
+                let host = if host.contains(':') {
+                    format!("[{host}]")
+                } else {
+                    host.clone()
+                };
+                match port {
+                    OriginPort::Any => write!(f, "{scheme}://{host}:*"),
+                    OriginPort::Exact(port) => write!(f, "{scheme}://{host}:{port}"),
+                }
+            }
+        }
+    }
+}
+
+/// Everything the server needs to know, parsed and checked.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `OPENGIST_URL`; `None`: unconfigured mode (the server starts, every tool call answers
+    /// with setup instructions).
+    pub opengist_url: Option<OpengistUrl>,
+    /// `OPENGIST_TOKEN`; `None` when unset or empty.
+    pub token: Option<Secret>,
+    /// `OPENGIST_READ_ONLY` / `--read-only`.
+    pub read_only: bool,
+    /// `OPENGIST_ALLOW_TOOLS` / `OPENGIST_DENY_TOOLS` and their flags.
+    pub tools: ToolFilter,
+    /// `OPENGIST_INSECURE_TLS` / `--insecure-tls`.
+    pub insecure_tls: bool,
+    /// `ELICITATION`: `false` sends guarded calls down the two-call token path.
+    pub elicitation: bool,
+    /// `OPENGIST_MCP_SEAL_KEY` / `--seal-key`, or a random key for this process.
+    pub seal_key: SealKey,
+    /// Whether [`Config::seal_key`] came from configuration (replicas can share it) rather
+    /// than being random for this process.
+    pub seal_key_configured: bool,
+    /// `OPENGIST_MCP_HTTP_ADDR` / `--http`; `None`: serve stdio.
+    pub http_addr: Option<SocketAddr>,
+    /// `OPENGIST_MCP_HTTP_TOKEN` / `--http-token`.
+    pub http_token: Option<Secret>,
+    /// `OPENGIST_MCP_MAX_RESULT_BYTES` / `--max-result-bytes`.
+    pub max_result_bytes: usize,
+    /// `OPENGIST_MCP_ALLOWED_HOSTS` / `--allowed-hosts`.
+    pub allowed_hosts: Vec<AllowedHost>,
+    /// `OPENGIST_MCP_ALLOWED_ORIGINS` / `--allowed-origins`.
+    pub allowed_origins: Vec<AllowedOrigin>,
+    /// `OPENGIST_MCP_DIALOG_TIMEOUT_SECS` / `--dialog-timeout-secs`.
+    pub dialog_timeout: Duration,
+    /// `OPENGIST_MCP_REQUEST_TIMEOUT_SECS` / `--request-timeout-secs`.
+    pub request_timeout: Duration,
+}
+
+/// A parsed configuration and the warnings to log at start-up (none of which contains a
+/// secret).
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The configuration.
+    pub config: Config,
+    /// One line each; `main` should log them with `tracing::warn!`.
+    pub warnings: Vec<String>,
+}
+
+/// A configuration value that cannot be used. Every message says what is expected and never
+/// contains a value that might be secret. Exit code: 1 ([`ConfigError::exit_code`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// `OPENGIST_URL` is not an absolute URL with a host.
+    #[error(
+        "OPENGIST_URL is not a URL (the value is not shown: it is often a pasted token); expected \
+         the address of your Opengist instance, such as https://gist.example.com"
+    )]
+    UrlNotAUrl,
+    /// `OPENGIST_URL` is not http or https.
+    #[error(
+        "OPENGIST_URL must start with https:// or http:// (the value is not shown: it is often a \
+         pasted token); expected something like https://gist.example.com"
+    )]
+    UrlScheme,
+    /// `OPENGIST_URL` carries `user:password@`.
+    #[error(
+        "OPENGIST_URL must not contain user:password@ (the value is not shown); put the access \
+         token in OPENGIST_TOKEN and use the bare address, such as https://gist.example.com"
+    )]
+    UrlUserinfo,
+    /// `OPENGIST_URL` has a query string or fragment.
+    #[error(
+        "OPENGIST_URL must not contain ? or # (the value is not shown); expected the bare \
+         address of the instance, such as https://gist.example.com"
+    )]
+    UrlQueryOrFragment,
+    /// `OPENGIST_TOKEN` cannot be sent in an HTTP header.
+    #[error(
+        "OPENGIST_TOKEN contains spaces or characters that cannot be sent in an HTTP header (the \
+         value is not shown); copy the token again from Opengist, Settings -> Access Tokens"
+    )]
+    TokenNotHeaderSafe,
+    /// `OPENGIST_READ_ONLY` is not a recognised boolean.
+    #[error(
+        "OPENGIST_READ_ONLY must be one of true, 1, yes or false, 0, no (any case); empty or \
+         unset means false"
+    )]
+    ReadOnly,
+    /// `OPENGIST_INSECURE_TLS` is not exactly `true` or `false`.
+    #[error(
+        "OPENGIST_INSECURE_TLS must be exactly `true` (accept unverifiable certificates from \
+         Opengist) or `false`; unset means false"
+    )]
+    InsecureTls,
+    /// `ELICITATION` is not exactly `true` or `false`.
+    #[error(transparent)]
+    Elicitation(#[from] InvalidElicitationSetting),
+    /// The seal key is neither hex nor base64.
+    #[error(
+        "OPENGIST_MCP_SEAL_KEY (--seal-key) is neither hex nor base64 (the value is not shown); \
+         generate one with `openssl rand -hex 32`"
+    )]
+    SealKeyEncoding,
+    /// The seal key is too short.
+    #[error(
+        "OPENGIST_MCP_SEAL_KEY (--seal-key) decodes to {bytes} bytes; it needs at least 32 \
+         random bytes: generate one with `openssl rand -hex 32`"
+    )]
+    SealKeyTooShort {
+        /// Decoded length.
+        bytes: usize,
+    },
+    /// The HTTP address is not an address.
+    #[error(
+        "OPENGIST_MCP_HTTP_ADDR (--http) is not an address; expected IP:PORT, [IPv6]:PORT, \
+         localhost:PORT or a bare PORT, such as 127.0.0.1:8080"
+    )]
+    HttpAddr,
+    /// A non-loopback bind address without a bearer secret.
+    #[error(
+        "refusing to serve HTTP on {addr}, which is not a loopback address, without a bearer \
+         secret: set OPENGIST_MCP_HTTP_TOKEN (e.g. to the output of `openssl rand -hex 32`), or \
+         bind 127.0.0.1"
+    )]
+    HttpTokenRequired {
+        /// The address asked for.
+        addr: SocketAddr,
+    },
+    /// The HTTP bearer secret is too short or has characters a header cannot carry.
+    #[error(
+        "OPENGIST_MCP_HTTP_TOKEN (--http-token) must be at least 16 visible ASCII characters \
+         with no spaces (the value is not shown); generate one with `openssl rand -hex 32`"
+    )]
+    HttpToken,
+    /// A number is not a whole number.
+    #[error("{setting} must be a whole number between {min} and {max}")]
+    NotANumber {
+        /// Variable and flag.
+        setting: &'static str,
+        /// Smallest accepted value.
+        min: u64,
+        /// Largest accepted value.
+        max: u64,
+    },
+    /// A number is out of range.
+    #[error("{setting} is {value}; it must be between {min} and {max}")]
+    OutOfRange {
+        /// Variable and flag.
+        setting: &'static str,
+        /// The value given.
+        value: u64,
+        /// Smallest accepted value.
+        min: u64,
+        /// Largest accepted value.
+        max: u64,
+    },
+    /// An allowed-host entry is not `host` or `host:port`.
+    #[error(
+        "OPENGIST_MCP_ALLOWED_HOSTS (--allowed-hosts): entry #{position} is not a host; \
+         expected comma-separated `host` or `host:port` entries, such as mcp.example.com or \
+         mcp.example.com:8443"
+    )]
+    AllowedHost {
+        /// 1-based position among the non-empty entries.
+        position: usize,
+    },
+    /// An allowed-origin entry is not an origin.
+    #[error(
+        "OPENGIST_MCP_ALLOWED_ORIGINS (--allowed-origins): entry #{position} is not an origin; \
+         expected comma-separated `https://host`, `https://host:port`, `https://host:*` (any \
+         port) or `null` entries"
+    )]
+    AllowedOrigin {
+        /// 1-based position among the non-empty entries.
+        position: usize,
+    },
+    /// A variable holds bytes that are not UTF-8.
+    #[error("{var} is not valid UTF-8 (the value is not shown); set it to plain text")]
+    NotUnicode {
+        /// The variable.
+        var: &'static str,
+    },
+}
+
+impl ConfigError {
+    /// The process exit code for this error: always 1.
+    pub fn exit_code(&self) -> i32 {
+        1
+    }
+}
+
+/// A setting with both a variable and a flag; used to name both in messages.
+const MAX_RESULT_BYTES_SETTING: &str = "OPENGIST_MCP_MAX_RESULT_BYTES (--max-result-bytes)";
+const DIALOG_TIMEOUT_SETTING: &str = "OPENGIST_MCP_DIALOG_TIMEOUT_SECS (--dialog-timeout-secs)";
+const REQUEST_TIMEOUT_SETTING: &str = "OPENGIST_MCP_REQUEST_TIMEOUT_SECS (--request-timeout-secs)";
+
+impl Config {
+    /// Parses the configuration from command-line arguments and a variable lookup (`env(name)`
+    /// gives the variable's value, `None` when unset). Flags win over variables. Never reads or
+    /// changes the process environment.
+    pub fn from_env_and_args(
+        args: &CliArgs,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Loaded, ConfigError> {
+        let mut warnings = Vec::new();
+        // A variable set to the empty string counts as unset everywhere.
+        let get = |name: &str| env(name).filter(|value| !value.trim().is_empty());
+        let flag_or_env = |flag: &Option<String>, name: &str| flag.clone().or_else(|| get(name));
+
+        let opengist_url = match get(var::OPENGIST_URL) {
+            Some(raw) => Some(OpengistUrl::parse(&raw)?),
+            None => None,
+        };
+        if let Some(url) = &opengist_url
+            && url.is_plain_http()
+            && !url.is_loopback()
+        {
+            warnings.push(
+                "OPENGIST_URL uses plain http to a host that is not this machine: the access \
+                 token and every gist travel unencrypted; use https"
+                    .to_owned(),
+            );
+        }
+
+        let token = match get(var::OPENGIST_TOKEN) {
+            Some(raw) => Some(parse_token(&raw, &mut warnings)?),
+            None => None,
+        };
+        match (&opengist_url, &token) {
+            (None, Some(_)) => warnings.push(
+                "OPENGIST_TOKEN is set but OPENGIST_URL is not: the server starts unconfigured \
+                 and every tool call answers with setup instructions"
+                    .to_owned(),
+            ),
+            (Some(_), None) => warnings.push(
+                "OPENGIST_URL is set but OPENGIST_TOKEN is not: only public gists can be read \
+                 and every write will be refused by Opengist"
+                    .to_owned(),
+            ),
+            _ => {}
+        }
+
+        let read_only = args.read_only || parse_generous_bool(get(var::OPENGIST_READ_ONLY))?;
+        let tools = ToolFilter::parse(
+            flag_or_env(&args.allow_tools, var::OPENGIST_ALLOW_TOOLS).as_deref(),
+            flag_or_env(&args.deny_tools, var::OPENGIST_DENY_TOOLS).as_deref(),
+        );
+
+        let insecure_tls = args.insecure_tls
+            || match env(var::OPENGIST_INSECURE_TLS).as_deref() {
+                None | Some("false") => false,
+                Some("true") => true,
+                Some(_) => return Err(ConfigError::InsecureTls),
+            };
+        if insecure_tls {
+            warnings.push(
+                "OPENGIST_INSECURE_TLS is on: the Opengist certificate is not verified, so \
+                 anyone on the network path could read the token"
+                    .to_owned(),
+            );
+        }
+
+        // Strict on purpose: an empty value is refused too, exactly as the guard crate says.
+        let elicitation = mcp_guard::parse_elicitation(env(var::ELICITATION).as_deref())?;
+
+        if args.seal_key.is_some() {
+            warnings.push(
+                "--seal-key is visible to every user of this machine (ps); prefer \
+                 OPENGIST_MCP_SEAL_KEY"
+                    .to_owned(),
+            );
+        }
+        let (seal_key, seal_key_configured) =
+            match flag_or_env(&args.seal_key, var::OPENGIST_MCP_SEAL_KEY) {
+                Some(raw) => (parse_seal_key(&raw)?, true),
+                None => (SealKey::random(), false),
+            };
+
+        if args.http_token.is_some() {
+            warnings.push(
+                "--http-token is visible to every user of this machine (ps); prefer \
+                 OPENGIST_MCP_HTTP_TOKEN"
+                    .to_owned(),
+            );
+        }
+        let http_token = match flag_or_env(&args.http_token, var::OPENGIST_MCP_HTTP_TOKEN) {
+            Some(raw) => Some(parse_http_token(&raw)?),
+            None => None,
+        };
+        let http_addr = match flag_or_env(&args.http, var::OPENGIST_MCP_HTTP_ADDR) {
+            Some(raw) => Some(parse_http_addr(&raw)?),
+            None => None,
+        };
+        if let Some(addr) = http_addr
+            && !is_loopback(addr.ip())
+            && http_token.is_none()
+        {
+            return Err(ConfigError::HttpTokenRequired { addr });
+        }
+
+        let max_result_bytes =
+            match flag_or_env(&args.max_result_bytes, var::OPENGIST_MCP_MAX_RESULT_BYTES) {
+                Some(raw) => parse_number(
+                    &raw,
+                    MAX_RESULT_BYTES_SETTING,
+                    MIN_MAX_RESULT_BYTES as u64,
+                    MAX_MAX_RESULT_BYTES as u64,
+                )? as usize,
+                None => DEFAULT_MAX_RESULT_BYTES,
+            };
+
+        let allowed_hosts = split_list(flag_or_env(
+            &args.allowed_hosts,
+            var::OPENGIST_MCP_ALLOWED_HOSTS,
+        ))
+        .into_iter()
+        .enumerate()
+        .map(|(index, entry)| {
+            AllowedHost::parse(&entry).ok_or(ConfigError::AllowedHost {
+                position: index + 1,
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+        let allowed_origins = split_list(flag_or_env(
+            &args.allowed_origins,
+            var::OPENGIST_MCP_ALLOWED_ORIGINS,
+        ))
+        .into_iter()
+        .enumerate()
+        .map(|(index, entry)| {
+            AllowedOrigin::parse(&entry).ok_or(ConfigError::AllowedOrigin {
+                position: index + 1,
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+        if http_addr.is_none() && (!allowed_hosts.is_empty() || !allowed_origins.is_empty()) {
+            warnings.push(
+                "OPENGIST_MCP_ALLOWED_HOSTS / OPENGIST_MCP_ALLOWED_ORIGINS only apply to HTTP \
+                 (--http); they are ignored on stdio"
+                    .to_owned(),
+            );
+        }
+
+        let dialog_timeout = Duration::from_secs(
+            match flag_or_env(
+                &args.dialog_timeout_secs,
+                var::OPENGIST_MCP_DIALOG_TIMEOUT_SECS,
+            ) {
+                Some(raw) => {
+                    parse_number(&raw, DIALOG_TIMEOUT_SETTING, 1, MAX_DIALOG_TIMEOUT_SECS)?
+                }
+                None => DEFAULT_DIALOG_TIMEOUT_SECS,
+            },
+        );
+        let request_timeout = Duration::from_secs(
+            match flag_or_env(
+                &args.request_timeout_secs,
+                var::OPENGIST_MCP_REQUEST_TIMEOUT_SECS,
+            ) {
+                Some(raw) => {
+                    parse_number(&raw, REQUEST_TIMEOUT_SETTING, 1, MAX_REQUEST_TIMEOUT_SECS)?
+                }
+                None => DEFAULT_REQUEST_TIMEOUT_SECS,
+            },
+        );
+
+        Ok(Loaded {
+            config: Config {
+                opengist_url,
+                token,
+                read_only,
+                tools,
+                insecure_tls,
+                elicitation,
+                seal_key,
+                seal_key_configured,
+                http_addr,
+                http_token,
+                max_result_bytes,
+                allowed_hosts,
+                allowed_origins,
+                dialog_timeout,
+                request_timeout,
+            },
+            warnings,
+        })
+    }
+
+    /// Reads the real process environment, then REMOVES `OPENGIST_TOKEN` from it (so child
+    /// processes and later readers never see it), then parses as
+    /// [`Config::from_env_and_args`] does.
+    ///
+    /// # Safety
+    ///
+    /// Removing an environment variable is only sound while no other thread may read or write
+    /// the environment. Call this first thing in `main`, before building the tokio runtime or
+    /// starting any other thread (`#[tokio::main]` starts its worker threads before the body
+    /// runs, so build the runtime by hand after this call).
+    pub unsafe fn from_process(args: &CliArgs) -> Result<Loaded, ConfigError> {
+        let mut values: Vec<(&'static str, String)> = Vec::new();
+        let mut not_unicode = None;
+        for name in var::ALL {
+            match std::env::var(name) {
+                Ok(value) => values.push((name, value)),
+                Err(std::env::VarError::NotPresent) => {}
+                Err(std::env::VarError::NotUnicode(_)) => {
+                    not_unicode.get_or_insert(name);
+                }
+            }
+        }
+        if std::env::var_os(var::OPENGIST_TOKEN).is_some() {
+            // SAFETY: the caller guarantees (this function's contract) that no other thread
+            // exists yet, so nothing can read or write the environment concurrently.
+            unsafe { std::env::remove_var(var::OPENGIST_TOKEN) };
+        }
+        if let Some(var) = not_unicode {
+            return Err(ConfigError::NotUnicode { var });
+        }
+        let lookup = |name: &str| {
+            values
+                .iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| value.clone())
+        };
+        Self::from_env_and_args(args, &lookup)
+    }
+}
+
+/// `true`, `1`, `yes` (any case) or `false`, `0`, `no`, empty, unset.
+fn parse_generous_bool(value: Option<String>) -> Result<bool, ConfigError> {
+    let Some(value) = value else {
+        return Ok(false);
+    };
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" => Ok(true),
+        "false" | "0" | "no" | "" => Ok(false),
+        _ => Err(ConfigError::ReadOnly),
+    }
+}
+
+/// Trims the token; refuses one a header cannot carry; warns (without the value) about an
+/// unexpected shape.
+fn parse_token(raw: &str, warnings: &mut Vec<String>) -> Result<Secret, ConfigError> {
+    let token = raw.trim();
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(ConfigError::TokenNotHeaderSafe);
+    }
+    let well_shaped = token
+        .strip_prefix("og_")
+        .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()));
+    if !well_shaped {
+        warnings.push(
+            "OPENGIST_TOKEN does not look like an Opengist access token (og_ followed by 64 hex \
+             digits); the value is not shown. If calls fail with 401, copy the token again from \
+             Opengist, Settings -> Access Tokens"
+                .to_owned(),
+        );
+    }
+    Ok(Secret::new(token))
+}
+
+/// Hex first (a hex string is also valid base64), then base64 in its four spellings.
+fn parse_seal_key(raw: &str) -> Result<SealKey, ConfigError> {
+    let raw = raw.trim();
+    let bytes = decode_hex(raw)
+        .or_else(|| {
+            use base64::engine::general_purpose::{
+                STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD,
+            };
+            [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
+                .iter()
+                .find_map(|engine| engine.decode(raw).ok())
+        })
+        .ok_or(ConfigError::SealKeyEncoding)?;
+    if bytes.len() < MIN_SEAL_KEY_BYTES {
+        return Err(ConfigError::SealKeyTooShort { bytes: bytes.len() });
+    }
+    SealKey::from_bytes(&bytes)
+        .map_err(|too_short| ConfigError::SealKeyTooShort { bytes: too_short.0 })
+}
+
+fn decode_hex(raw: &str) -> Option<Vec<u8>> {
+    if raw.is_empty() || !raw.len().is_multiple_of(2) {
+        return None;
+    }
+    raw.as_bytes()
+        .chunks_exact(2)
+        .map(|pair| {
+            let high = char::from(pair[0]).to_digit(16)?;
+            let low = char::from(pair[1]).to_digit(16)?;
+            u8::try_from(high * 16 + low).ok()
+        })
+        .collect()
+}
+
+fn parse_http_token(raw: &str) -> Result<Secret, ConfigError> {
+    let token = raw.trim();
+    if token.len() < MIN_HTTP_TOKEN_LEN || !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(ConfigError::HttpToken);
+    }
+    Ok(Secret::new(token))
+}
+
+/// `IP:PORT`, `[IPv6]:PORT`, `localhost:PORT`, or a bare `PORT` (127.0.0.1).
+fn parse_http_addr(raw: &str) -> Result<SocketAddr, ConfigError> {
+    let raw = raw.trim();
+    if let Ok(addr) = raw.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let port = match raw.strip_prefix("localhost:") {
+        Some(port) => port,
+        None => raw,
+    };
+    port.parse::<u16>()
+        .map(|port| SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port))
+        .map_err(|_| ConfigError::HttpAddr)
+}
+
+/// Whether an address only this machine can reach (IPv4-mapped loopback included).
+pub fn is_loopback(ip: IpAddr) -> bool {
+    ip.to_canonical().is_loopback()
+}
+
+fn parse_number(raw: &str, setting: &'static str, min: u64, max: u64) -> Result<u64, ConfigError> {
+    let value = raw
+        .trim()
+        .parse::<u64>()
+        .map_err(|_| ConfigError::NotANumber { setting, min, max })?;
+    if !(min..=max).contains(&value) {
+        return Err(ConfigError::OutOfRange {
+            setting,
+            value,
+            min,
+            max,
+        });
+    }
+    Ok(value)
+}
+
+fn split_list(list: Option<String>) -> Vec<String> {
+    list.map(|list| {
+        list.split(',')
+            .map(str::trim)
+            .filter(|entry| !entry.is_empty())
+            .map(str::to_owned)
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_decoding() {
+        assert_eq!(decode_hex("00ff10"), Some(vec![0, 255, 16]));
+        assert_eq!(decode_hex("0"), None);
+        assert_eq!(decode_hex("zz"), None);
+        assert_eq!(decode_hex(""), None);
+        // Multi-byte UTF-8 must not panic.
+        assert_eq!(decode_hex("éé"), None);
+    }
+
+    #[test]
+    fn name_shape() {
+        assert!(is_name_shaped("get_gist"));
+        assert!(is_name_shaped("get_*"));
+        assert!(!is_name_shaped("Get_gist"));
+        assert!(!is_name_shaped("og_0123"));
+        assert!(!is_name_shaped(""));
+        assert!(!is_name_shaped(&"a".repeat(65)));
+    }
+}

@@ -1,0 +1,523 @@
+//! Streamable HTTP serving for any rmcp server, behind a gate.
+//!
+//! Routes:
+//! - `/mcp`: rmcp's [`StreamableHttpService`]. Legacy (2025-11-25 and older) clients get
+//!   stateful sessions (`Mcp-Session-Id`), so a pushed `elicitation/create` can be answered;
+//!   2026-07-28 requests are served statelessly by rmcp whatever the session setting.
+//! - `/healthz`: `GET` answers `200 ok`.
+//!
+//! Every request, `/healthz` included, passes the gate first, in this order:
+//! 1. `Host` (DNS-rebinding protection): `localhost`, `127.0.0.1` or `[::1]` with the bound
+//!    port, the bound address itself, or an extra host from `OPENGIST_MCP_ALLOWED_HOSTS`; else
+//!    `403`. A missing or malformed `Host` is `400`.
+//! 2. `Origin`, when present: `http(s)://localhost`, `127.0.0.1` or `[::1]` on any port, or an
+//!    extra origin from `OPENGIST_MCP_ALLOWED_ORIGINS`; else `403`.
+//! 3. When a bearer secret is configured: `Authorization: Bearer <secret>`, compared in
+//!    constant time; else `401` with `WWW-Authenticate: Bearer` and a JSON body.
+//!
+//! `/healthz` sits behind the bearer check on purpose: with a secret configured nothing at all
+//! answers without it, so a probe from a load balancer must send the header too (Kubernetes:
+//! `httpGet.httpHeaders`). Without a secret (loopback only) it answers anyone who passes the
+//! Host/Origin checks.
+//!
+//! rmcp's own Host and Origin checks are configured with the same lists, as a second layer.
+//! Binding a non-loopback address without a bearer secret is refused at start.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+use tokio::net::TcpListener;
+
+use crate::config::{
+    AllowedHost, AllowedOrigin, Config, OriginPort, Secret, is_loopback, normalise_host,
+};
+
+/// Where the MCP endpoint is mounted.
+pub const MCP_PATH: &str = "/mcp";
+/// The health check.
+pub const HEALTH_PATH: &str = "/healthz";
+
+/// What the gate accepts besides its built-in loopback names.
+#[derive(Debug, Clone, Default)]
+pub struct HttpOptions {
+    /// The bearer secret every request must carry; `None`: no authentication (loopback only).
+    pub bearer_token: Option<Secret>,
+    /// Extra accepted `Host` values.
+    pub allowed_hosts: Vec<AllowedHost>,
+    /// Extra accepted `Origin` values.
+    pub allowed_origins: Vec<AllowedOrigin>,
+}
+
+impl HttpOptions {
+    /// The options a parsed configuration asks for.
+    pub fn from_config(config: &Config) -> Self {
+        Self {
+            bearer_token: config.http_token.clone(),
+            allowed_hosts: config.allowed_hosts.clone(),
+            allowed_origins: config.allowed_origins.clone(),
+        }
+    }
+}
+
+/// Why HTTP serving could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    /// A non-loopback address without a bearer secret.
+    #[error(
+        "refusing to serve HTTP on {addr}, which is not a loopback address, without a bearer \
+         secret: set OPENGIST_MCP_HTTP_TOKEN (e.g. to the output of `openssl rand -hex 32`), or \
+         bind 127.0.0.1"
+    )]
+    TokenRequired {
+        /// The address asked for.
+        addr: SocketAddr,
+    },
+    /// The address could not be bound.
+    #[error(
+        "cannot listen on {addr}: {source}; is another process using the port, or is the \
+         address not one of this machine's?"
+    )]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// What the operating system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The server failed while running.
+    #[error("the HTTP server stopped with an error: {source}")]
+    Serve {
+        /// What went wrong.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl HttpError {
+    /// The process exit code for this error: 1.
+    pub fn exit_code(&self) -> i32 {
+        1
+    }
+}
+
+/// A listening socket with its routes, not yet serving. Lets a caller (or a test) learn the
+/// bound address, e.g. after binding port 0, before serving.
+pub struct BoundHttp {
+    listener: TcpListener,
+    local_addr: SocketAddr,
+    router: Router,
+    cancel: Box<dyn FnOnce() + Send>,
+}
+
+impl std::fmt::Debug for BoundHttp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoundHttp")
+            .field("local_addr", &self.local_addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BoundHttp {
+    /// The address actually bound.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Serves until `shutdown` completes, then closes every MCP session and stream and waits
+    /// for open requests to finish.
+    pub async fn serve<G>(self, shutdown: G) -> Result<(), HttpError>
+    where
+        G: Future + Send + 'static,
+    {
+        let Self {
+            listener,
+            local_addr,
+            router,
+            cancel,
+        } = self;
+        tracing::info!(address = %local_addr, path = MCP_PATH, "serving MCP over streamable HTTP");
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async move {
+                shutdown.await;
+                tracing::info!("shutting down the HTTP server");
+                // Ends SSE streams and sessions, so graceful shutdown does not wait on them.
+                cancel();
+            })
+            .await
+            .map_err(|source| HttpError::Serve { source })
+    }
+}
+
+/// Binds `addr` and builds the routes around a fresh `S` per MCP session (`factory`).
+/// Refuses a non-loopback address without a bearer secret.
+pub async fn bind_http<S, F>(
+    addr: SocketAddr,
+    factory: F,
+    options: HttpOptions,
+) -> Result<BoundHttp, HttpError>
+where
+    S: rmcp::ServerHandler + Send + 'static,
+    F: Fn() -> Result<S, std::io::Error> + Send + Sync + 'static,
+{
+    if !is_loopback(addr.ip()) && options.bearer_token.is_none() {
+        return Err(HttpError::TokenRequired { addr });
+    }
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| HttpError::Bind { addr, source })?;
+    let local_addr = listener
+        .local_addr()
+        .map_err(|source| HttpError::Bind { addr, source })?;
+
+    let gate = Gate::new(local_addr, &options);
+    let config = StreamableHttpServerConfig::default()
+        // Stateful sessions for legacy clients: a pushed elicitation needs a channel back.
+        .with_legacy_session_mode(true)
+        .with_allowed_hosts(gate.rmcp_allowed_hosts())
+        .with_allowed_origins(gate.rmcp_allowed_origins());
+    let token = config.cancellation_token.clone();
+    let service: StreamableHttpService<S, LocalSessionManager> =
+        StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
+
+    let router = Router::new()
+        .route(HEALTH_PATH, get(|| async { "ok" }))
+        .nest_service(MCP_PATH, service)
+        .fallback(|| async {
+            json_error(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                "nothing here: the MCP endpoint is /mcp and the health check is /healthz",
+            )
+        })
+        .layer(middleware::from_fn_with_state(Arc::new(gate), check));
+
+    Ok(BoundHttp {
+        listener,
+        local_addr,
+        router,
+        cancel: Box::new(move || token.cancel()),
+    })
+}
+
+/// [`bind_http`] then [`BoundHttp::serve`].
+pub async fn serve_http<S, F, G>(
+    addr: SocketAddr,
+    factory: F,
+    options: HttpOptions,
+    shutdown: G,
+) -> Result<(), HttpError>
+where
+    S: rmcp::ServerHandler + Send + 'static,
+    F: Fn() -> Result<S, std::io::Error> + Send + Sync + 'static,
+    G: Future + Send + 'static,
+{
+    bind_http(addr, factory, options)
+        .await?
+        .serve(shutdown)
+        .await
+}
+
+/// An accepted `Host`: a host and a port (`None`: any port).
+#[derive(Debug, Clone)]
+struct HostRule {
+    host: String,
+    port: Option<u16>,
+}
+
+/// The checks run before every route.
+struct Gate {
+    hosts: Vec<HostRule>,
+    origins: Vec<AllowedOrigin>,
+    /// SHA-256 of the bearer secret: comparing digests keeps the comparison's time independent
+    /// of the secret's length too.
+    token_digest: Option<[u8; 32]>,
+    port: u16,
+}
+
+const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+impl Gate {
+    fn new(local_addr: SocketAddr, options: &HttpOptions) -> Self {
+        let port = local_addr.port();
+        let mut hosts: Vec<HostRule> = LOOPBACK_NAMES
+            .iter()
+            .map(|name| HostRule {
+                host: (*name).to_owned(),
+                port: Some(port),
+            })
+            .collect();
+        let bound = normalise_host(&local_addr.ip().to_string());
+        if !hosts.iter().any(|rule| rule.host == bound) {
+            hosts.push(HostRule {
+                host: bound,
+                port: Some(port),
+            });
+        }
+        hosts.extend(options.allowed_hosts.iter().map(|extra| HostRule {
+            host: extra.host.clone(),
+            port: extra.port,
+        }));
+        let mut origins: Vec<AllowedOrigin> = ["http", "https"]
+            .iter()
+            .flat_map(|scheme| {
+                LOOPBACK_NAMES.iter().map(|host| AllowedOrigin::Tuple {
+                    scheme: (*scheme).to_owned(),
+                    host: (*host).to_owned(),
+                    port: OriginPort::Any,
+                })
+            })
+            .collect();
+        origins.extend(options.allowed_origins.iter().cloned());
+        Self {
+            hosts,
+            origins,
+            token_digest: options
+                .bearer_token
+                .as_ref()
+                .map(|token| Sha256::digest(token.expose().as_bytes()).into()),
+            port,
+        }
+    }
+
+    /// The same host list, in rmcp's syntax (an entry without a port matches any port there;
+    /// a `Host` without a port is compared as port 80 here, so on port 80 the bare names are
+    /// added for rmcp too).
+    fn rmcp_allowed_hosts(&self) -> Vec<String> {
+        let mut list: Vec<String> = self
+            .hosts
+            .iter()
+            .map(|rule| {
+                AllowedHost {
+                    host: rule.host.clone(),
+                    port: rule.port,
+                }
+                .to_string()
+            })
+            .collect();
+        if self.port == 80 {
+            list.extend(LOOPBACK_NAMES.iter().map(|name| {
+                AllowedHost {
+                    host: (*name).to_owned(),
+                    port: None,
+                }
+                .to_string()
+            }));
+        }
+        list
+    }
+
+    fn rmcp_allowed_origins(&self) -> Vec<String> {
+        self.origins.iter().map(ToString::to_string).collect()
+    }
+
+    fn check(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), Rejection> {
+        self.check_host(headers, uri)?;
+        self.check_origin(headers)?;
+        self.check_bearer(headers)
+    }
+
+    fn check_host(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), Rejection> {
+        let bad = || Rejection {
+            status: StatusCode::BAD_REQUEST,
+            code: "bad_host",
+            message: "the Host header is missing or malformed",
+        };
+        let (host, port) = match headers.get(header::HOST) {
+            Some(value) => {
+                let text = value.to_str().map_err(|_| bad())?;
+                let authority = http::uri::Authority::try_from(text).map_err(|_| bad())?;
+                if authority.as_str().contains('@') {
+                    return Err(bad());
+                }
+                (normalise_host(authority.host()), authority.port_u16())
+            }
+            // HTTP/2 carries the authority in the URI instead.
+            None => {
+                let authority = uri.authority().ok_or_else(bad)?;
+                (normalise_host(authority.host()), authority.port_u16())
+            }
+        };
+        let effective_port = port.unwrap_or(80);
+        let allowed = self.hosts.iter().any(|rule| {
+            rule.host == host && rule.port.is_none_or(|allowed| allowed == effective_port)
+        });
+        if allowed {
+            Ok(())
+        } else {
+            tracing::warn!("refused an HTTP request whose Host header is not allowed");
+            Err(Rejection {
+                status: StatusCode::FORBIDDEN,
+                code: "host_not_allowed",
+                message: "this Host is not accepted (protection against DNS rebinding); to \
+                          reach the server under another name, add it to \
+                          OPENGIST_MCP_ALLOWED_HOSTS",
+            })
+        }
+    }
+
+    fn check_origin(&self, headers: &HeaderMap) -> Result<(), Rejection> {
+        let Some(value) = headers.get(header::ORIGIN) else {
+            return Ok(());
+        };
+        let refused = || {
+            tracing::warn!("refused an HTTP request whose Origin header is not allowed");
+            Rejection {
+                status: StatusCode::FORBIDDEN,
+                code: "origin_not_allowed",
+                message: "this Origin is not accepted; to allow a browser application, add its \
+                          origin to OPENGIST_MCP_ALLOWED_ORIGINS",
+            }
+        };
+        let text = value.to_str().map_err(|_| refused())?;
+        let origin = parse_origin_header(text).ok_or_else(refused)?;
+        if self
+            .origins
+            .iter()
+            .any(|allowed| origin_matches(allowed, &origin))
+        {
+            Ok(())
+        } else {
+            Err(refused())
+        }
+    }
+
+    fn check_bearer(&self, headers: &HeaderMap) -> Result<(), Rejection> {
+        let Some(expected) = &self.token_digest else {
+            return Ok(());
+        };
+        let presented = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| {
+                let (scheme, token) = value.trim().split_once(' ')?;
+                scheme
+                    .eq_ignore_ascii_case("bearer")
+                    .then(|| token.trim_start())
+            });
+        let ok = presented.is_some_and(|token| {
+            let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+            bool::from(digest.ct_eq(expected))
+        });
+        if ok {
+            return Ok(());
+        }
+        tracing::warn!("refused an HTTP request without the right bearer secret");
+        Err(Rejection {
+            status: StatusCode::UNAUTHORIZED,
+            code: "unauthorized",
+            message: "this server needs `Authorization: Bearer <secret>`, the secret being the \
+                      value of OPENGIST_MCP_HTTP_TOKEN on the server",
+        })
+    }
+}
+
+/// An `Origin` header value, parsed.
+enum OriginValue {
+    /// The opaque `null` origin.
+    Null,
+    /// `scheme://host:port`, the port made explicit.
+    Tuple {
+        scheme: String,
+        host: String,
+        port: u16,
+    },
+}
+
+fn parse_origin_header(text: &str) -> Option<OriginValue> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("null") {
+        return Some(OriginValue::Null);
+    }
+    let uri = Uri::try_from(text).ok()?;
+    let scheme = uri.scheme_str()?.to_ascii_lowercase();
+    let authority = uri.authority()?;
+    if authority.as_str().contains('@') {
+        return None;
+    }
+    let port = match authority.port_u16() {
+        Some(port) => port,
+        None => match scheme.as_str() {
+            "http" => 80,
+            "https" => 443,
+            _ => return None,
+        },
+    };
+    Some(OriginValue::Tuple {
+        scheme,
+        host: normalise_host(authority.host()),
+        port,
+    })
+}
+
+fn origin_matches(allowed: &AllowedOrigin, origin: &OriginValue) -> bool {
+    match (allowed, origin) {
+        (AllowedOrigin::Null, OriginValue::Null) => true,
+        (
+            AllowedOrigin::Tuple { scheme, host, port },
+            OriginValue::Tuple {
+                scheme: origin_scheme,
+                host: origin_host,
+                port: origin_port,
+            },
+        ) => {
+            scheme == origin_scheme
+                && host == origin_host
+                && match port {
+                    OriginPort::Any => true,
+                    OriginPort::Exact(port) => port == origin_port,
+                }
+        }
+        _ => false,
+    }
+}
+
+async fn check(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
+    if let Err(rejection) = gate.check(request.headers(), request.uri()) {
+        return rejection.into_response();
+    }
+    next.run(request).await
+}
+
+/// Why the gate refused a request.
+struct Rejection {
+    status: StatusCode,
+    code: &'static str,
+    message: &'static str,
+}
+
+impl IntoResponse for Rejection {
+    fn into_response(self) -> Response {
+        let mut response = json_error(self.status, self.code, self.message);
+        if self.status == StatusCode::UNAUTHORIZED {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+fn json_error(status: StatusCode, code: &str, message: &str) -> Response {
+    let body = serde_json::json!({ "error": code, "message": message }).to_string();
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        Body::from(body),
+    )
+        .into_response()
+}
