@@ -29,15 +29,9 @@ def test_elicitation_false_notice_on_stderr(notes_binary):
     assert done.stdout == "", f"nothing but protocol on stdout: {done.stdout!r}"
 
 
-def test_elicitation_true_prints_no_notice(notes_binary):
-    done = run_to_exit(notes_binary, {"ELICITATION": "true"})
-    assert "ELICITATION=false" not in done.stderr, done.stderr
-    assert done.stdout == ""
-
-
-def _exchange(binary, env: dict[str, str]) -> list[str]:
+def _exchange(binary, env: dict[str, str], stderr_path) -> list[str]:
     """Speak raw JSON-RPC over stdio (legacy handshake, a list and a call) and return every
-    line the server wrote on stdout."""
+    line the server wrote on stdout (its stderr goes to `stderr_path`)."""
     requests = [
         {
             "jsonrpc": "2.0",
@@ -53,15 +47,16 @@ def _exchange(binary, env: dict[str, str]) -> list[str]:
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list_notes", "arguments": {}}},
     ]
-    proc = subprocess.Popen(
-        [str(binary)],
-        env={**base_env(), **env},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
+    with open(stderr_path, "wb") as err:
+        proc = subprocess.Popen(
+            [str(binary)],
+            env={**base_env(), **env},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            start_new_session=True,
+        )
     lines: list[str] = []
     try:
         assert proc.stdin is not None and proc.stdout is not None
@@ -89,8 +84,9 @@ def _exchange(binary, env: dict[str, str]) -> list[str]:
 
 
 @pytest.mark.parametrize("elicitation", ["true", "false"])
-def test_stdout_carries_only_protocol(notes_binary, elicitation):
-    lines = _exchange(notes_binary, {"ELICITATION": elicitation})
+def test_stdout_carries_only_protocol(notes_binary, elicitation, tmp_path):
+    stderr_path = tmp_path / "stderr"
+    lines = _exchange(notes_binary, {"ELICITATION": elicitation}, stderr_path)
     ids = []
     for line in lines:
         if not line.strip():
@@ -102,3 +98,6 @@ def test_stdout_carries_only_protocol(notes_binary, elicitation):
     listed = next(json.loads(line) for line in lines if line.strip() and json.loads(line).get("id") == 3)
     notes = listed["result"]["structuredContent"]["notes"]
     assert sorted(note["id"] for note in notes) == ["n1", "n2", "n3"], notes
+    stderr_lines = stderr_path.read_text(encoding="utf-8", errors="replace").splitlines()
+    # The notice is printed exactly when the switch is off, and only on stderr.
+    assert (NOTICE in stderr_lines) == (elicitation == "false"), stderr_lines
