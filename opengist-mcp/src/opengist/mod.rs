@@ -1,1 +1,22 @@
+//! The Opengist REST client: typed requests ([`requests`]), typed responses ([`responses`]),
+//! one error type ([`error`]), gist references ([`gist_ref`]) and the client itself.
+//!
+//! Write methods take the guard's clearance or approval by value; the raw HTTP write path is
+//! private to the client, so no other module can reach a create, update or delete without one.
+
+pub mod error;
+pub mod gist_ref;
 pub mod requests;
+pub mod responses;
+
+mod client;
+
+pub use client::{
+    ClientOptions, ListScope, MAX_JSON_BYTES, MAX_PER_PAGE, OpengistClient, RESOLVE_MAX_PAGES,
+};
+pub use error::{OpengistError, Scope, TimeoutPhase};
+pub use gist_ref::{GistRef, GistRefError, Sha, ShaError};
+pub use responses::{
+    ApiInfo, ChangeStatus, Commit, CommitAuthor, ForkOutcome, GistDetail, GistFile, GistSummary,
+    Health, LikeChange, LikeState, Owner, Page, RawFile, User,
+};

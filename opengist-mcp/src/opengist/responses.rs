@@ -1,0 +1,748 @@
+//! What Opengist answers, as typed values.
+//!
+//! Parsing is tolerant where Opengist may omit or null a field (Go marshals empty slices as
+//! `null`; older builds lack newer fields) and ignores unknown fields, but strict where a wrong
+//! guess would be unsafe: a gist's `id` must be a 32-hex uuid, and its `visibility` must be
+//! one of `public`, `unlisted`, `private` (an unknown value is a parse error, never read as
+//! public or private).
+//!
+//! Dates are RFC 3339 strings in the documented shapes; Unix seconds are accepted too, and
+//! `null`, `""`, `0` and Go's zero time (`0001-01-01T00:00:00Z`) all mean "absent".
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use chrono::{DateTime, Datelike, TimeZone, Utc};
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize};
+
+use super::requests::{GistId, Visibility};
+
+/// A user as embedded in gists and commits (Opengist's `SimpleUser`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Owner {
+    /// Numeric user id.
+    #[serde(default)]
+    pub id: u64,
+    /// Login name (the same as `username` on Opengist).
+    #[serde(default, deserialize_with = "nullable")]
+    pub login: String,
+    /// Username.
+    #[serde(default, deserialize_with = "nullable")]
+    pub username: String,
+    /// Avatar image URL.
+    #[serde(default, deserialize_with = "nullable")]
+    pub avatar_url: String,
+    /// Account type, e.g. `User`.
+    #[serde(rename = "type", default, deserialize_with = "nullable")]
+    pub kind: String,
+    /// When the account was made.
+    #[serde(default, deserialize_with = "date")]
+    pub created_at: Option<DateTime<Utc>>,
+}
+
+impl Owner {
+    /// The username, falling back to `login` when `username` is empty.
+    pub fn name(&self) -> &str {
+        if self.username.is_empty() {
+            &self.login
+        } else {
+            &self.username
+        }
+    }
+}
+
+/// A user account: the public profile, plus `email` when it is the token owner's own.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct User {
+    /// Numeric user id.
+    #[serde(default)]
+    pub id: u64,
+    /// Login name.
+    #[serde(default, deserialize_with = "nullable")]
+    pub login: String,
+    /// Username.
+    #[serde(default, deserialize_with = "nullable")]
+    pub username: String,
+    /// Avatar image URL.
+    #[serde(default, deserialize_with = "nullable")]
+    pub avatar_url: String,
+    /// Account type, e.g. `User`.
+    #[serde(rename = "type", default, deserialize_with = "nullable")]
+    pub kind: String,
+    /// When the account was made.
+    #[serde(default, deserialize_with = "date")]
+    pub created_at: Option<DateTime<Utc>>,
+    /// E-mail address: only in `GET /api/user` (the token owner's own account).
+    #[serde(default, deserialize_with = "non_empty")]
+    pub email: Option<String>,
+    /// Whether the account is an administrator, when Opengist says.
+    #[serde(default)]
+    pub is_admin: Option<bool>,
+}
+
+impl User {
+    /// The username, falling back to `login` when `username` is empty.
+    pub fn name(&self) -> &str {
+        if self.username.is_empty() {
+            &self.login
+        } else {
+            &self.username
+        }
+    }
+}
+
+/// A gist without its files: what every list returns (Opengist's `GistSimple`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GistSummary {
+    /// The 32-hex uuid used in every API path.
+    #[serde(deserialize_with = "gist_id")]
+    pub id: GistId,
+    /// The last path segment of the gist's web address: its custom URL if it has one,
+    /// otherwise its uuid.
+    #[serde(default, deserialize_with = "nullable")]
+    pub slug_url: String,
+    /// Who owns it.
+    #[serde(default, deserialize_with = "nullable")]
+    pub owner: Owner,
+    /// Title (user-supplied text).
+    #[serde(default, deserialize_with = "nullable")]
+    pub title: String,
+    /// Web address.
+    #[serde(default, deserialize_with = "nullable")]
+    pub html_url: String,
+    /// Description (user-supplied text).
+    #[serde(default, deserialize_with = "nullable")]
+    pub description: String,
+    /// `true` only when `visibility` is public. Informational: `visibility` decides.
+    #[serde(default)]
+    pub public: bool,
+    /// Who can see it. Required, and strictly one of the three known values.
+    #[serde(deserialize_with = "visibility")]
+    pub visibility: Visibility,
+    /// Likes.
+    #[serde(default)]
+    pub like_count: u64,
+    /// Forks.
+    #[serde(default)]
+    pub fork_count: u64,
+    /// HTTP clone URL.
+    #[serde(default, deserialize_with = "nullable")]
+    pub clone_url: String,
+    /// SSH clone URL.
+    #[serde(default, deserialize_with = "nullable")]
+    pub ssh_url: String,
+    /// Topics (user-supplied text).
+    #[serde(default, deserialize_with = "nullable")]
+    pub topics: Vec<String>,
+    /// Archived gists are read-only.
+    #[serde(default)]
+    pub archived: bool,
+    /// Created.
+    #[serde(default, deserialize_with = "date")]
+    pub created_at: Option<DateTime<Utc>>,
+    /// Last updated.
+    #[serde(default, deserialize_with = "date")]
+    pub updated_at: Option<DateTime<Utc>>,
+    /// When it expires, if it does.
+    #[serde(default, deserialize_with = "date")]
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+/// One file of a gist, as in `GET /api/gists/:uuid`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GistFile {
+    /// Its name.
+    #[serde(default, deserialize_with = "nullable")]
+    pub filename: String,
+    /// MIME type as Opengist detected it.
+    #[serde(rename = "type", default, deserialize_with = "nullable")]
+    pub mime_type: String,
+    /// Language as Opengist detected it.
+    #[serde(default, deserialize_with = "nullable")]
+    pub language: String,
+    /// Size in bytes of the whole file.
+    #[serde(default)]
+    pub size: u64,
+    /// Whether `content` was cut (Opengist sends at most 512 KiB per file).
+    #[serde(default)]
+    pub truncated: bool,
+    /// The content: text, or base64 when `encoding` is `base64`.
+    #[serde(default, deserialize_with = "nullable")]
+    pub content: String,
+    /// `utf-8` (or another charset) for text, `base64` for binary files.
+    #[serde(default, deserialize_with = "nullable")]
+    pub encoding: String,
+}
+
+impl GistFile {
+    /// Whether `content` is base64 (a binary file).
+    pub fn is_base64(&self) -> bool {
+        self.encoding.eq_ignore_ascii_case("base64")
+    }
+}
+
+/// The git author of a commit.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CommitAuthor {
+    /// Author name.
+    #[serde(default, deserialize_with = "nullable")]
+    pub name: String,
+    /// Author e-mail.
+    #[serde(default, deserialize_with = "nullable")]
+    pub email: String,
+}
+
+/// A commit's shortstat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ChangeStatus {
+    /// Files changed.
+    #[serde(default)]
+    pub files_changed: u64,
+    /// Lines added.
+    #[serde(default)]
+    pub additions: u64,
+    /// Lines deleted.
+    #[serde(default)]
+    pub deletions: u64,
+    /// Additions plus deletions.
+    #[serde(default)]
+    pub total: u64,
+}
+
+/// One revision of a gist.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Commit {
+    /// The commit sha: pass it as the `sha` of a revision read.
+    #[serde(default, deserialize_with = "nullable")]
+    pub version: String,
+    /// The git author.
+    #[serde(default, deserialize_with = "nullable")]
+    pub author: CommitAuthor,
+    /// The Opengist account whose e-mail matches the author, if any.
+    #[serde(default)]
+    pub user: Option<Owner>,
+    /// The shortstat.
+    #[serde(default, deserialize_with = "nullable")]
+    pub change_status: ChangeStatus,
+    /// When it was committed.
+    #[serde(default, deserialize_with = "date")]
+    pub committed_at: Option<DateTime<Utc>>,
+}
+
+/// A whole gist: the summary, files (at most 50, each content at most 512 KiB), the 10 newest
+/// commits, forks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GistDetail {
+    /// The summary fields.
+    #[serde(flatten)]
+    pub summary: GistSummary,
+    /// The gist this one forks, if it is a fork.
+    #[serde(default)]
+    pub fork_of: Option<Box<GistSummary>>,
+    /// Forks visible to this token (Opengist embeds at most 10).
+    #[serde(default, deserialize_with = "nullable")]
+    pub forks: Vec<GistSummary>,
+    /// Files by name.
+    #[serde(default, deserialize_with = "nullable")]
+    pub files: BTreeMap<String, GistFile>,
+    /// The newest commits (at most 10), newest first.
+    #[serde(default, deserialize_with = "nullable")]
+    pub commits: Vec<Commit>,
+    /// Whether the file list was cut (more than 50 files).
+    #[serde(default)]
+    pub truncated: bool,
+}
+
+impl GistDetail {
+    /// The gist's id.
+    pub fn id(&self) -> &GistId {
+        &self.summary.id
+    }
+
+    /// The newest revision's sha, if Opengist listed any commit.
+    pub fn head_sha(&self) -> Option<&str> {
+        self.commits
+            .first()
+            .map(|c| c.version.as_str())
+            .filter(|v| !v.is_empty())
+    }
+}
+
+/// One page of a list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Page<T> {
+    /// The items, in Opengist's order (gists: most recently updated first; commits: newest
+    /// first).
+    pub items: Vec<T>,
+    /// This page's number, 1-based (from `X-Page`, else as requested).
+    pub page: u32,
+    /// Items per page (from `X-Per-Page`, else as requested after clamping).
+    pub per_page: u32,
+    /// Items across all pages (`X-Total`), when Opengist says (commit lists do not).
+    pub total: Option<u64>,
+    /// Pages in all (`X-Total-Pages`), when Opengist says.
+    pub total_pages: Option<u32>,
+    /// Whether another page follows: from `Link: rel="next"` or the totals; only when no
+    /// pagination header is present at all is it inferred from a full page.
+    pub has_next: bool,
+}
+
+/// A raw file read, or a window of one.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RawFile {
+    /// The bytes from `offset`, at most the requested number.
+    pub bytes: Vec<u8>,
+    /// Where `bytes` start in the file.
+    pub offset: u64,
+    /// The file's full size, from `Content-Length`, when Opengist sent it.
+    pub total_bytes: Option<u64>,
+    /// Whether the file goes on past the end of `bytes`.
+    pub truncated: bool,
+    /// Whether `bytes` are UTF-8 text, allowing for a character cut at either edge of the
+    /// window.
+    pub is_utf8: bool,
+}
+
+impl fmt::Debug for RawFile {
+    // Content stays out of logs and debug output.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RawFile")
+            .field("bytes", &format_args!("<{} bytes>", self.bytes.len()))
+            .field("offset", &self.offset)
+            .field("total_bytes", &self.total_bytes)
+            .field("truncated", &self.truncated)
+            .field("is_utf8", &self.is_utf8)
+            .finish()
+    }
+}
+
+/// The answer of `GET /api/gists/:uuid/like`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum LikeState {
+    /// 204: the token's account likes the gist.
+    Liked,
+    /// 404: not liked, or the gist is not visible to this token (Opengist does not say which).
+    NotLikedOrNotVisible,
+}
+
+/// What [`set_like`](super::OpengistClient::set_like) did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum LikeChange {
+    /// It was liked already; nothing was sent.
+    AlreadyLiked,
+    /// It was not liked already; nothing was sent.
+    AlreadyNotLiked,
+    /// It is now liked (confirmed by reading it back).
+    Liked,
+    /// It is now not liked (confirmed by reading it back).
+    Unliked,
+}
+
+impl LikeChange {
+    /// Whether the gist is liked afterwards.
+    pub fn liked(self) -> bool {
+        matches!(self, Self::AlreadyLiked | Self::Liked)
+    }
+
+    /// Whether anything was changed.
+    pub fn changed(self) -> bool {
+        matches!(self, Self::Liked | Self::Unliked)
+    }
+}
+
+/// What a fork call did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum ForkOutcome {
+    /// 201: a new fork was made.
+    Created(GistSummary),
+    /// 200: the token's account had forked this gist already; this is that fork.
+    Existing(GistSummary),
+}
+
+impl ForkOutcome {
+    /// The fork.
+    pub fn fork(&self) -> &GistSummary {
+        match self {
+            Self::Created(g) | Self::Existing(g) => g,
+        }
+    }
+
+    /// Whether a new fork was made.
+    pub fn created(&self) -> bool {
+        matches!(self, Self::Created(_))
+    }
+}
+
+/// `GET /healthcheck`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Health {
+    /// The HTTP status (200 healthy, 503 when the database is down).
+    pub status: u16,
+    /// The `opengist` field (`ok`).
+    pub opengist: Option<String>,
+    /// The `database` field (`ok` / `ko`).
+    pub database: Option<String>,
+    /// The server's clock, as it reported it.
+    pub time: Option<String>,
+    /// Opengist's version, when the healthcheck or a response header reveals it.
+    pub version: Option<String>,
+}
+
+impl Health {
+    /// Whether Opengist and its database report `ok`.
+    pub fn is_ok(&self) -> bool {
+        self.status == 200
+            && self.opengist.as_deref().is_none_or(|s| s == "ok")
+            && self.database.as_deref().is_none_or(|s| s == "ok")
+    }
+}
+
+/// What a probe of `GET /api/gists?per_page=1` found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ApiInfo {
+    /// Opengist's version, when a response header reveals it.
+    pub version: Option<String>,
+    /// `X-Total` of the caller's gist list, when sent.
+    pub total_gists: Option<u64>,
+    /// Whether a token was sent.
+    pub authenticated: bool,
+}
+
+// ---------------------------------------------------------------------------------------
+// Deserialization helpers.
+
+/// `null` → the default value; missing fields are handled by `#[serde(default)]`.
+fn nullable<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// `null` and `""` → `None`.
+fn non_empty<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    Ok(Option::<String>::deserialize(deserializer)?.filter(|s| !s.is_empty()))
+}
+
+fn gist_id<'de, D: Deserializer<'de>>(deserializer: D) -> Result<GistId, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    GistId::parse(&text).map_err(|_| de::Error::custom("a gist id is not 32 hex digits"))
+}
+
+fn visibility<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Visibility, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    parse_visibility(&text).ok_or_else(|| {
+        de::Error::custom("unknown gist visibility (expected public, unlisted or private)")
+    })
+}
+
+/// The three documented words, in any case; anything else is `None`.
+pub(crate) fn parse_visibility(text: &str) -> Option<Visibility> {
+    match text.to_ascii_lowercase().as_str() {
+        "public" => Some(Visibility::Public),
+        "unlisted" => Some(Visibility::Unlisted),
+        "private" => Some(Visibility::Private),
+        _ => None,
+    }
+}
+
+fn date<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<DateTime<Utc>>, D::Error> {
+    deserializer.deserialize_any(DateVisitor)
+}
+
+struct DateVisitor;
+
+/// Unix timestamps above this are taken as milliseconds (it is the year 5138 in seconds).
+const MILLIS_THRESHOLD: i64 = 100_000_000_000;
+
+fn from_unix(value: i64) -> Option<DateTime<Utc>> {
+    if value == 0 {
+        return None;
+    }
+    if value.abs() >= MILLIS_THRESHOLD {
+        Utc.timestamp_millis_opt(value).single()
+    } else {
+        Utc.timestamp_opt(value, 0).single()
+    }
+}
+
+impl<'de> Visitor<'de> for DateVisitor {
+    type Value = Option<DateTime<Utc>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an RFC 3339 date, Unix seconds, or null")
+    }
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<Self::Value, E> {
+        let value = value.trim();
+        if value.is_empty() {
+            return Ok(None);
+        }
+        if let Ok(at) = DateTime::parse_from_rfc3339(value) {
+            let at = at.with_timezone(&Utc);
+            // Go's zero time means "not set".
+            return Ok((at.year() > 1).then_some(at));
+        }
+        if let Ok(seconds) = value.parse::<i64>() {
+            return Ok(from_unix(seconds));
+        }
+        Err(E::custom("a date is neither RFC 3339 nor Unix seconds"))
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Self::Value, E> {
+        Ok(from_unix(value))
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Self::Value, E> {
+        Ok(i64::try_from(value).ok().and_then(from_unix))
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Self::Value, E> {
+        if !value.is_finite() || value.abs() > i64::MAX as f64 {
+            return Ok(None);
+        }
+        Ok(from_unix(value.trunc() as i64))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const ID: &str = "3f2a9c91e0b14f0b9a1c0d3e4f5a6b7c";
+
+    fn owner() -> serde_json::Value {
+        json!({
+            "id": 1, "login": "alice", "username": "alice",
+            "avatar_url": "https://www.gravatar.com/avatar/x", "type": "User",
+            "created_at": "2025-01-02T03:04:05Z"
+        })
+    }
+
+    fn summary_json(visibility: &str) -> serde_json::Value {
+        json!({
+            "id": ID,
+            "slug_url": "my-notes",
+            "owner": owner(),
+            "title": "Notes",
+            "html_url": "https://gist.example.com/alice/my-notes",
+            "description": "things",
+            "public": visibility == "public",
+            "visibility": visibility,
+            "like_count": 3,
+            "fork_count": 1,
+            "clone_url": "https://gist.example.com/alice/my-notes.git",
+            "ssh_url": "ssh://opengist@gist.example.com:2222/alice/my-notes.git",
+            "topics": ["rust", "mcp"],
+            "archived": false,
+            "created_at": "2025-01-02T03:04:05Z",
+            "updated_at": "2025-02-03T04:05:06+01:00",
+            "expires_at": null,
+            "some_future_field": {"nested": true}
+        })
+    }
+
+    #[test]
+    fn summary_parses_the_documented_shape() {
+        let s: GistSummary = serde_json::from_value(summary_json("unlisted")).expect("parses");
+        assert_eq!(s.id.as_str(), ID);
+        assert_eq!(s.visibility, Visibility::Unlisted);
+        assert_eq!(s.owner.name(), "alice");
+        assert_eq!(s.topics, vec!["rust", "mcp"]);
+        assert_eq!(s.like_count, 3);
+        assert_eq!(
+            s.updated_at.map(|d| d.to_rfc3339()),
+            Some("2025-02-03T03:05:06+00:00".to_owned())
+        );
+        assert_eq!(s.expires_at, None);
+        assert_eq!(s.slug_url, "my-notes");
+    }
+
+    #[test]
+    fn unknown_or_missing_visibility_is_an_error_not_public() {
+        for bad in ["secret", "", "PUBLICISH"] {
+            let err = serde_json::from_value::<GistSummary>(summary_json(bad))
+                .expect_err("unknown visibility must not parse");
+            assert!(err.to_string().contains("unknown gist visibility"), "{err}");
+        }
+        let mut missing = summary_json("public");
+        missing
+            .as_object_mut()
+            .expect("object")
+            .remove("visibility");
+        assert!(serde_json::from_value::<GistSummary>(missing).is_err());
+        // Case is forgiven; the word is not.
+        let s: GistSummary = serde_json::from_value(summary_json("Private")).expect("parses");
+        assert_eq!(s.visibility, Visibility::Private);
+    }
+
+    #[test]
+    fn a_bad_id_is_an_error() {
+        let mut v = summary_json("public");
+        v["id"] = json!("../../etc/passwd");
+        assert!(serde_json::from_value::<GistSummary>(v).is_err());
+    }
+
+    #[test]
+    fn nulls_and_missing_fields_are_tolerated() {
+        let s: GistSummary = serde_json::from_value(json!({
+            "id": ID.to_uppercase(), "visibility": "private", "topics": null,
+            "owner": null, "title": null, "created_at": "", "updated_at": 0
+        }))
+        .expect("parses");
+        assert!(s.topics.is_empty());
+        assert_eq!(s.owner, Owner::default());
+        assert_eq!(s.id.as_str(), ID);
+        assert_eq!(s.created_at, None);
+        assert_eq!(s.updated_at, None);
+    }
+
+    #[test]
+    fn dates_accept_rfc3339_unix_and_go_zero() {
+        #[derive(Deserialize)]
+        struct D {
+            #[serde(default, deserialize_with = "date")]
+            at: Option<DateTime<Utc>>,
+        }
+        let at = |v: serde_json::Value| {
+            serde_json::from_value::<D>(json!({ "at": v })).map(|d| d.at.map(|t| t.timestamp()))
+        };
+        assert_eq!(
+            at(json!("2024-05-06T07:08:09Z")).ok(),
+            Some(Some(1_714_979_289))
+        );
+        assert_eq!(
+            at(json!("2024-05-06T07:08:09.123456789+02:00")).ok(),
+            Some(Some(1_714_972_089))
+        );
+        assert_eq!(at(json!(1_714_979_289)).ok(), Some(Some(1_714_979_289)));
+        assert_eq!(
+            at(json!(1_714_979_289_000_i64)).ok(),
+            Some(Some(1_714_979_289))
+        );
+        assert_eq!(at(json!("1714979289")).ok(), Some(Some(1_714_979_289)));
+        assert_eq!(at(json!(1_714_979_289.5)).ok(), Some(Some(1_714_979_289)));
+        assert_eq!(at(json!("0001-01-01T00:00:00Z")).ok(), Some(None));
+        assert_eq!(at(json!(0)).ok(), Some(None));
+        assert_eq!(at(json!(null)).ok(), Some(None));
+        assert!(at(json!("yesterday")).is_err());
+        assert!(at(json!(true)).is_err());
+        let missing: D = serde_json::from_value(json!({})).expect("parses");
+        assert_eq!(missing.at, None);
+    }
+
+    #[test]
+    fn detail_with_a_base64_file_commits_and_forks() {
+        let mut v = summary_json("public");
+        let obj = v.as_object_mut().expect("object");
+        obj.insert("fork_of".into(), json!(null));
+        obj.insert("forks".into(), json!([summary_json("public")]));
+        obj.insert(
+            "files".into(),
+            json!({
+                "notes.md": {
+                    "filename": "notes.md", "type": "text/markdown", "language": "Markdown",
+                    "size": 12, "truncated": false, "content": "# Hello\nabc\n", "encoding": "utf-8"
+                },
+                "logo.png": {
+                    "filename": "logo.png", "type": "image/png", "language": "",
+                    "size": 4, "truncated": false, "content": "iVBORw==", "encoding": "base64"
+                }
+            }),
+        );
+        obj.insert(
+            "commits".into(),
+            json!([{
+                "version": "0123456789abcdef0123456789abcdef01234567",
+                "author": {"name": "Alice", "email": "alice@example.com"},
+                "user": owner(),
+                "change_status": {"files_changed": 2, "additions": 3, "deletions": 1, "total": 4},
+                "committed_at": "2025-02-03T03:05:06Z"
+            }, {
+                "version": "89abcdef0123456789abcdef0123456789abcdef",
+                "author": {"name": "Alice", "email": "other@example.com"},
+                "user": null,
+                "change_status": {"files_changed": 1, "additions": 1, "deletions": 0, "total": 1},
+                "committed_at": "2025-01-02T03:04:05Z"
+            }]),
+        );
+        obj.insert("truncated".into(), json!(false));
+        let d: GistDetail = serde_json::from_value(v).expect("parses");
+        assert_eq!(d.id().as_str(), ID);
+        assert_eq!(d.summary.visibility, Visibility::Public);
+        assert_eq!(d.files.len(), 2);
+        let png = &d.files["logo.png"];
+        assert!(png.is_base64());
+        assert_eq!(png.mime_type, "image/png");
+        assert!(!d.files["notes.md"].is_base64());
+        assert_eq!(
+            d.head_sha(),
+            Some("0123456789abcdef0123456789abcdef01234567")
+        );
+        assert_eq!(d.commits[0].change_status.total, 4);
+        assert_eq!(d.commits[0].user.as_ref().map(Owner::name), Some("alice"));
+        assert!(d.commits[1].user.is_none());
+        assert_eq!(d.forks.len(), 1);
+        assert!(d.fork_of.is_none());
+    }
+
+    #[test]
+    fn detail_tolerates_null_collections_and_rejects_a_bad_fork_visibility() {
+        let mut v = summary_json("private");
+        let obj = v.as_object_mut().expect("object");
+        obj.insert("files".into(), json!(null));
+        obj.insert("commits".into(), json!(null));
+        obj.insert("forks".into(), json!(null));
+        let d: GistDetail = serde_json::from_value(v.clone()).expect("parses");
+        assert!(d.files.is_empty() && d.commits.is_empty() && d.forks.is_empty());
+        assert_eq!(d.head_sha(), None);
+
+        v["fork_of"] = summary_json("everyone");
+        assert!(serde_json::from_value::<GistDetail>(v).is_err());
+    }
+
+    #[test]
+    fn users_parse_with_and_without_email() {
+        let mut me = owner();
+        me["email"] = json!("alice@example.com");
+        let me: User = serde_json::from_value(me).expect("parses");
+        assert_eq!(me.email.as_deref(), Some("alice@example.com"));
+        assert_eq!(me.is_admin, None);
+        let other: User = serde_json::from_value(owner()).expect("parses");
+        assert_eq!(other.email, None);
+        assert_eq!(other.name(), "alice");
+        let empty: User = serde_json::from_value(json!({"id": 2, "email": ""})).expect("parses");
+        assert_eq!(empty.email, None);
+    }
+
+    #[test]
+    fn raw_file_debug_hides_content() {
+        let raw = RawFile {
+            bytes: b"secret".to_vec(),
+            offset: 0,
+            total_bytes: Some(6),
+            truncated: false,
+            is_utf8: true,
+        };
+        let text = format!("{raw:?}");
+        assert!(
+            !text.contains("secret") && text.contains("<6 bytes>"),
+            "{text}"
+        );
+    }
+}
