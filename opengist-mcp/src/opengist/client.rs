@@ -1112,6 +1112,16 @@ async fn read_window(
     call: &CallInfo,
     client: &OpengistClient,
 ) -> Result<RawFile, OpengistError> {
+    if total_bytes.is_some_and(|total| offset >= total) {
+        // Past the end: nothing to read, and no reason to read through the file.
+        return Ok(RawFile {
+            bytes: Vec::new(),
+            offset,
+            total_bytes,
+            truncated: false,
+            is_utf8: true,
+        });
+    }
     let end = offset.saturating_add(max_bytes);
     let mut seen: u64 = 0;
     let mut out: Vec<u8> = Vec::with_capacity(max_bytes.min(1024 * 1024) as usize);
@@ -1124,7 +1134,7 @@ async fn read_window(
             continue;
         }
         let from = offset.saturating_sub(start) as usize;
-        let to = (seen.min(end) - start) as usize;
+        let to = seen.min(end).saturating_sub(start) as usize;
         out.extend_from_slice(chunk.get(from..to).unwrap_or_default());
         if seen > end {
             truncated = true;
@@ -1481,6 +1491,76 @@ mod tests {
         }))
         .expect("summary");
         assert!(slug_matches(&no_slug, "other"));
+    }
+
+    /// A response whose body arrives in the given chunks, with no server involved.
+    fn chunked(chunks: &[&'static [u8]], content_length: Option<u64>) -> Response {
+        let items: Vec<Result<&'static [u8], std::io::Error>> =
+            chunks.iter().map(|c| Ok(*c)).collect();
+        let mut builder = http::Response::builder().status(200);
+        if let Some(length) = content_length {
+            builder = builder.header(header::CONTENT_LENGTH, length);
+        }
+        let body = reqwest::Body::wrap_stream(futures::stream::iter(items));
+        Response::from(builder.body(body).expect("response"))
+    }
+
+    async fn window(
+        chunks: &[&'static [u8]],
+        length: Option<u64>,
+        offset: u64,
+        max: u64,
+    ) -> RawFile {
+        let c = client("http://127.0.0.1:9", None, Duration::from_secs(5));
+        let call = CallInfo::new("read a raw file", Scope::GistRead, "file");
+        read_window(chunked(chunks, length), offset, max, length, &call, &c)
+            .await
+            .expect("window")
+    }
+
+    #[tokio::test]
+    async fn windows_across_chunk_boundaries() {
+        let chunks: &[&[u8]] = &[b"0123456", b"789abcd", b"efghijk", b"lmn"];
+        // Spanning three chunks, more follows.
+        let w = window(chunks, None, 5, 12).await;
+        assert_eq!(w.bytes, b"56789abcdefg");
+        assert!(w.truncated && w.is_utf8 && w.total_bytes.is_none());
+        // Ending exactly at a chunk boundary, size unknown: one more chunk is peeked.
+        let w = window(chunks, None, 0, 14).await;
+        assert_eq!(w.bytes, b"0123456789abcd");
+        assert!(w.truncated);
+        // Ending exactly at the end of the file.
+        let w = window(chunks, None, 10, 14).await;
+        assert_eq!(w.bytes, b"abcdefghijklmn");
+        assert!(!w.truncated);
+        // The whole file, with room to spare.
+        let w = window(chunks, Some(24), 0, 1000).await;
+        assert_eq!(w.bytes.len(), 24);
+        assert!(!w.truncated);
+        assert_eq!(w.total_bytes, Some(24));
+        // Exactly at the cap with a known size: no peeking needed.
+        let w = window(chunks, Some(24), 20, 4).await;
+        assert_eq!(w.bytes, b"klmn");
+        assert!(!w.truncated);
+        // Past the end.
+        let w = window(chunks, Some(24), 24, 10).await;
+        assert!(w.bytes.is_empty() && !w.truncated);
+        let w = window(chunks, None, 100, 10).await;
+        assert!(w.bytes.is_empty() && !w.truncated);
+    }
+
+    #[tokio::test]
+    async fn windows_report_binary_and_cut_text() {
+        let text = "añb✓c".as_bytes(); // a, ñ (2 bytes), b, ✓ (3 bytes), c
+        let leaked: &'static [u8] = Box::leak(text.to_vec().into_boxed_slice());
+        // Cut inside ✓ at the end: still text.
+        let w = window(&[leaked], None, 0, 5).await;
+        assert!(w.truncated && w.is_utf8);
+        // Starting inside ñ: still text.
+        let w = window(&[leaked], None, 2, 100).await;
+        assert!(w.is_utf8);
+        let w = window(&[b"\x89PNG\r\n\x1a\n\x00\xff"], None, 0, 100).await;
+        assert!(!w.is_utf8);
     }
 
     // -- The private write path against an in-process fake (faults only). --
