@@ -462,15 +462,18 @@ impl AllowedHost {
         }
         let authority = http::uri::Authority::try_from(entry).ok()?;
         let host = authority.host();
-        if host.is_empty()
-            || authority.as_str().ends_with(':')
-            || (authority.port().is_some() && authority.port_u16().is_none())
-        {
+        if host.is_empty() {
             return None;
         }
+        // Whatever follows the host must be nothing, or `:` and a port that fits in 16 bits.
+        let port = match authority.as_str().get(host.len()..) {
+            Some("") => None,
+            Some(rest) => Some(rest.strip_prefix(':')?.parse::<u16>().ok()?),
+            None => return None,
+        };
         Some(Self {
             host: normalise_host(host),
-            port: authority.port_u16(),
+            port,
         })
     }
 }
