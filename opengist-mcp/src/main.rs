@@ -1,1 +1,111 @@
-fn main(){}
+//! The `opengist-mcp` binary: parses the configuration, then serves MCP on stdio or
+//! streamable HTTP, or runs `doctor`.
+
+use std::process::ExitCode;
+
+use opengist_mcp::cli::{CliArgs, Command};
+use opengist_mcp::config::Config;
+use opengist_mcp::http::{HttpOptions, bind_http};
+use opengist_mcp::server::SERVER_NAME;
+use opengist_mcp::tools::OpengistServer;
+use opengist_mcp::{doctor, logging};
+use rmcp::ServiceExt;
+
+fn fail(message: impl std::fmt::Display, code: i32) -> ExitCode {
+    eprintln!("{SERVER_NAME}: {message}");
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+fn main() -> ExitCode {
+    let args = CliArgs::parse_process();
+    if let Err(error) = logging::init_from_env() {
+        return fail(&error, error.exit_code());
+    }
+    // SAFETY: nothing else runs yet: no runtime has been built and no thread spawned, so
+    // removing OPENGIST_TOKEN from the environment cannot race with a reader.
+    let loaded = match unsafe { Config::from_process(&args) } {
+        Ok(loaded) => loaded,
+        Err(error) => return fail(&error, error.exit_code()),
+    };
+    for warning in &loaded.warnings {
+        tracing::warn!("{warning}");
+    }
+    let config = loaded.config;
+    if !config.elicitation {
+        eprintln!("{}", mcp_guard::elicitation_off_notice(SERVER_NAME));
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => return fail(format!("could not start the async runtime: {error}"), 1),
+    };
+    match args.command {
+        Some(Command::Doctor) => runtime.block_on(doctor::run(&config)),
+        None => runtime.block_on(serve(config)),
+    }
+}
+
+async fn serve(config: Config) -> ExitCode {
+    let server = match OpengistServer::from_config(&config) {
+        Ok(server) => server,
+        Err(error) => return fail(&error, 1),
+    };
+    if config.opengist_url.is_none() || config.token.is_none() {
+        tracing::warn!(
+            "OPENGIST_URL or OPENGIST_TOKEN is not set: the server starts and lists its tools, and every tool call answers with setup instructions"
+        );
+    }
+    let tools = server.tool_names().len();
+    match config.http_addr {
+        None => {
+            tracing::info!(tools, "serving MCP on stdio");
+            let running = match server.serve(rmcp::transport::stdio()).await {
+                Ok(running) => running,
+                Err(error) => return fail(format!("the MCP session could not start: {error}"), 1),
+            };
+            match running.waiting().await {
+                Ok(_) => ExitCode::SUCCESS,
+                Err(error) => fail(format!("the MCP session ended with an error: {error}"), 1),
+            }
+        }
+        Some(addr) => {
+            let factory = move || Ok(server.clone());
+            let bound = match bind_http(addr, factory, HttpOptions::from_config(&config)).await {
+                Ok(bound) => bound,
+                Err(error) => return fail(&error, error.exit_code()),
+            };
+            eprintln!(
+                "{SERVER_NAME}: serving MCP over streamable HTTP at http://{}/mcp ({tools} tools)",
+                bound.local_addr()
+            );
+            match bound.serve(shutdown_signal()).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => fail(&error, error.exit_code()),
+            }
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -79,6 +79,8 @@ pub struct GistFacts {
     pub created_at: i64,
     /// Last update, Unix seconds.
     pub updated_at: i64,
+    /// The newest revision (commit sha), if Opengist reported one.
+    pub revision: Option<String>,
 }
 
 impl GistFacts {
@@ -92,6 +94,7 @@ impl GistFacts {
             .text("visibility", self.visibility.as_str())
             .number("updated_at", self.updated_at.unsigned_abs())
             .flag("updated_at_negative", self.updated_at < 0)
+            .optional_text("revision", self.revision.as_deref())
             .set("files", self.files.keys());
     }
 }
@@ -256,6 +259,11 @@ impl DeleteGistFiles {
         &self.deletion
     }
 
+    /// The gist's newest revision before the deletion.
+    pub fn previous_revision(&self) -> Option<&str> {
+        self.facts.revision.as_deref()
+    }
+
     fn deleted_bytes(&self) -> u64 {
         self.deletion
             .names()
@@ -381,6 +389,11 @@ impl UpdateGist {
         &self.patch
     }
 
+    /// The gist's newest revision before the change.
+    pub fn previous_revision(&self) -> Option<&str> {
+        self.facts.revision.as_deref()
+    }
+
     /// The gist's visibility before the change.
     pub fn previous_visibility(&self) -> Visibility {
         self.facts.visibility
@@ -495,6 +508,7 @@ mod tests {
             like_count: 3,
             created_at: 1_700_000_000,
             updated_at: 1_796_041_800,
+            revision: Some("abc123".to_owned()),
         }
     }
 

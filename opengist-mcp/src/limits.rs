@@ -1,0 +1,106 @@
+//! The result-size ceiling: every tool result fits in a configured number of bytes, whatever
+//! Opengist returns.
+//!
+//! Tools page and cap what they fetch, and say so in their results; this module is the last
+//! line: it measures the structured content as JSON and, while it is too large, shortens the
+//! longest string in it (marking the cut), so the ceiling holds for every field, including ones
+//! no tool thought to cap.
+
+use serde_json::Value;
+
+/// Appended to a string that was shortened to fit the ceiling.
+pub const CUT_MARK: &str = "…[cut to fit the result-size ceiling]";
+
+/// Serialized size of `value` in bytes.
+pub fn json_len(value: &Value) -> usize {
+    serde_json::to_vec(value).map_or(usize::MAX, |bytes| bytes.len())
+}
+
+/// Shortens the longest strings in `value` until its JSON form is at most `budget` bytes.
+/// Returns whether anything was cut. Gives up (returning `true`) only if no string is left to
+/// shorten, which a caller must treat as "still too large".
+pub fn fit_to_budget(value: &mut Value, budget: usize) -> bool {
+    let mut cut = false;
+    // Each round at least halves the longest string, so this ends quickly.
+    for _ in 0..256 {
+        let size = json_len(value);
+        if size <= budget {
+            return cut;
+        }
+        let excess = size - budget;
+        let Some(longest) = longest_string(value) else {
+            return true;
+        };
+        let len = longest.len();
+        if len <= CUT_MARK.len() + 8 {
+            return true;
+        }
+        // Cut at least the excess (plus the mark), at most half the string per round.
+        let keep = len
+            .saturating_sub(excess + CUT_MARK.len() + 16)
+            .max(len / 2)
+            .min(len - 1);
+        let boundary = floor_char_boundary(longest, keep);
+        longest.truncate(boundary);
+        longest.push_str(CUT_MARK);
+        cut = true;
+    }
+    true
+}
+
+fn floor_char_boundary(text: &str, index: usize) -> usize {
+    let mut i = index.min(text.len());
+    while i > 0 && !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn longest_string(value: &mut Value) -> Option<&mut String> {
+    match value {
+        Value::String(text) => Some(text),
+        Value::Array(items) => items
+            .iter_mut()
+            .filter_map(longest_string)
+            .max_by_key(|text| text.len()),
+        Value::Object(map) => map
+            .values_mut()
+            .filter_map(longest_string)
+            .max_by_key(|text| text.len()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn small_values_are_untouched() {
+        let mut value = json!({"a": "short", "n": 1});
+        assert!(!fit_to_budget(&mut value, 1000));
+        assert_eq!(value, json!({"a": "short", "n": 1}));
+    }
+
+    #[test]
+    fn the_ceiling_holds_for_any_field() {
+        let mut value = json!({
+            "title": "t".repeat(50_000),
+            "files": [{"content": "é".repeat(100_000)}, {"content": "x".repeat(10)}],
+            "description": "d".repeat(20_000)
+        });
+        assert!(fit_to_budget(&mut value, 4096));
+        assert!(json_len(&value) <= 4096, "{}", json_len(&value));
+        let content = value["files"][0]["content"].as_str().expect("string");
+        assert!(content.ends_with(CUT_MARK));
+        assert_eq!(value["files"][1]["content"], "x".repeat(10));
+    }
+
+    #[test]
+    fn reports_when_it_cannot_fit() {
+        let mut value = json!((0..1000).collect::<Vec<u32>>());
+        assert!(fit_to_budget(&mut value, 100));
+        assert!(json_len(&value) > 100);
+    }
+}

@@ -1,0 +1,7 @@
+//! placeholder
+
+use super::OpengistServer;
+use rmcp::tool_router;
+
+#[tool_router(router = users_router, vis = "pub(crate)", allow_empty)]
+impl OpengistServer {}
