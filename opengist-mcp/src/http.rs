@@ -334,21 +334,13 @@ impl Gate {
             code: "bad_host",
             message: "the Host header is missing or malformed",
         };
-        let (host, port) = match headers.get(header::HOST) {
-            Some(value) => {
-                let text = value.to_str().map_err(|_| bad())?;
-                let authority = http::uri::Authority::try_from(text).map_err(|_| bad())?;
-                if authority.as_str().contains('@') {
-                    return Err(bad());
-                }
-                (normalise_host(authority.host()), authority.port_u16())
-            }
+        let text = match headers.get(header::HOST) {
+            Some(value) => value.to_str().map_err(|_| bad())?,
             // HTTP/2 carries the authority in the URI instead.
-            None => {
-                let authority = uri.authority().ok_or_else(bad)?;
-                (normalise_host(authority.host()), authority.port_u16())
-            }
+            None => uri.authority().ok_or_else(bad)?.as_str(),
         };
+        // The same parser as the configured entries: no user info, a port that fits 16 bits.
+        let AllowedHost { host, port } = AllowedHost::parse(text).ok_or_else(bad)?;
         let effective_port = port.unwrap_or(80);
         let allowed = self.hosts.iter().any(|rule| {
             rule.host == host && rule.port.is_none_or(|allowed| allowed == effective_port)
