@@ -23,7 +23,8 @@ Environment variables without a flag:
                   two-call token path; it never removes the guard.
   RUST_LOG        Log filter for stderr (default: opengist_mcp=info,warn).
 
-Every flag below the subcommands also reads the variable named in its help; the flag wins.";
+Every flag above also reads the variable named in its help ([env: ...]); a flag given on the
+command line wins over its variable.";
 
 /// `opengist-mcp`: an MCP server for Opengist that asks a person before anything irreversible.
 #[derive(Debug, Clone, Default, Parser)]
