@@ -105,12 +105,23 @@ pub(crate) fn guarded(mode: syn::Result<Mode>, item: TokenStream) -> TokenStream
     }
 }
 
-/// A handler with the same name that rmcp's router accepts, emitted next to an error.
+/// What is emitted next to an error: a handler with the same name that rmcp's router accepts,
+/// so the error is not followed by the router's complaints, and the handler as written under
+/// another name, so its body is still checked (and its imports still count as used).
 fn stub(function: &ImplItemFn) -> TokenStream {
     let attrs = &function.attrs;
     let vis = &function.vis;
     let ident = &function.sig.ident;
     let receiver = function.sig.receiver();
+    let mut original = function.clone();
+    original.attrs.retain(|attr| !is_tool(attr));
+    original.sig.ident = syn::Ident::new(
+        &format!(
+            "__mcp_guard_unexpanded_{}",
+            ident.to_string().trim_start_matches("r#")
+        ),
+        ident.span(),
+    );
     quote! {
         #(#attrs)*
         #[allow(unused, clippy::all)]
@@ -120,7 +131,18 @@ fn stub(function: &ImplItemFn) -> TokenStream {
         > {
             ::core::unreachable!()
         }
+
+        #[allow(dead_code, clippy::all)]
+        #original
     }
+}
+
+/// rmcp's `#[tool]`, recognised as `#[tool_router]` does: by the path's last segment.
+fn is_tool(attr: &Attribute) -> bool {
+    attr.path()
+        .segments
+        .last()
+        .is_some_and(|segment| segment.ident == "tool")
 }
 
 fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
@@ -178,18 +200,28 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
 
     // Ask: `approve` for `always`, `clear` with the predicate's verdict for `when`.
     let guard_span = mode.span();
-    let guard = quote_spanned!(guard_span=> ::mcp_guard::Guarded::guard(self));
+    let guard = quote_spanned! {guard_span=>
+        let __mcp_guard_guard: &::mcp_guard::Guard = ::mcp_guard::Guarded::guard(self);
+    };
+    // The bounds of `approve` (`Target`) and `clear` (`Conditional`) are reported on `T`.
     let decide = match mode {
-        Mode::Always { .. } => quote! {
-            #guard.approve(#call, __mcp_guard_target).await
+        Mode::Always { .. } => quote_spanned! {target_span=>
+            __mcp_guard_guard.approve(#call, __mcp_guard_target).await
         },
         Mode::When { predicate, .. } => {
+            // The literal's place, the macro's hygiene: an unknown method is reported on the
+            // string, without rustc suggesting to replace the string by a bare identifier.
+            let mut predicate = predicate.clone();
+            predicate.set_span(predicate.span().resolved_at(Span::call_site()));
             let needed = quote_spanned! {predicate.span()=>
                 let __mcp_guard_needed: bool = __mcp_guard_target.#predicate();
             };
+            let clear = quote_spanned! {target_span=>
+                __mcp_guard_guard.clear(#call, __mcp_guard_target, __mcp_guard_needed).await
+            };
             quote! {{
                 #needed
-                #guard.clear(#call, __mcp_guard_target, __mcp_guard_needed).await
+                #clear
             }}
         }
     };
@@ -200,6 +232,10 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
         let attrs = &params.arg.attrs;
         quote!(#(#attrs)* let #pat = #params_ident;)
     });
+    // Declared first with the handler's own type, so that a `T` that is not a `Target` (or, in
+    // `Clearance<T>`, not `Conditional`) is reported first, on the handler's parameter.
+    let proof_ty = &proof.arg.ty;
+    let proof_declared = quote!(let __mcp_guard_proof: #proof_ty;);
     let bind_proof = {
         let pat = &proof.arg.pat;
         let ty = &proof.arg.ty;
@@ -226,13 +262,15 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
     Ok(quote! {
         #(#attrs)*
         #vis #defaultness #tool_sig {
+            #proof_declared
+            #guard
             let __mcp_guard_target = match #resolve.await {
                 ::core::result::Result::Ok(target) => target,
                 ::core::result::Result::Err(rejection) => {
                     return ::core::result::Result::Ok(::mcp_guard::Rejection::into_response(rejection));
                 }
             };
-            let __mcp_guard_proof = match #decide {
+            __mcp_guard_proof = match #decide {
                 ::core::result::Result::Ok(proof) => proof,
                 ::core::result::Result::Err(interruption) => {
                     return ::core::result::Result::Ok(
@@ -284,10 +322,9 @@ fn sort_inputs<'a>(mode: &Mode, sig: &'a Signature) -> syn::Result<Inputs<'a>> {
             return Err(syn::Error::new_spanned(
                 &arg.ty,
                 format!(
-                    "take `{0}<T>` by value, not by reference: the operation consumes the {1}, \
-                     so it is used once",
+                    "take `{}<T>` by value, not by reference: the operation consumes it, so it \
+                     is used once",
                     found.name(),
-                    found.name().to_lowercase()
                 ),
             ));
         }
@@ -389,11 +426,7 @@ fn missing_proof(mode: &Mode, sig: &Signature) -> syn::Error {
 /// `#[tool(...)]` with `output_schema` added when rmcp would have derived it from a `Json<T>`
 /// return type that the tool-facing method no longer has; any other attribute unchanged.
 fn with_output_schema(attr: &Attribute, output: &ReturnType) -> TokenStream {
-    let is_tool = attr
-        .path()
-        .segments
-        .last()
-        .is_some_and(|segment| segment.ident == "tool");
+    let is_tool = is_tool(attr);
     let schema = match output {
         ReturnType::Type(_, ty) => json_output(ty),
         ReturnType::Default => None,
