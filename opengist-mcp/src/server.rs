@@ -20,7 +20,11 @@ pub const INSTRUCTIONS: &str = "Tools for an Opengist instance (a self-hosted pa
 
 /// Every tool name, in the order they are listed.
 pub fn all_tool_names() -> Vec<&'static str> {
-    READ_TOOLS.iter().chain(WRITE_TOOLS.iter()).copied().collect()
+    READ_TOOLS
+        .iter()
+        .chain(WRITE_TOOLS.iter())
+        .copied()
+        .collect()
 }
 
 /// Why the server could not be built.
@@ -68,9 +72,13 @@ impl OpengistServer {
             + Self::search_router()
             + Self::users_router()
             + Self::write_router();
-        let names: Vec<String> = router.list_all().iter().map(|t| t.name.to_string()).collect();
+        let names: Vec<String> = router
+            .list_all()
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect();
         for name in names {
-            if !enabled.iter().any(|e| *e == name) {
+            if !enabled.contains(&name) {
                 router.remove_route(&name);
             }
         }
