@@ -16,9 +16,7 @@ use crate::opengist::requests::{
     ExpirePreset, FileChange, GistPatch, NewGist, Visibility, parse_expiry,
 };
 use crate::opengist::{ForkOutcome, GistDetail, GistSummary, LikeChange};
-use crate::targets::{
-    CreateGist, DeleteGist, DeleteGistFiles, GistFacts, UpdateGist, near_match,
-};
+use crate::targets::{CreateGist, DeleteGist, DeleteGistFiles, GistFacts, UpdateGist, near_match};
 
 /// How a guarded call was allowed to run.
 #[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
@@ -57,6 +55,17 @@ pub fn facts_of(detail: &GistDetail) -> GistFacts {
         updated_at: detail.summary.updated_at.map_or(0, |d| d.timestamp()),
         revision: detail.commits.first().map(|c| c.version.clone()),
     }
+}
+
+/// Opengist lists at most 50 files of a gist; beyond that, names cannot be checked, so file
+/// operations are refused rather than guessed at.
+fn refuse_partial_file_list(detail: &GistDetail) -> Result<(), Rejection> {
+    if detail.truncated {
+        return Err(Rejection::new(
+            "Opengist listed only part of this gist's files (it shows at most 50), so the filenames cannot be checked and nothing was changed. Use Opengist's web interface for gists with more than 50 files.",
+        ));
+    }
+    Ok(())
 }
 
 async fn resolve_gist(
@@ -285,6 +294,9 @@ fn file_changes(args: &UpdateGistArgs, facts: &GistFacts) -> Result<Vec<FileChan
 impl Resolve<OpengistServer, UpdateGistArgs> for UpdateGist {
     async fn resolve(server: &OpengistServer, args: &UpdateGistArgs) -> Result<Self, Rejection> {
         let (id, detail) = resolve_gist(server, &args.gist_id).await?;
+        if !args.file_ops.is_empty() {
+            refuse_partial_file_list(&detail)?;
+        }
         let facts = facts_of(&detail);
         let changes = file_changes(args, &facts)
             .map_err(|e| Rejection::new(format!("{e} Nothing was changed.")))?;
@@ -340,6 +352,7 @@ impl Resolve<OpengistServer, DeleteGistFilesArgs> for DeleteGistFiles {
             ));
         }
         let (id, detail) = resolve_gist(server, &args.gist_id).await?;
+        refuse_partial_file_list(&detail)?;
         DeleteGistFiles::new(id, &args.filenames, facts_of(&detail))
             .map_err(|e| Rejection::new(e.to_string()))
     }
@@ -452,7 +465,10 @@ impl OpengistServer {
     ) -> ToolResult<Created> {
         let client = self.client()?;
         let cleared_by = Clearing::of(clearance.approved_by());
-        let detail = client.create_gist(clearance).await.map_err(opengist_failure)?;
+        let detail = client
+            .create_gist(clearance)
+            .await
+            .map_err(opengist_failure)?;
         Ok(self.output(Created {
             gist: GistRef::from(&detail.summary),
             files: filenames(&detail),
@@ -477,7 +493,10 @@ impl OpengistServer {
         let client = self.client()?;
         let cleared_by = Clearing::of(clearance.approved_by());
         let previous_revision = clearance.target().previous_revision().map(str::to_owned);
-        let detail = client.update_gist(clearance).await.map_err(opengist_failure)?;
+        let detail = client
+            .update_gist(clearance)
+            .await
+            .map_err(opengist_failure)?;
         Ok(self.output(Updated {
             gist: GistRef::from(&detail.summary),
             previous_revision,
@@ -502,9 +521,18 @@ impl OpengistServer {
     ) -> ToolResult<FilesDeleted> {
         let client = self.client()?;
         let cleared_by = Clearing::of(Some(approved.approved_by()));
-        let deleted: Vec<String> = approved.target().deletion().names().iter().cloned().collect();
+        let deleted: Vec<String> = approved
+            .target()
+            .deletion()
+            .names()
+            .iter()
+            .cloned()
+            .collect();
         let previous_revision = approved.target().previous_revision().map(str::to_owned);
-        let detail = client.delete_gist_files(approved).await.map_err(opengist_failure)?;
+        let detail = client
+            .delete_gist_files(approved)
+            .await
+            .map_err(opengist_failure)?;
         Ok(self.output(FilesDeleted {
             gist: GistRef::from(&detail.summary),
             deleted,
@@ -530,7 +558,10 @@ impl OpengistServer {
         let client = self.client()?;
         let cleared_by = Clearing::of(Some(approved.approved_by()));
         let gist_id = approved.target().gist_id().to_string();
-        client.delete_gist(approved).await.map_err(opengist_failure)?;
+        client
+            .delete_gist(approved)
+            .await
+            .map_err(opengist_failure)?;
         Ok(self.output(GistDeleted {
             gist_id,
             deleted: true,
@@ -566,10 +597,16 @@ impl OpengistServer {
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = rmcp::handler::server::tool::schema_for_output::<LikeSet>()
     )]
-    async fn set_gist_like(&self, Parameters(args): Parameters<SetLikeArgs>) -> ToolResult<LikeSet> {
+    async fn set_gist_like(
+        &self,
+        Parameters(args): Parameters<SetLikeArgs>,
+    ) -> ToolResult<LikeSet> {
         let client = self.client()?;
         let id = self.gist_id(&args.gist_id).await?;
-        let change = client.set_like(&id, args.liked).await.map_err(opengist_failure)?;
+        let change = client
+            .set_like(&id, args.liked)
+            .await
+            .map_err(opengist_failure)?;
         let changed = matches!(change, LikeChange::Liked | LikeChange::Unliked);
         Ok(self.output(LikeSet {
             gist_id: id.to_string(),
