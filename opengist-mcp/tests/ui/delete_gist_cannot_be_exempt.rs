@@ -1,0 +1,7 @@
+// Deleting a gist is always guarded: it has no Clearance (and so no Exempt) form.
+use mcp_guard::Clearance;
+use opengist_mcp::targets::DeleteGist;
+
+fn skip_the_question(_clearance: Clearance<DeleteGist>) {}
+
+fn main() {}
