@@ -1,1 +1,213 @@
-pub use mcp_guard_core::*; pub use mcp_guard_derive::guarded;
+//! A typestate confirmation guard for MCP servers built on [`rmcp`](https://docs.rs/rmcp):
+//! destructive tools that cannot run without a person's approval.
+//!
+//! # What the guard guarantees
+//!
+//! A destructive operation takes an [`Approved<T>`] by value (or, when it is guarded only under
+//! a condition, a [`Clearance<T>`]). Nothing outside this crate can make one: no public
+//! constructor, no `Clone`, `Copy`, `Default` or `Deserialize`. Only the [`Guard`] makes it,
+//! after
+//! - a person answered yes in the client's dialog: a pushed `elicitation/create` on a
+//!   2025-11-25 connection, or an `input_required` result with a sealed `requestState` on a
+//!   2026-07-28 request, opened on the retry and bound to this exact target; or
+//! - where no dialog can be shown (the client did not declare elicitation, the transport
+//!   cannot carry it, or `ELICITATION=false`), the same call came back quoting the single-use
+//!   `confirm_token` the first call returned. That proves the call was made twice, nothing
+//!   more, and the token's text says so.
+//!
+//! Each approval owns its target, and is bound to the target's fingerprint (its operation and
+//! every field that decides what runs), so what executes is exactly what was approved. So:
+//! code that reaches a destructive call without asking does not compile, an approval for one
+//! target cannot be spent on another, and the question a person reads is built only from
+//! fixed [`Wording`] and server-side [`Fact`]s, never from free text a request or a record
+//! carries. The compile-time half is kept as a trybuild suite in this crate's `tests/ui`.
+//!
+//! # Writing a guarded tool
+//!
+//! 1. **The target**: a type for what the operation acts on, implementing [`Target`]: its
+//!    `OPERATION` name, its canonical [`Binding`] (every field that decides what runs; sets
+//!    sorted and deduplicated) and its [`Question`] (declare wording with [`wording!`]).
+//! 2. **The destructive API takes the proof by value**: `fn delete(&self, approved:
+//!    Approved<DeleteNote>)` reads its arguments from `approved.into_target()`. This is the
+//!    line the compiler holds: there is no other way to call it.
+//! 3. **[`Resolve`]**: builds the target from the tool's validated arguments, loading the
+//!    server-side facts its question (and condition) need. An `Err(`[`Rejection`]`)` is an
+//!    input error: reported as such, asking no one.
+//! 4. **[`Guarded`]**: the server says where its [`Guard`] is.
+//! 5. **The attribute**: [`#[guarded(always)]`](guarded) above rmcp's `#[tool]` on an
+//!    `async fn` handler that takes `Approved<T>`. The macro generates the tool-facing method:
+//!    resolve, ask, and only then run the body with the approval in hand.
+//! 6. **Conditions**: for an operation that needs asking only sometimes (e.g. when it widens
+//!    a record's visibility), implement [`Conditional`] for the target, give it a
+//!    `fn widens_visibility(&self) -> bool`, write `#[guarded(when = "widens_visibility")]`
+//!    and take [`Clearance<T>`]: approved when the condition held, [`Exempt`] when it did not.
+//! 7. **`ELICITATION`**: build the guard with
+//!    `Guard::builder(name).elicitation(`[`elicitation_from_env`]`()?)`. `ELICITATION=false`
+//!    sends every guarded call down the two-call token path; it never removes the guard. Print
+//!    [`elicitation_off_notice`] at start-up when it is off. Let the tool's argument type
+//!    declare `confirm_token: Option<String>` (see [`CONFIRM_TOKEN_ARG`]) so a model knows where
+//!    to quote the token.
+//!
+//! Replicas that answer each other's questions share a [`SealKey`] and a [`NonceStore`] (see
+//! [`GuardBuilder`]).
+//!
+//! # Example
+//!
+//! A notes server with one guarded tool:
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use std::sync::{Arc, Mutex};
+//!
+//! use mcp_guard::{
+//!     Approved, Binding, Fact, Guard, Guarded, Id, Question, Rejection, Resolve, Target, guarded,
+//! };
+//! use rmcp::handler::server::wrapper::{Json, Parameters};
+//! use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//!
+//! mcp_guard::wording! {
+//!     struct DeleteQuestion = "This will delete note {} ({}). It cannot be undone.";
+//! }
+//!
+//! // 1. The target: deleting one note, bound to its id. The question shows only facts.
+//! struct DeleteNote {
+//!     id: Id,
+//!     size: u64,
+//! }
+//!
+//! impl Target for DeleteNote {
+//!     const OPERATION: &'static str = "delete_note";
+//!     fn bind(&self, binding: &mut Binding) {
+//!         binding.text("id", self.id.as_str());
+//!     }
+//!     fn question(&self) -> Question {
+//!         Question::new::<DeleteQuestion>([Fact::id(self.id.clone()), Fact::bytes(self.size)])
+//!     }
+//! }
+//!
+//! // 2. The destructive API takes the approval by value.
+//! #[derive(Default)]
+//! struct Store {
+//!     notes: Mutex<BTreeMap<String, String>>,
+//! }
+//!
+//! impl Store {
+//!     fn delete(&self, approved: Approved<DeleteNote>) -> Option<String> {
+//!         let target = approved.into_target();
+//!         self.notes.lock().unwrap().remove(target.id.as_str())
+//!     }
+//! }
+//!
+//! // The server holds the guard.
+//! #[derive(Clone)]
+//! struct NotesServer {
+//!     guard: Guard,
+//!     store: Arc<Store>,
+//! }
+//!
+//! // 4. Where the guard is.
+//! impl Guarded for NotesServer {
+//!     fn guard(&self) -> &Guard {
+//!         &self.guard
+//!     }
+//! }
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct DeleteNoteArgs {
+//!     /// The note to delete.
+//!     id: String,
+//!     /// Quote the token a previous call returned, when no dialog could be shown.
+//!     confirm_token: Option<String>,
+//! }
+//!
+//! #[derive(Serialize, JsonSchema)]
+//! struct Deleted {
+//!     id: String,
+//!     bytes: usize,
+//! }
+//!
+//! // 3. The target from the arguments and the server-side facts; an Err asks no one.
+//! impl Resolve<NotesServer, DeleteNoteArgs> for DeleteNote {
+//!     async fn resolve(server: &NotesServer, args: &DeleteNoteArgs) -> Result<Self, Rejection> {
+//!         let id = Id::new(&args.id).map_err(|error| Rejection::new(error.to_string()))?;
+//!         let notes = server.store.notes.lock().unwrap();
+//!         let Some(text) = notes.get(id.as_str()) else {
+//!             return Err(Rejection::new(format!("There is no note {id}.")));
+//!         };
+//!         Ok(Self { size: text.len() as u64, id })
+//!     }
+//! }
+//!
+//! // 5. The attribute, above rmcp's #[tool].
+//! #[tool_router]
+//! impl NotesServer {
+//!     #[guarded(always)]
+//!     #[tool(
+//!         description = "Delete a note. Asks the person at the client first.",
+//!         annotations(
+//!             read_only_hint = false,
+//!             destructive_hint = true,
+//!             idempotent_hint = true,
+//!             open_world_hint = false
+//!         )
+//!     )]
+//!     async fn delete_note(
+//!         &self,
+//!         Parameters(args): Parameters<DeleteNoteArgs>,
+//!         approved: Approved<DeleteNote>,
+//!     ) -> Result<Json<Deleted>, ErrorData> {
+//!         let text = self
+//!             .store
+//!             .delete(approved)
+//!             .ok_or_else(|| ErrorData::internal_error("the note vanished", None))?;
+//!         Ok(Json(Deleted { id: args.id, bytes: text.len() }))
+//!     }
+//! }
+//!
+//! #[tool_handler(name = "notes")]
+//! impl ServerHandler for NotesServer {}
+//!
+//! /// Serves over stdio (compiled here, not run).
+//! async fn serve_stdio(server: NotesServer) -> Result<(), Box<dyn std::error::Error>> {
+//!     server.serve(rmcp::transport::stdio()).await?.waiting().await?;
+//!     Ok(())
+//! }
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // 7. ELICITATION=false switches dialogs off, never the guard.
+//! let elicitation = mcp_guard::elicitation_from_env()?;
+//! let server = NotesServer {
+//!     guard: Guard::builder("notes").elicitation(elicitation).build(),
+//!     store: Arc::new(Store::default()),
+//! };
+//! # let _ = serve_stdio;
+//! # let _ = server;
+//!
+//! // The router lists the tool with the input schema of its arguments and the output schema
+//! // of its `Json` result; the guard's own plumbing is not part of either.
+//! let tools = NotesServer::tool_router().list_all();
+//! assert_eq!(tools.len(), 1);
+//! assert_eq!(tools[0].name, "delete_note");
+//! assert!(tools[0].input_schema["properties"].get("id").is_some());
+//! assert!(tools[0].input_schema["properties"].get("confirm_token").is_some());
+//! let output = tools[0].output_schema.as_ref().expect("Json<Deleted> has a schema");
+//! assert!(output["properties"].get("bytes").is_some());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! A call to `delete_note` then resolves the target (an unknown id is answered as an input
+//! error, and no one is asked), asks, and runs the body only with the approval; a declined
+//! dialog is answered "declined: nothing was changed" and the body never runs.
+//!
+//! # Crates
+//!
+//! This facade re-exports `mcp-guard-core` (the types and the engine) and `mcp-guard-derive`
+//! (the attribute). The code the attribute generates names items only through this crate, so a
+//! server depends on `mcp-guard` and `rmcp` alone.
+#![warn(missing_docs)]
+
+pub use mcp_guard_core::*;
+pub use mcp_guard_derive::guarded;

@@ -1,4 +1,167 @@
-//! The `#[guarded]` attribute macro of `mcp-guard`.
+//! The `#[guarded]` attribute macro of [`mcp-guard`](https://docs.rs/mcp-guard).
+//!
+//! Use it through the facade, `mcp_guard::guarded`: the code it generates names items only as
+//! `::mcp_guard::…`, so a server depends on `mcp-guard` (and on `rmcp`, which `#[tool]` needs
+//! anyway), never on this crate or on `mcp-guard-core` directly.
+//!
+//! # What you write
+//!
+//! `#[guarded]` goes on a tool handler in an rmcp `#[tool_router]` impl, **above** rmcp's
+//! `#[tool]`. The handler is an `async fn` taking `&self`, its `Parameters<A>` (if the tool has
+//! arguments), and the proof its destructive call consumes: `Approved<T>` for
+//! `#[guarded(always)]`, `Clearance<T>` for `#[guarded(when = "predicate")]`.
+//!
+//! ```ignore
+//! #[tool_router]
+//! impl NotesServer {
+//!     #[guarded(always)]
+//!     #[tool(description = "Delete a note", annotations(destructive_hint = true))]
+//!     async fn delete_note(
+//!         &self,
+//!         Parameters(args): Parameters<DeleteNoteArgs>,
+//!         approved: Approved<DeleteNote>,
+//!     ) -> Result<Json<Deleted>, ErrorData> {
+//!         let note = self.store.delete(approved); // takes Approved<DeleteNote> by value
+//!         Ok(Json(Deleted::from(note)))
+//!     }
+//!
+//!     #[guarded(when = "widens_visibility")]
+//!     #[tool(description = "Write a note")]
+//!     async fn write_note(
+//!         &self,
+//!         Parameters(args): Parameters<WriteNoteArgs>,
+//!         clearance: Clearance<WriteNote>,
+//!     ) -> Result<Json<Written>, ErrorData> {
+//!         self.store.write(clearance); // takes Clearance<WriteNote> by value
+//!         Ok(Json(Written::default()))
+//!     }
+//! }
+//! ```
+//!
+//! with, beside it:
+//! - `impl mcp_guard::Guarded for NotesServer` — where the server keeps its `Guard`;
+//! - `impl mcp_guard::Target for DeleteNote` — the operation, its binding and its question;
+//! - `impl mcp_guard::Resolve<NotesServer, DeleteNoteArgs> for DeleteNote` — builds the target
+//!   from the validated arguments and the server-side facts (`Resolve<NotesServer, ()>` when the
+//!   tool takes no `Parameters`);
+//! - for `when`: `impl mcp_guard::Conditional for WriteNote {}` and an inherent
+//!   `fn widens_visibility(&self) -> bool` on `WriteNote`.
+//!
+//! The facade's crate documentation has a complete, compiled example.
+//!
+//! # The options
+//!
+//! - `#[guarded(always)]`: every call asks. The handler takes `Approved<T>`.
+//! - `#[guarded(when = "predicate")]`: the call asks only when `target.predicate()` returns
+//!   `true`; otherwise the guard makes an `Exempt<T>` without asking. The handler takes
+//!   `Clearance<T>` (`Approved` or `Exempt`), and `T` must implement `Conditional`. The
+//!   predicate is an inherent or trait method `fn(&self) -> bool` of the target, named in a
+//!   string so the attribute reads like the condition it states.
+//!
+//! Exactly one option is accepted; there is no default.
+//!
+//! # The expansion (decided)
+//!
+//! The macro generates **the tool-facing method**, with the handler's name and visibility, and
+//! moves the handler's body, unchanged, into an `async move` block inside it. The guard's
+//! per-call context is an rmcp extractor, [`GuardCall`], placed **before** `Parameters`: it reads
+//! the call's context, the tool's name, a 2026-07-28 retry's `requestState` and `inputResponses`,
+//! and a quoted `confirm_token` from the raw arguments, which `Parameters` then consumes.
+//!
+//! `#[guarded]` must be **above** `#[tool]`: outer attributes expand first, so `#[guarded]` sees
+//! the handler as written. rmcp's `#[tool]` then sees the generated method: it derives the input
+//! schema from `Parameters<A>` exactly as before (the proof and `GuardCall` are not part of it),
+//! and rewrites the `async fn` into the boxed future rmcp's router calls. Because the generated
+//! method returns `CallToolResponse`, rmcp can no longer read a `Json<T>` output type from it:
+//! `#[guarded]` adds `output_schema = rmcp::handler::server::tool::schema_for_output::<T>()` to
+//! the `#[tool(...)]` attribute when the handler returned `Json<T>` or `Result<Json<T>, E>` and
+//! no `output_schema` was given — the same expression rmcp writes. `#[tool_router]` finds the
+//! method by its `#[tool]` attribute and does not care about the order.
+//!
+//! For the `delete_note` handler above, the expansion is:
+//!
+//! ```text
+//! #[tool(description = "Delete a note", annotations(destructive_hint = true),
+//!        output_schema = rmcp::handler::server::tool::schema_for_output::<Deleted>())]
+//! async fn delete_note(
+//!     &self,
+//!     __mcp_guard_call: ::mcp_guard::GuardCall,
+//!     __mcp_guard_params: Parameters<DeleteNoteArgs>,
+//!     /* the handler's other extractors, in their order */
+//! ) -> Result<::mcp_guard::__private::rmcp::model::CallToolResponse,
+//!             ::mcp_guard::__private::rmcp::ErrorData> {
+//!     let __mcp_guard_proof: Approved<DeleteNote>;
+//!     let __mcp_guard_guard: &::mcp_guard::Guard = ::mcp_guard::Guarded::guard(self);
+//!     // 1. resolve the target; an input error is answered as such and asks no one
+//!     let __mcp_guard_target =
+//!         match <DeleteNote as ::mcp_guard::Resolve<Self, DeleteNoteArgs>>::resolve(
+//!             self, &__mcp_guard_params.0).await {
+//!             Ok(target) => target,
+//!             Err(rejection) => return Ok(::mcp_guard::Rejection::into_response(rejection)),
+//!         };
+//!     // 2. ask (for `when`: `let needed: bool = __mcp_guard_target.predicate();`
+//!     //    then `__mcp_guard_guard.clear(call, target, needed)`)
+//!     __mcp_guard_proof =
+//!         match __mcp_guard_guard.approve(__mcp_guard_call, __mcp_guard_target).await {
+//!             Ok(proof) => proof,
+//!             Err(interruption) => return Ok(::mcp_guard::Interruption::into_response(interruption)),
+//!         };
+//!     // 3. the handler's own bindings, then its body, unchanged
+//!     let Parameters(args) = __mcp_guard_params;
+//!     let approved: Approved<DeleteNote> = __mcp_guard_proof;
+//!     let __mcp_guard_result = ::mcp_guard::__private::body::<
+//!         Result<Json<Deleted>, ErrorData>, _>(async move { /* body */ }).await;
+//!     ::mcp_guard::__private::rmcp::handler::server::tool::IntoCallToolResult
+//!         ::into_call_tool_result(__mcp_guard_result)
+//! }
+//! ```
+//!
+//! Without `Parameters<A>`, no `__mcp_guard_params` is added (the tool keeps rmcp's empty input
+//! schema) and the target is resolved from `&()`. `__private::body` pins the block's output to
+//! the handler's return type, so `?` and `return` in the body mean what they meant before.
+//! Names starting with `__mcp_guard_` are the macro's; the body should not use them.
+//!
+//! [`GuardCall`]: https://docs.rs/mcp-guard/latest/mcp_guard/struct.GuardCall.html
+//!
+//! Since the tool's input schema is the schema of `A`, and a call that falls back to the
+//! two-call token comes back with an extra `confirm_token` argument, declare
+//! `confirm_token: Option<String>` in `A` (so models see where to quote it), and do not put
+//! `#[serde(deny_unknown_fields)]` on `A` without it.
+//!
+//! # Errors
+//!
+//! Misuse is a compile error pointing at the offending token:
+//!
+//! | Mistake | Reported on | Message (start) |
+//! |---|---|---|
+//! | `#[guarded]` without an option | the attribute | `#[guarded] needs one option` |
+//! | an unknown option | the option | ``unknown option `x`: #[guarded] accepts `always` or `when = "predicate"` `` |
+//! | `always` and `when` together, or one twice | the second option | `` `always` and `when` exclude each other `` |
+//! | `always = …`, bare `when`, `when = ident`, `when = "not a name"` | the value | what `always`/`when` take |
+//! | not an `async fn`, or `#[guarded]` below `#[tool]` | `fn` | `#[guarded] must be above #[tool] (and the handler must be `async fn`)` |
+//! | no `&self` receiver | the receiver | ``a #[guarded] handler takes `&self` `` |
+//! | no `Approved<T>` (`always`) / `Clearance<T>` (`when`) | the signature | `` #[guarded(always)] needs a parameter of type `Approved<T>` `` |
+//! | `Clearance<T>` with `always` | the type | `` `always` gives an `Approved<T>`; `Clearance<T>` is for `#[guarded(when = ...)]` `` |
+//! | `Approved<T>` with `when` | the type | `` `when` gives a `Clearance<T>` `` |
+//! | `Exempt<T>` | the type | `` a handler cannot take `Exempt<T>` `` |
+//! | `&Approved<T>` | the type | ``take `Approved<T>` by value`` |
+//! | a second proof | the second | `a #[guarded] handler takes one approval parameter` |
+//! | two `Parameters` | the second | ``takes at most one `Parameters<..>` `` |
+//!
+//! and, from the type checker, with the messages guard-core's traits carry:
+//!
+//! | Mistake | Reported on |
+//! |---|---|
+//! | `T` is not a `Target` | `Approved<T>` / `Clearance<T>` |
+//! | `T` does not implement `Resolve<Self, A>` | `T` |
+//! | `T` is not `Conditional` (with `when`) | `Clearance<T>` |
+//! | the predicate is not a method of `T`, or does not return `bool` | the string |
+//! | `Self` does not implement `Guarded` | `always` / `when` |
+//!
+//! After an error of the first table the macro emits a stand-in method with the handler's name
+//! (so the router does not pile its own errors on top) and the handler as written under another
+//! name (so errors in its body still show). The facade's trybuild suite keeps each case with its
+//! `.stderr`.
 #![warn(missing_docs)]
 
 mod expand;
@@ -6,7 +169,12 @@ mod options;
 
 use proc_macro::TokenStream;
 
-/// Guards an rmcp tool handler.
+/// Guards an rmcp tool handler: resolves its target from the arguments, asks a person (or
+/// issues the two-call token), and runs the body only with the approval in hand.
+///
+/// `#[guarded(always)]` hands the body an `Approved<T>`; `#[guarded(when = "predicate")]` a
+/// `Clearance<T>`, asking only when `target.predicate()` is true. Place it above rmcp's
+/// `#[tool]`. See the [crate documentation](crate) for the expansion and every error.
 #[proc_macro_attribute]
 pub fn guarded(args: TokenStream, item: TokenStream) -> TokenStream {
     let mode = options::parse(args.into());
