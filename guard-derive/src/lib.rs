@@ -116,6 +116,13 @@
 //! }
 //! ```
 //!
+//! The macro recognises parameters by the last segment of their type's path, as rmcp does:
+//! `Parameters<A>`, `Approved<T>`, `Clearance<T>` (written with any path, e.g.
+//! `mcp_guard::Approved<T>`, but not through a type alias). Every other parameter is an rmcp
+//! extractor and is kept, in order, after `Parameters`. As `GuardCall` takes a retry's
+//! `requestState` and `inputResponses`, a guarded handler should not also ask for rmcp's
+//! `RequestState` or `InputResponses` extractors: they would find them taken.
+//!
 //! Without `Parameters<A>`, no `__mcp_guard_params` is added (the tool keeps rmcp's empty input
 //! schema) and the target is resolved from `&()`. `__private::body` pins the block's output to
 //! the handler's return type, so `?` and `return` in the body mean what they meant before.
