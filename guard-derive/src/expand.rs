@@ -663,6 +663,29 @@ mod tests {
     }
 
     #[test]
+    fn an_error_comes_with_a_stub_and_the_handler_under_another_name() {
+        let out = guarded(
+            crate::options::parse(quote!(always)),
+            quote! {
+                /// Delete.
+                #[tool(description = "Delete")]
+                async fn delete(&self, c: Clearance<D>) -> String { c.into_target().0 }
+            },
+        )
+        .to_string();
+        assert!(out.contains("compile_error"));
+        assert!(out.contains("# [tool (description = \"Delete\")] # [allow (unused , clippy :: all)] fn delete (& self)"));
+        assert!(
+            out.contains("async fn __mcp_guard_unexpanded_delete (& self , c : Clearance < D >)")
+        );
+        assert_eq!(
+            out.matches("# [tool").count(),
+            1,
+            "only the stub is a tool: {out}"
+        );
+    }
+
+    #[test]
     fn patterns_are_kept() {
         let out = expand_ok(
             quote!(always),
