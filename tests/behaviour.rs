@@ -302,6 +302,8 @@ enum Reply {
     NotABool,
     /// Accept with `approve: "true"`.
     TrueAsString,
+    /// The client's dialog fails with an error.
+    Fails,
 }
 
 #[derive(Clone)]
@@ -357,6 +359,7 @@ impl ClientHandler for Person {
             Reply::NoContent => ElicitResult::new(ElicitationAction::Accept),
             Reply::NotABool => accept(json!({ APPROVE_PROPERTY: 1 })),
             Reply::TrueAsString => accept(json!({ APPROVE_PROPERTY: "true" })),
+            Reply::Fails => return Err(ErrorData::internal_error("the dialog broke", None)),
         })
     }
 
@@ -726,13 +729,23 @@ async fn approve_as_the_string_true_is_not_approval(era: Era) {
 async fn legacy_no_answer_within_the_bound_times_out() {
     let guard = guard().dialog_timeout(Duration::from_millis(200)).build();
     let s = Session::open(Era::Legacy, guard, Person::new(Reply::Silent)).await;
-    let outcome = s.delete("n1").await;
+    // Not a timing assertion: a generous ceiling, so a guard that waits forever fails this
+    // test instead of hanging the suite.
+    let outcome = tokio::time::timeout(Duration::from_secs(60), s.delete("n1"))
+        .await
+        .expect("the guard must stop waiting at its dialog_timeout");
     outcome.assert_changed_nothing();
     assert!(outcome.text.contains("No answer came"), "{}", outcome.text);
     assert_eq!(s.last_interruption(), Some(InterruptionKind::TimedOut));
     assert_eq!(s.asked(), 1);
     assert_eq!(s.deletes(), 0);
     assert!(s.has_note("n1"));
+}
+
+#[tokio::test]
+async fn legacy_a_dialog_that_fails_changes_nothing() {
+    let outcome = refused_by(Era::Legacy, Reply::Fails, InterruptionKind::NotAsked).await;
+    assert!(outcome.text.contains(SERVER_NAME), "{}", outcome.text);
 }
 
 async fn input_errors_are_reported_before_any_question(era: Era) {
