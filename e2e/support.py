@@ -240,6 +240,74 @@ def run_to_exit(
     )
 
 
+def raw_stdio_exchange(binary: Path, env: dict[str, str], stderr_path: Path, call: tuple[str, dict]) -> list[str]:
+    """Speak raw JSON-RPC over stdio (legacy handshake, tools/list as id 2, one tools/call as
+    id 3), then close stdin, and return every line the server wrote on stdout until it
+    exited by itself. Its stderr goes to `stderr_path`."""
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "e2e-raw", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": call[0], "arguments": call[1]}},
+    ]
+    with open(stderr_path, "wb") as err:
+        proc = subprocess.Popen(
+            [str(binary)],
+            env={**base_env(), **env},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            start_new_session=True,
+        )
+    lines: list[str] = []
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        for request in requests:
+            proc.stdin.write(json.dumps(request) + "\n")
+            proc.stdin.flush()
+            if "id" not in request:
+                continue
+            # Read until the response to this request (the server may send other messages first).
+            while True:
+                line = proc.stdout.readline()
+                assert line, f"stdout closed before the answer to request {request['id']}; got {lines}"
+                lines.append(line)
+                message = json.loads(line)  # a line that is not JSON fails here, naming it
+                if message.get("id") == request["id"]:
+                    break
+        proc.stdin.close()  # EOF: the server must exit by itself
+        lines.extend(proc.stdout.read().splitlines(keepends=True))
+        proc.wait(timeout=STARTUP_BOUND_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return lines
+
+
+def jsonrpc_lines(lines: list[str]) -> dict:
+    """Every non-empty stdout line must be a JSON-RPC 2.0 message; returns them by id."""
+    by_id = {}
+    for line in lines:
+        if not line.strip():
+            continue
+        message = json.loads(line)
+        assert message.get("jsonrpc") == "2.0", line
+        if "id" in message:
+            by_id[message["id"]] = message
+    return by_id
+
+
 # --------------------------------------------------------------------------- client
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import target_of
-from support import Dialog, connect, free_port, run_to_exit, text_of
+from support import Dialog, connect, free_port, jsonrpc_lines, raw_stdio_exchange, run_to_exit, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -243,3 +243,15 @@ def test_invalid_url_exits_1_without_echoing_it(opengist_mcp_binary, value, mode
     for shown in (done.stderr, done.stdout):
         assert value not in shown, f"the invalid value was echoed: {shown}"
     assert "hunter2pw" not in done.stderr and "s3cretToken" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("elicitation", ["true", "false"])
+def test_stdout_carries_only_protocol(opengist_mcp_binary, elicitation, tmp_path):
+    stderr_path = tmp_path / "stderr"
+    lines = raw_stdio_exchange(opengist_mcp_binary, {"ELICITATION": elicitation}, stderr_path, ("get_user", {}))
+    by_id = jsonrpc_lines(lines)
+    assert {1, 2, 3} <= set(by_id), lines
+    assert {tool["name"] for tool in by_id[2]["result"]["tools"]} == ALL_TOOLS
+    assert by_id[3]["result"]["isError"] is True, by_id[3]
+    stderr_lines = stderr_path.read_text(encoding="utf-8", errors="replace").splitlines()
+    assert (ELICITATION_FALSE_NOTICE in stderr_lines) == (elicitation == "false"), stderr_lines
