@@ -255,3 +255,21 @@ def test_stdout_carries_only_protocol(opengist_mcp_binary, elicitation, tmp_path
     assert by_id[3]["result"]["isError"] is True, by_id[3]
     stderr_lines = stderr_path.read_text(encoding="utf-8", errors="replace").splitlines()
     assert (ELICITATION_FALSE_NOTICE in stderr_lines) == (elicitation == "false"), stderr_lines
+
+
+@pytest.mark.parametrize("rust_log", [None, "trace"])
+def test_token_never_echoed_and_unreachable_opengist_is_an_error_result(opengist_mcp_binary, tmp_path, rust_log):
+    """Nothing listens on the port: the call fails as a tool error (not a crash, not a hang),
+    and the token appears nowhere, not even with every log level switched on."""
+    token = "og_" + "5ec2e7" * 10 + "abcd"
+    env = {"OPENGIST_URL": f"http://127.0.0.1:{free_port()}", "OPENGIST_TOKEN": token}
+    if rust_log:
+        env["RUST_LOG"] = rust_log
+    stderr_path = tmp_path / "stderr"
+    lines = raw_stdio_exchange(opengist_mcp_binary, env, stderr_path, ("get_user", {}))
+    by_id = jsonrpc_lines(lines)
+    assert by_id[3]["result"]["isError"] is True, by_id[3]
+    stderr = stderr_path.read_text(encoding="utf-8", errors="replace")
+    assert token not in "".join(lines), "the token was echoed on stdout"
+    assert token not in stderr, "the token was logged on stderr"
+    assert "5ec2e75ec2e7" not in stderr + "".join(lines), "part of the token leaked"
