@@ -85,7 +85,11 @@ pub async fn checks(config: &Config) -> Vec<Check> {
         ));
         return out;
     };
-    out.push(Check::new("url", Status::Ok, format!("OPENGIST_URL is {}", url.as_str())));
+    out.push(Check::new(
+        "url",
+        Status::Ok,
+        format!("OPENGIST_URL is {}", url.as_str()),
+    ));
     let Some(token) = &config.token else {
         out.push(Check::new(
             "token",
@@ -135,7 +139,11 @@ pub async fn checks(config: &Config) -> Vec<Check> {
     match client.api_info().await {
         Ok(info) => {
             version = version.or(info.version);
-            out.push(Check::new("api", Status::Ok, "the REST API at /api answers"));
+            out.push(Check::new(
+                "api",
+                Status::Ok,
+                "the REST API at /api answers",
+            ));
         }
         Err(error @ OpengistError::ApiDisabled { .. }) => {
             out.push(Check::new(
@@ -164,7 +172,10 @@ pub async fn checks(config: &Config) -> Vec<Check> {
             out.push(Check::new(
                 "token",
                 Status::Ok,
-                format!("the token works and belongs to {} (scope user:read present)", user.name()),
+                format!(
+                    "the token works and belongs to {} (scope user:read present)",
+                    user.name()
+                ),
             ));
             Some(user.name().to_owned())
         }

@@ -16,10 +16,10 @@ use serde::Serialize;
 use url::Url;
 
 use crate::limits::{fit_to_budget, json_len};
+use crate::opengist::OpengistClient;
 use crate::opengist::error::OpengistError;
 use crate::opengist::gist_ref::GistRef;
 use crate::opengist::requests::GistId;
-use crate::opengist::OpengistClient;
 
 /// The eight tools that only read.
 pub const READ_TOOLS: [&str; 8] = [
@@ -93,7 +93,10 @@ pub struct Bounded<T> {
 impl<T: Serialize> IntoCallToolResult for Bounded<T> {
     fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
         let mut value = serde_json::to_value(&self.value).map_err(|error| {
-            rmcp::ErrorData::internal_error(format!("could not serialize the result: {error}"), None)
+            rmcp::ErrorData::internal_error(
+                format!("could not serialize the result: {error}"),
+                None,
+            )
         })?;
         // The JSON travels twice (structured content and its text copy): half each.
         let half = self.budget / 2;
