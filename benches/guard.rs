@@ -1,0 +1,503 @@
+//! What the guard costs. A bench binary (`harness = false`) that prints its figures:
+//! `cargo bench --bench guard`.
+//!
+//! 1. Sealing and opening one `requestState` (HMAC-SHA256, base64url), per operation.
+//! 2. The guard's overhead on a call it exempts (`Guard::clear(call, target, false)`):
+//!    - in isolation (2a), against the same body run without the guard, with a `GuardCall`
+//!      built from a live server's request context;
+//!    - end to end (2b), through an rmcp client and server in process over
+//!      `tokio::io::duplex`: an unguarded tool, the same body behind `GuardCall` +
+//!      `Guard::clear`, and the same body behind `#[guarded(when = ..)]`, measured
+//!      interleaved on one server.
+//! 3. For scale: issuing a two-call token (fingerprint, seal, text) for a client without
+//!    dialogs.
+//!
+//! Figures are medians over samples; comparisons are ratios measured in the same run. Targets
+//! (reported, never asserted): seal+open < 20 µs, exempt overhead < 5 µs per call. Set
+//! `GUARD_BENCH_QUICK=1` for a fast smoke run with fewer iterations.
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use mcp_guard::{
+    Binding, Clearance, Conditional, Fact, Guard, GuardCall, Guarded, Id, Question, Rejection,
+    Resolve, Target, guarded,
+};
+use mcp_guard_core::seal::{self, SealKey, SealKind, SealScope};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
+    ContentBlock, Implementation, NumberOrString, ProtocolVersion,
+};
+use rmcp::service::{RequestContext, RoleClient, RoleServer, RunningService};
+use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+mcp_guard::wording! {
+    struct ShareQuestion = "This will make note {} visible to everyone with {} bytes of text.";
+}
+
+struct WriteNote {
+    id: Id,
+    text: String,
+    shared: bool,
+}
+
+impl Target for WriteNote {
+    const OPERATION: &'static str = "write_note";
+    fn bind(&self, binding: &mut Binding) {
+        binding
+            .text("id", self.id.as_str())
+            .text("text", &self.text)
+            .flag("shared", self.shared);
+    }
+    fn question(&self) -> Question {
+        Question::new::<ShareQuestion>([
+            Fact::id(self.id.clone()),
+            Fact::count(self.text.len() as u64),
+        ])
+    }
+}
+
+impl Conditional for WriteNote {}
+
+impl WriteNote {
+    fn is_shared(&self) -> bool {
+        self.shared
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct WriteArgs {
+    note_id: String,
+    text: String,
+    shared: bool,
+    #[allow(dead_code, reason = "read by the guard from the raw arguments")]
+    confirm_token: Option<String>,
+}
+
+impl Resolve<BenchServer, WriteArgs> for WriteNote {
+    async fn resolve(_server: &BenchServer, args: &WriteArgs) -> Result<Self, Rejection> {
+        target(args)
+    }
+}
+
+fn target(args: &WriteArgs) -> Result<WriteNote, Rejection> {
+    Ok(WriteNote {
+        id: Id::new(&args.note_id).map_err(|error| Rejection::new(error.to_string()))?,
+        text: args.text.clone(),
+        shared: args.shared,
+    })
+}
+
+#[derive(Clone)]
+struct BenchServer {
+    guard: Guard,
+    notes: Arc<Mutex<BTreeMap<String, String>>>,
+}
+
+impl Guarded for BenchServer {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+impl BenchServer {
+    /// The body every variant runs.
+    fn store(&self, id: &str, text: String) -> CallToolResult {
+        self.notes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .insert(id.to_owned(), text);
+        CallToolResult::success(vec![ContentBlock::text(format!("wrote {id}"))])
+    }
+}
+
+#[tool_router]
+impl BenchServer {
+    #[tool(description = "The body, unguarded.")]
+    async fn plain_write(
+        &self,
+        Parameters(args): Parameters<WriteArgs>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let target = match target(&args) {
+            Ok(target) => target,
+            Err(rejection) => return Ok(rejection.into_response()),
+        };
+        Ok(self.store(target.id.as_str(), target.text).into())
+    }
+
+    #[tool(description = "The body behind GuardCall + Guard::clear.")]
+    async fn engine_write(
+        &self,
+        call: GuardCall,
+        Parameters(args): Parameters<WriteArgs>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let target = match target(&args) {
+            Ok(target) => target,
+            Err(rejection) => return Ok(rejection.into_response()),
+        };
+        let needs_approval = target.is_shared();
+        Ok(match self.guard.clear(call, target, needs_approval).await {
+            Ok(clearance) => {
+                let target = clearance.into_target();
+                self.store(target.id.as_str(), target.text).into()
+            }
+            Err(interruption) => interruption.into_response(),
+        })
+    }
+
+    #[guarded(when = "is_shared")]
+    #[tool(description = "The body behind #[guarded].")]
+    async fn macro_write(
+        &self,
+        Parameters(_args): Parameters<WriteArgs>,
+        clearance: Clearance<WriteNote>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let target = clearance.into_target();
+        Ok(self.store(target.id.as_str(), target.text))
+    }
+}
+
+#[tool_handler(name = "guard-bench")]
+impl ServerHandler for BenchServer {}
+
+// ---------------------------------------------------------------------------------------------
+// Measuring
+// ---------------------------------------------------------------------------------------------
+
+struct Plan {
+    samples: usize,
+    seal_iters: usize,
+    clear_iters: usize,
+    call_iters: usize,
+}
+
+impl Plan {
+    fn from_env() -> Self {
+        if std::env::var_os("GUARD_BENCH_QUICK").is_some() {
+            Self {
+                samples: 5,
+                seal_iters: 2_000,
+                clear_iters: 20_000,
+                call_iters: 100,
+            }
+        } else {
+            Self {
+                samples: 21,
+                seal_iters: 100_000 / 21 + 1,
+                clear_iters: 200_000,
+                call_iters: 1_000,
+            }
+        }
+    }
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+fn per_op(elapsed: Duration, iters: usize) -> f64 {
+    elapsed.as_nanos() as f64 / iters as f64
+}
+
+fn show(ns: f64) -> String {
+    let size = ns.abs();
+    if size >= 1_000_000.0 {
+        format!("{:.2} ms", ns / 1_000_000.0)
+    } else if size >= 1_000.0 {
+        format!("{:.2} µs", ns / 1_000.0)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+fn report(name: &str, samples: &mut [f64]) -> f64 {
+    let med = median(samples);
+    let (lo, hi) = (samples[0], samples[samples.len() - 1]);
+    println!(
+        "  {name:<50} median {:>10}   (min {}, max {})",
+        show(med),
+        show(lo),
+        show(hi)
+    );
+    med
+}
+
+fn now_unix() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn bench_seal(plan: &Plan) {
+    println!(
+        "1. requestState seal + open ({} samples x {} ops)",
+        plan.samples, plan.seal_iters
+    );
+    let key = SealKey::random();
+    let note = WriteNote {
+        id: Id::new("n1").expect("id"),
+        text: "first note".to_owned(),
+        shared: true,
+    };
+    let fingerprint = note.fingerprint();
+    let scope = SealScope {
+        operation: WriteNote::OPERATION,
+        fingerprint: &fingerprint,
+        principal: "local",
+    };
+    let now = now_unix();
+    let expires = now + 900;
+    let (mut seals, mut opens, mut both, mut prints) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..plan.samples {
+        let start = Instant::now();
+        let mut sealed = Vec::with_capacity(plan.seal_iters);
+        for _ in 0..plan.seal_iters {
+            sealed.push(seal::seal(
+                &key,
+                SealKind::RequestState,
+                black_box(&scope),
+                0,
+                expires,
+            ));
+        }
+        let sealing = start.elapsed();
+        let start = Instant::now();
+        for state in &sealed {
+            let opened = seal::open(&key, SealKind::RequestState, &scope, black_box(state), now);
+            assert!(opened.is_ok(), "a fresh seal opens");
+        }
+        let opening = start.elapsed();
+        seals.push(per_op(sealing, plan.seal_iters));
+        opens.push(per_op(opening, plan.seal_iters));
+        both.push(per_op(sealing + opening, plan.seal_iters));
+
+        let start = Instant::now();
+        for _ in 0..plan.seal_iters {
+            black_box(black_box(&note).fingerprint());
+        }
+        prints.push(per_op(start.elapsed(), plan.seal_iters));
+    }
+    report("seal", &mut seals);
+    report("open", &mut opens);
+    let med = report("seal + open", &mut both);
+    report("target fingerprint (for scale)", &mut prints);
+    println!(
+        "  -> seal+open {} per op; target < 20 µs: {}",
+        show(med),
+        if med < 20_000.0 { "met" } else { "NOT met" }
+    );
+}
+
+/// A server and a client connected over a duplex pipe, plus the server side's peer.
+struct Pair {
+    server: BenchServer,
+    server_peer: rmcp::Peer<RoleServer>,
+    client: RunningService<RoleClient, ClientConfig>,
+}
+
+async fn connect(guard: Guard) -> Pair {
+    let server = BenchServer {
+        guard,
+        notes: Arc::default(),
+    };
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    let serving = server.clone();
+    let (peer_tx, peer_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let running = serving.serve(server_io).await.expect("server handshake");
+        let _ = peer_tx.send(running.peer().clone());
+        let _ = running.waiting().await;
+    });
+    // A legacy client that declares no elicitation: an exempt call never asks anyway, and a
+    // guarded one takes the token path (measured in part 3).
+    let client = ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("guard-bench", "0"),
+    )
+    .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    .serve(client_io)
+    .await
+    .expect("client handshake");
+    let server_peer = peer_rx.await.expect("server peer");
+    Pair {
+        server,
+        server_peer,
+        client,
+    }
+}
+
+fn args(shared: bool) -> WriteArgs {
+    WriteArgs {
+        note_id: "n1".to_owned(),
+        text: "first note".to_owned(),
+        shared,
+        confirm_token: None,
+    }
+}
+
+async fn bench_clear_in_isolation(plan: &Plan, pair: &Pair) {
+    println!(
+        "2a. exempt call in isolation ({} samples x {} calls)",
+        plan.samples, plan.clear_iters
+    );
+    let context = RequestContext::new(NumberOrString::Number(1), pair.server_peer.clone());
+    let server = &pair.server;
+    let guard = &server.guard;
+    let (mut plain, mut guarded, mut deltas) = (vec![], vec![], vec![]);
+    for _ in 0..plan.samples {
+        let start = Instant::now();
+        for _ in 0..plan.clear_iters {
+            let target = target(black_box(&args(false))).expect("valid");
+            black_box(server.store(target.id.as_str(), target.text));
+        }
+        let p = per_op(start.elapsed(), plan.clear_iters);
+
+        let start = Instant::now();
+        for _ in 0..plan.clear_iters {
+            let target = target(black_box(&args(false))).expect("valid");
+            let call = GuardCall::new(context.clone(), "engine_write", None, None, None);
+            let needs_approval = target.is_shared();
+            let Ok(clearance) = guard.clear(call, target, needs_approval).await else {
+                unreachable!("an exempt call is always cleared");
+            };
+            let target = clearance.into_target();
+            black_box(server.store(target.id.as_str(), target.text));
+        }
+        let g = per_op(start.elapsed(), plan.clear_iters);
+        plain.push(p);
+        guarded.push(g);
+        deltas.push(g - p);
+    }
+    let p = report("body alone", &mut plain);
+    let g = report(
+        "GuardCall::new + Guard::clear(.., false) + body",
+        &mut guarded,
+    );
+    let d = report("overhead per call (paired delta)", &mut deltas);
+    println!(
+        "  -> overhead {} per call (ratio {:.2}x); target < 5 µs: {}",
+        show(d),
+        g / p,
+        if d < 5_000.0 { "met" } else { "NOT met" }
+    );
+}
+
+async fn call(client: &RunningService<RoleClient, ClientConfig>, tool: &'static str, shared: bool) {
+    let arguments = json!({ "note_id": "n1", "text": "first note", "shared": shared });
+    let serde_json::Value::Object(arguments) = arguments else {
+        unreachable!()
+    };
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments))
+        .await
+        .expect("call");
+    if !shared {
+        assert_ne!(result.is_error, Some(true), "{tool} ran: {result:?}");
+    }
+    black_box(result);
+}
+
+async fn bench_over_duplex(plan: &Plan, pair: &Pair) {
+    println!(
+        "2b. exempt call end to end over duplex ({} samples x {} calls per tool, interleaved)",
+        plan.samples, plan.call_iters
+    );
+    let client = &pair.client;
+    for tool in ["plain_write", "engine_write", "macro_write"] {
+        for _ in 0..plan.call_iters / 10 + 1 {
+            call(client, tool, false).await;
+        }
+    }
+    let (mut plain, mut engine, mut generated) = (vec![], vec![], vec![]);
+    let (mut engine_delta, mut macro_delta) = (vec![], vec![]);
+    for _ in 0..plan.samples {
+        let time = async |tool| {
+            let start = Instant::now();
+            for _ in 0..plan.call_iters {
+                call(client, tool, false).await;
+            }
+            per_op(start.elapsed(), plan.call_iters)
+        };
+        let p = time("plain_write").await;
+        let e = time("engine_write").await;
+        let m = time("macro_write").await;
+        plain.push(p);
+        engine.push(e);
+        generated.push(m);
+        engine_delta.push(e - p);
+        macro_delta.push(m - p);
+    }
+    let p = report("unguarded tool", &mut plain);
+    let e = report("GuardCall + Guard::clear, exempt", &mut engine);
+    let m = report("#[guarded(when = ..)], exempt", &mut generated);
+    let ed = report("engine overhead per call (paired delta)", &mut engine_delta);
+    let md = report("macro overhead per call (paired delta)", &mut macro_delta);
+    println!(
+        "  -> ratio engine/unguarded {:.3}x, macro/unguarded {:.3}x; overhead {} / {}; target < 5 µs: {}",
+        e / p,
+        m / p,
+        show(ed),
+        show(md),
+        if ed.max(md) < 5_000.0 {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
+}
+
+async fn bench_token(plan: &Plan, pair: &Pair) {
+    println!(
+        "3. token issued to a client without dialogs, in isolation ({} samples x {} calls)",
+        plan.samples, plan.seal_iters
+    );
+    let context = RequestContext::new(NumberOrString::Number(2), pair.server_peer.clone());
+    let guard = &pair.server.guard;
+    let mut issued = vec![];
+    for _ in 0..plan.samples {
+        let start = Instant::now();
+        for _ in 0..plan.seal_iters {
+            let target = target(&args(true)).expect("valid");
+            let call = GuardCall::new(context.clone(), "engine_write", None, None, None);
+            let refused = guard.clear(call, target, true).await;
+            assert!(
+                refused.is_err(),
+                "no dialog and no token: a token is issued"
+            );
+            black_box(refused.err());
+        }
+        issued.push(per_op(start.elapsed(), plan.seal_iters));
+    }
+    report("Guard::clear(.., true) -> token text", &mut issued);
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a filter argument is accepted and ignored.
+    let plan = Plan::from_env();
+    println!("guard benchmark (medians; lower is better)");
+    bench_seal(&plan);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    runtime.block_on(async {
+        let pair = connect(Guard::builder("guard-bench").build()).await;
+        bench_clear_in_isolation(&plan, &pair).await;
+        bench_over_duplex(&plan, &pair).await;
+        bench_token(&plan, &pair).await;
+        let _ = pair.client.cancel().await;
+    });
+}
