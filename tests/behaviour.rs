@@ -735,7 +735,11 @@ async fn legacy_no_answer_within_the_bound_times_out() {
         .await
         .expect("the guard must stop waiting at its dialog_timeout");
     outcome.assert_changed_nothing();
-    assert!(outcome.text.contains("No answer came"), "{}", outcome.text);
+    assert!(
+        outcome.text.contains("No answer came") && outcome.text.contains("within 200 milliseconds"),
+        "{}",
+        outcome.text
+    );
     assert_eq!(s.last_interruption(), Some(InterruptionKind::TimedOut));
     assert_eq!(s.asked(), 1);
     assert_eq!(s.deletes(), 0);
@@ -959,6 +963,31 @@ async fn modern_an_expired_state_is_asked_afresh() {
         .with_input_responses(approved());
     input_required(s.once(retry).await);
     assert_eq!(s.deletes(), 0);
+}
+
+#[tokio::test]
+async fn modern_a_token_is_no_request_state_and_a_request_state_no_token() {
+    let server = NotesServer::new(guard().build());
+    let dialog = Session::join(Era::Modern, server.clone(), Person::new(Reply::Approve)).await;
+    let no_dialog = Session::join(Era::Modern, server, Person::without_elicitation()).await;
+    let call = params("delete_note", json!({"note_id": "n1"}));
+
+    let token = no_dialog.delete("n1").await.token();
+    let token_as_state = call
+        .clone()
+        .with_request_state(token)
+        .with_input_responses(approved());
+    input_required(dialog.once(token_as_state).await);
+
+    let state = state_of(&input_required(dialog.once(call).await));
+    let state_as_token = no_dialog.delete_quoting("n1", &state).await;
+    state_as_token.assert_changed_nothing();
+    assert_eq!(
+        no_dialog.last_interruption(),
+        Some(InterruptionKind::TokenRefused)
+    );
+    assert_eq!(dialog.deletes(), 0);
+    assert!(dialog.has_note("n1"));
 }
 
 #[tokio::test]

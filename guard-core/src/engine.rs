@@ -279,7 +279,11 @@ fn now_unix() -> u64 {
 
 fn minutes(d: Duration) -> String {
     let secs = d.as_secs();
-    if secs >= 60 && secs.is_multiple_of(60) {
+    if d.subsec_nanos() != 0 {
+        // A bound that is not whole seconds would read "within 0 seconds" when truncated.
+        let ms = d.as_millis();
+        format!("{ms} millisecond{}", if ms == 1 { "" } else { "s" })
+    } else if secs >= 60 && secs.is_multiple_of(60) {
         let m = secs / 60;
         format!("{m} minute{}", if m == 1 { "" } else { "s" })
     } else {
