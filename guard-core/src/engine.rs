@@ -396,7 +396,14 @@ impl Guard {
             // 2026-07-28: capabilities hold for this request only.
             call.context.meta.client_capabilities()
         } else {
-            call.context.client_capabilities()
+            // 2025-11-25: only the handshake counts. A pushed dialog needs the session the
+            // handshake opened; a stateless legacy request has none (rmcp gives it default,
+            // empty capabilities), so it takes the token path instead of waiting on a channel
+            // that cannot carry the answer.
+            call.context
+                .peer
+                .peer_info()
+                .map(|info| info.capabilities.clone())
         };
         let declared = capabilities
             .and_then(|c| c.elicitation)
