@@ -615,3 +615,142 @@ impl OpengistServer {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(files: &[&str]) -> GistFacts {
+        GistFacts {
+            visibility: Visibility::Public,
+            files: files.iter().map(|f| ((*f).to_owned(), 1)).collect(),
+            fork_count: 0,
+            like_count: 0,
+            created_at: 0,
+            updated_at: 0,
+            revision: None,
+        }
+    }
+
+    fn args(ops: Vec<FileOpArg>, allow_create: bool) -> UpdateGistArgs {
+        UpdateGistArgs {
+            gist_id: "0123456789abcdef0123456789abcdef".to_owned(),
+            title: None,
+            description: None,
+            visibility: None,
+            file_ops: ops,
+            allow_create,
+            confirm_token: None,
+        }
+    }
+
+    fn op(
+        op: FileOpKind,
+        filename: &str,
+        new_filename: Option<&str>,
+        content: Option<&str>,
+    ) -> FileOpArg {
+        FileOpArg {
+            op,
+            filename: filename.to_owned(),
+            new_filename: new_filename.map(str::to_owned),
+            content: content.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_write_to_a_missing_file_is_refused_with_a_near_match_unless_allowed() {
+        let f = facts(&["README.md"]);
+        let refused = file_changes(
+            &args(
+                vec![op(FileOpKind::Write, "readme.md", None, Some("x"))],
+                false,
+            ),
+            &f,
+        )
+        .expect_err("missing file");
+        assert!(
+            refused.contains("\"readme.md\", which is not in the gist"),
+            "{refused}"
+        );
+        assert!(refused.contains("Did you mean \"README.md\"?"), "{refused}");
+        assert!(refused.contains("allow_create: true"), "{refused}");
+        let allowed = file_changes(
+            &args(vec![op(FileOpKind::Write, "new.md", None, Some("x"))], true),
+            &f,
+        )
+        .expect("allowed");
+        assert_eq!(
+            allowed,
+            vec![FileChange::Write {
+                filename: "new.md".to_owned(),
+                content: "x".to_owned()
+            }]
+        );
+    }
+
+    #[test]
+    fn renames_need_an_existing_source_and_a_free_destination() {
+        let f = facts(&["a", "b"]);
+        let missing = file_changes(
+            &args(vec![op(FileOpKind::Rename, "c", Some("d"), None)], true),
+            &f,
+        )
+        .expect_err("no source");
+        assert!(
+            missing.contains("renames \"c\", which is not in the gist"),
+            "{missing}"
+        );
+        let clobber = file_changes(
+            &args(vec![op(FileOpKind::Rename, "a", Some("b"), None)], true),
+            &f,
+        )
+        .expect_err("destination exists");
+        assert!(clobber.contains("already exists"), "{clobber}");
+        let unnamed = file_changes(
+            &args(vec![op(FileOpKind::Rename, "a", None, None)], true),
+            &f,
+        )
+        .expect_err("no new name");
+        assert!(unnamed.contains("without `new_filename`"), "{unnamed}");
+        let ok = file_changes(
+            &args(
+                vec![op(FileOpKind::Rename, "a", Some("z"), Some("new"))],
+                false,
+            ),
+            &f,
+        )
+        .expect("valid rename");
+        assert_eq!(ok[0].content(), Some("new"));
+    }
+
+    #[test]
+    fn writes_need_content_and_no_new_name() {
+        let f = facts(&["a"]);
+        let empty = file_changes(
+            &args(vec![op(FileOpKind::Write, "a", None, None)], false),
+            &f,
+        )
+        .expect_err("no content");
+        assert!(empty.contains("without `content`"), "{empty}");
+        let renaming = file_changes(
+            &args(
+                vec![op(FileOpKind::Write, "a", Some("b"), Some("x"))],
+                false,
+            ),
+            &f,
+        )
+        .expect_err("write with new name");
+        assert!(renaming.contains("use `op: \"rename\"`"), "{renaming}");
+    }
+
+    #[test]
+    fn unknown_arguments_are_refused_by_the_schema() {
+        let parsed: Result<DeleteGistArgs, _> =
+            serde_json::from_value(serde_json::json!({"gist_id": "x", "confirm": true}));
+        assert!(
+            parsed.is_err(),
+            "a made-up `confirm: true` is not silently ignored"
+        );
+    }
+}
