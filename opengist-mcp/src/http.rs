@@ -32,6 +32,7 @@ use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
@@ -148,6 +149,13 @@ impl BoundHttp {
             cancel,
         } = self;
         tracing::info!(address = %local_addr, path = MCP_PATH, "serving MCP over streamable HTTP");
+        // Each SSE answer goes out in more than one write; without TCP_NODELAY the second
+        // waits for the client's delayed ACK, about 40 ms per call on a reused connection.
+        let listener = listener.tap_io(|tcp| {
+            if let Err(error) = tcp.set_nodelay(true) {
+                tracing::debug!(%error, "could not set TCP_NODELAY");
+            }
+        });
         axum::serve(listener, router)
             .with_graceful_shutdown(async move {
                 shutdown.await;
