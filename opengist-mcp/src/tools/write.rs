@@ -11,6 +11,7 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::read::GistIdArg;
 use super::{OpengistServer, ToolResult, opengist_failure, rejection};
 use crate::opengist::requests::{
     ExpirePreset, FileChange, GistPatch, NewGist, Visibility, parse_expiry,
@@ -406,14 +407,6 @@ pub struct GistDeleted {
 
 // ---- fork_gist, set_gist_like --------------------------------------------------------------
 
-/// Arguments naming one gist.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GistArg {
-    /// The gist: its 32-hex id or a link to it on this Opengist instance.
-    pub gist_id: String,
-}
-
 /// Result of `fork_gist`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Forked {
@@ -576,7 +569,7 @@ impl OpengistServer {
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = rmcp::handler::server::tool::schema_for_output::<Forked>()
     )]
-    async fn fork_gist(&self, Parameters(args): Parameters<GistArg>) -> ToolResult<Forked> {
+    async fn fork_gist(&self, Parameters(args): Parameters<GistIdArg>) -> ToolResult<Forked> {
         let client = self.client()?;
         let id = self.gist_id(&args.gist_id).await?;
         let outcome = client.fork_gist(&id).await.map_err(opengist_failure)?;
