@@ -111,8 +111,7 @@ pub enum SealError {
 }
 
 fn tag(key: &SealKey, scope: &SealScope<'_>, payload: &[u8]) -> HmacSha256 {
-    // HMAC accepts keys of any length, so this cannot fail; fall back to an empty-key MAC
-    // would be wrong, so keys are validated at construction instead.
+    // HMAC takes keys of any length, so `new_from_slice` cannot fail here.
     let mut mac = <HmacSha256 as Mac>::new_from_slice(&key.0)
         .unwrap_or_else(|_| unreachable!("HMAC-SHA256 takes keys of any length"));
     for part in [
