@@ -41,7 +41,7 @@ pub struct CliArgs {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is IP:PORT, [IPv6]:PORT,
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is `IP:PORT`, `[IPv6]:PORT`,
     /// localhost:PORT or a bare PORT (meaning 127.0.0.1:PORT). A non-loopback address needs
     /// OPENGIST_MCP_HTTP_TOKEN. [env: OPENGIST_MCP_HTTP_ADDR] [default: stdio, no HTTP]
     #[arg(long, value_name = "ADDR", global = true)]
@@ -93,7 +93,7 @@ pub struct CliArgs {
     pub allowed_hosts: Option<String>,
 
     /// Extra browser origins accepted over HTTP, comma-separated, `scheme://host[:port]`
-    /// (`:*` for any port) or `null`. http(s)://localhost, 127.0.0.1 and [::1] on any port are
+    /// (`:*` for any port) or `null`. http(s)://localhost, 127.0.0.1 and `[::1]` on any port are
     /// always accepted. [env: OPENGIST_MCP_ALLOWED_ORIGINS] [default: none]
     #[arg(long, value_name = "LIST", global = true)]
     pub allowed_origins: Option<String>,

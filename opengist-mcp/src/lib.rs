@@ -6,6 +6,8 @@
 //! `mcp-guard` framework: the Opengist client's write methods accept only the guard's
 //! approval, so an unguarded destructive call does not compile.
 
+#![warn(missing_docs)]
+
 pub mod cli;
 pub mod config;
 pub mod doctor;
