@@ -5,6 +5,26 @@
 //! publishing anything that is not private, asks the person at the client first, through the
 //! `mcp-guard` framework: the Opengist client's write methods accept only the guard's
 //! approval, so an unguarded destructive call does not compile.
+//!
+//! The binary is the usual way in (`opengist-mcp --help`); the library is what it is built
+//! from. A server without Opengist settings still lists its tools, and its tool calls answer
+//! with setup instructions:
+//!
+//! ```
+//! use opengist_mcp::cli::CliArgs;
+//! use opengist_mcp::config::Config;
+//! use opengist_mcp::tools::OpengistServer;
+//!
+//! // Read-only, from a variable lookup instead of the process environment.
+//! let env = |name: &str| (name == "OPENGIST_READ_ONLY").then(|| "yes".to_owned());
+//! let loaded = Config::from_env_and_args(&CliArgs::default(), &env).expect("valid");
+//! let server = OpengistServer::from_config(&loaded.config).expect("builds");
+//! let mut tools = server.tool_names();
+//! tools.sort();
+//! assert_eq!(tools.len(), 8);
+//! assert!(tools.contains(&"get_gist".to_owned()));
+//! assert!(!tools.contains(&"delete_gist".to_owned()));
+//! ```
 
 #![warn(missing_docs)]
 
