@@ -8,9 +8,9 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, tool_handler};
 
-use crate::config::{Config, FilterError};
+use crate::config::{Config, FilterError, READING_TOOLS};
 use crate::opengist::{ClientOptions, OpengistClient};
-use crate::tools::{OpengistServer, READ_TOOLS, Shared, WRITE_TOOLS};
+use crate::tools::{OpengistServer, Shared, WRITE_TOOLS};
 
 /// The server's name, as reported to clients and used in the guard's texts.
 pub const SERVER_NAME: &str = "opengist-mcp";
@@ -20,7 +20,7 @@ pub const INSTRUCTIONS: &str = "Tools for an Opengist instance (a self-hosted pa
 
 /// Every tool name, in the order they are listed.
 pub fn all_tool_names() -> Vec<&'static str> {
-    READ_TOOLS
+    READING_TOOLS
         .iter()
         .chain(WRITE_TOOLS.iter())
         .copied()
@@ -119,5 +119,33 @@ impl ServerHandler for OpengistServer {
         info.server_info = Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION"));
         info.instructions = Some(INSTRUCTIONS.into());
         info
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_name_lists_match_the_router_and_its_annotations() {
+        let server = OpengistServer::unconfigured();
+        let mut listed = server.tool_names();
+        listed.sort();
+        let mut named: Vec<String> = all_tool_names().iter().map(|s| (*s).to_owned()).collect();
+        named.sort();
+        assert_eq!(
+            listed, named,
+            "every tool is named once, and every name is a tool"
+        );
+        for tool in server.tool_router.list_all() {
+            let annotations = tool.annotations.as_ref().expect("annotations declared");
+            let read_only = annotations.read_only_hint.expect("readOnlyHint declared");
+            assert_eq!(
+                read_only,
+                READING_TOOLS.contains(&tool.name.as_ref()),
+                "{}: readOnlyHint agrees with the read-only list",
+                tool.name
+            );
+        }
     }
 }

@@ -21,18 +21,6 @@ use crate::opengist::error::OpengistError;
 use crate::opengist::gist_ref::GistRef;
 use crate::opengist::requests::GistId;
 
-/// The eight tools that only read.
-pub const READ_TOOLS: [&str; 8] = [
-    "list_gists",
-    "search_gists",
-    "get_gist",
-    "get_gist_file",
-    "list_gist_commits",
-    "list_gist_forks",
-    "get_user",
-    "check_gist_like",
-];
-
 /// The six tools that write.
 pub const WRITE_TOOLS: [&str; 6] = [
     "create_gist",
