@@ -238,6 +238,16 @@ fn check_text(
     }
 }
 
+/// Checks the lengths of a title and a description.
+fn check_metadata(title: Option<&str>, description: Option<&str>) -> Result<(), RequestError> {
+    check_text(title, MAX_TITLE_CHARS, RequestError::TitleTooLong)?;
+    check_text(
+        description,
+        MAX_DESCRIPTION_CHARS,
+        RequestError::DescriptionTooLong,
+    )
+}
+
 /// One file of a new gist.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewFile {
@@ -282,16 +292,7 @@ impl NewGist {
         if files.len() > MAX_FILES {
             return Err(RequestError::TooManyFiles(files.len()));
         }
-        check_text(
-            title.as_deref(),
-            MAX_TITLE_CHARS,
-            RequestError::TitleTooLong,
-        )?;
-        check_text(
-            description.as_deref(),
-            MAX_DESCRIPTION_CHARS,
-            RequestError::DescriptionTooLong,
-        )?;
+        check_metadata(title.as_deref(), description.as_deref())?;
         let mut seen = BTreeSet::new();
         for (i, (filename, content)) in files.iter().enumerate() {
             let index = i + 1;
@@ -472,16 +473,7 @@ impl GistPatch {
         if files.len() > MAX_FILES {
             return Err(RequestError::TooManyFiles(files.len()));
         }
-        check_text(
-            title.as_deref(),
-            MAX_TITLE_CHARS,
-            RequestError::TitleTooLong,
-        )?;
-        check_text(
-            description.as_deref(),
-            MAX_DESCRIPTION_CHARS,
-            RequestError::DescriptionTooLong,
-        )?;
+        check_metadata(title.as_deref(), description.as_deref())?;
         let mut touched = BTreeSet::new();
         let mut resulting = BTreeSet::new();
         for (i, change) in files.iter().enumerate() {
