@@ -267,14 +267,18 @@ impl OpengistClient {
     }
 
     /// A gist with its files (each content at most 512 KiB, at most 50 files), its 10 newest
-    /// commits and its forks.
+    /// commits and up to 11 of its public forks. Its `topics` come back empty whatever the
+    /// gist has: Opengist's single-gist lookup does not load them (lists show them).
     pub async fn get_gist(&self, id: &GistId) -> Result<GistDetail, OpengistError> {
         let url = self.endpoint(&["api", "gists", id.as_str()])?;
         let call = CallInfo::new("read a gist", Scope::GistRead, format!("gist {id}"));
         self.get_json(url, &call).await
     }
 
-    /// A gist as it stood at revision `sha`.
+    /// A gist as it stood at revision `sha` (4 to 40 hex digits, any case; Opengist refuses
+    /// `HEAD` with a 400): its files, and that commit with up to 9 of its ancestors as
+    /// `commits`. Title, description, visibility and counts are the gist's current ones. A
+    /// sha that does not resolve is a 404, like a gist this token cannot see.
     pub async fn get_gist_at(&self, id: &GistId, sha: &Sha) -> Result<GistDetail, OpengistError> {
         let url = self.endpoint(&["api", "gists", id.as_str(), sha.as_str()])?;
         let call = CallInfo::new(
@@ -318,6 +322,8 @@ impl OpengistClient {
     }
 
     /// A window of a file's raw bytes at revision `sha`: at most `max_bytes` from `offset`.
+    /// Opengist serves the whole file here, never cut at 512 KiB; a name or revision that
+    /// does not resolve is a 404.
     ///
     /// The body is streamed and reading stops once the window is filled (plus at most one
     /// chunk, to tell whether more follows when the size is unknown): the whole file is
@@ -330,7 +336,9 @@ impl OpengistClient {
         offset: u64,
         max_bytes: u64,
     ) -> Result<RawFile, OpengistError> {
-        if filename.is_empty() || filename == "." || filename == ".." {
+        // Opengist keeps only the last path element of a filename, so no file of a gist has
+        // `/` in its name.
+        if filename.is_empty() || filename == "." || filename == ".." || filename.contains('/') {
             return Err(OpengistError::InvalidArgument {
                 message: "`filename` must name a file of the gist, as listed by get_gist".into(),
             });
@@ -484,7 +492,8 @@ impl OpengistClient {
 
     /// The uuid of a gist named by id or link. A custom URL is looked up in its owner's gist
     /// list (up to [`RESOLVE_MAX_PAGES`] pages of 100): that list holds the owner's public
-    /// gists, plus all of them when the token is the owner's with `gist:read`.
+    /// gists, plus all of them when the token is the owner's with `gist:read`. Custom URLs
+    /// match regardless of case, as Opengist's own pages do.
     pub async fn resolve(&self, reference: &GistRef) -> Result<GistId, OpengistError> {
         let (user, slug) = match reference {
             GistRef::Id(id) => return Ok(id.clone()),
@@ -558,6 +567,9 @@ impl OpengistClient {
     }
 
     /// Applies the update the guard cleared. Returns the gist as it is afterwards.
+    ///
+    /// Opengist's PATCH keeps the files it does not mention, makes a commit whenever `files`
+    /// is sent, and clears the gist's topics on every update.
     pub async fn update_gist(
         &self,
         clearance: Clearance<UpdateGist>,
@@ -573,6 +585,7 @@ impl OpengistClient {
     }
 
     /// Deletes exactly the files the person approved. Returns the gist as it is afterwards.
+    /// Like every update through Opengist's API, this clears the gist's topics.
     pub async fn delete_gist_files(
         &self,
         approved: Approved<DeleteGistFiles>,
@@ -676,7 +689,11 @@ impl OpengistClient {
     }
 
     fn raw_file_url(&self, id: &GistId, sha: &Sha, filename: &str) -> Result<Url, OpengistError> {
-        self.endpoint(&["api", "gists", id.as_str(), "files", sha.as_str(), filename])
+        let mut url = self.endpoint(&["api", "gists", id.as_str(), "files", sha.as_str()])?;
+        // Appended already encoded: `set_path` keeps `%XX` escapes as they are.
+        let path = format!("{}/{}", url.path(), raw_filename_segment(filename));
+        url.set_path(&path);
+        Ok(url)
     }
 
     /// A 404 for a gist this token cannot see; cheap (one commit).
@@ -946,14 +963,16 @@ fn id_from_location(location: &str) -> Option<GistId> {
     GistId::parse(last).ok()
 }
 
+/// Whether `slug` names this gist. `slug_url` is the gist's custom URL, or its uuid when it
+/// has none; Opengist matches custom URLs regardless of case.
 fn slug_matches(gist: &GistSummary, slug: &str) -> bool {
-    gist.slug_url == slug
+    gist.slug_url.eq_ignore_ascii_case(slug)
         || gist
             .html_url
             .trim_end_matches('/')
             .rsplit('/')
             .next()
-            .is_some_and(|last| last == slug)
+            .is_some_and(|last| last.eq_ignore_ascii_case(slug))
 }
 
 fn check_username(name: &str) -> Result<(), OpengistError> {
@@ -997,6 +1016,53 @@ pub(crate) fn build_url(base: &Url, segments: &[&str]) -> Result<Url, OpengistEr
         path.extend(segments);
     }
     Ok(url)
+}
+
+/// The filename as the last segment of `GET /api/gists/:uuid/files/:sha/:filename`.
+///
+/// Two decodings stand between this segment and the name Opengist looks up. Its router hands
+/// the handler the *decoded* segment when the request path is exactly Go's canonical
+/// encoding of itself (Go then leaves `URL.RawPath` empty), and the raw, still-encoded segment
+/// otherwise; the handler then query-unescapes the name once more (`%XX`, and `+` as a space)
+/// before asking git. So:
+/// - a name with neither `%` nor `+` goes in Go's canonical path encoding: the router decodes
+///   it and the second unescape finds nothing to change;
+/// - a name with `%` or `+` goes fully percent-encoded, in a form Go's canonical encoding
+///   would not produce (`+` as `%2B`, or one letter or digit escaped), so the router passes
+///   it through raw and the one unescape restores it exactly.
+fn raw_filename_segment(name: &str) -> String {
+    fn escape(out: &mut String, byte: u8) {
+        const HEX: &[u8; 16] = b"0123456789ABCDEF";
+        out.push('%');
+        out.push(char::from(HEX[usize::from(byte >> 4)]));
+        out.push(char::from(HEX[usize::from(byte & 0x0f)]));
+    }
+    let unreserved = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~');
+    let mut out = String::with_capacity(name.len() * 3);
+    if name.contains(['%', '+']) {
+        // `+` escaped is enough to make the path non-canonical; without one, escape the
+        // first letter or digit too. (A name with `%` but no letter or digit has no `%XX` in
+        // it, which the second unescape would turn into something else.)
+        let mut marked = name.contains('+');
+        for &byte in name.as_bytes() {
+            if unreserved(byte) && (marked || !byte.is_ascii_alphanumeric()) {
+                out.push(char::from(byte));
+            } else {
+                marked |= byte.is_ascii_alphanumeric();
+                escape(&mut out, byte);
+            }
+        }
+    } else {
+        // Go's path encoding: these stay literal, everything else is escaped.
+        for &byte in name.as_bytes() {
+            if unreserved(byte) || matches!(byte, b'$' | b'&' | b',' | b':' | b';' | b'=' | b'@') {
+                out.push(char::from(byte));
+            } else {
+                escape(&mut out, byte);
+            }
+        }
+    }
+    out
 }
 
 fn header_number<T: std::str::FromStr>(headers: &HeaderMap, name: &str) -> Option<T> {
@@ -1289,9 +1355,111 @@ mod tests {
             )
         );
         assert_eq!(
-            url("a/b%2e.md"),
-            format!("https://gist.example.com/api/gists/{ID}/files/0123abcd/a%2Fb%252e.md")
+            url("notes (1).md"),
+            format!("https://gist.example.com/api/gists/{ID}/files/0123abcd/notes%20%281%29.md")
         );
+        assert_eq!(
+            url("k=v;x@y,$&:.md"),
+            format!("https://gist.example.com/api/gists/{ID}/files/0123abcd/k=v;x@y,$&:.md")
+        );
+        // `+` and `%` are sent in a deliberately non-canonical form (see raw_filename_segment).
+        assert_eq!(
+            url("c++.md"),
+            format!("https://gist.example.com/api/gists/{ID}/files/0123abcd/c%2B%2B.md")
+        );
+        assert_eq!(
+            url("a%20b.md"),
+            format!("https://gist.example.com/api/gists/{ID}/files/0123abcd/%61%2520b.md")
+        );
+        assert_eq!(
+            url("%"),
+            format!("https://gist.example.com/api/gists/{ID}/files/0123abcd/%25")
+        );
+    }
+
+    /// Go's `net/url` escaping of a path (`shouldEscape` in `encodePath` mode).
+    fn go_escape_path(path: &[u8]) -> String {
+        let mut out = String::new();
+        for &b in path {
+            if b.is_ascii_alphanumeric() || b"-_.~$&+,/:;=@".contains(&b) {
+                out.push(char::from(b));
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+        out
+    }
+
+    fn percent_decode(text: &str, plus_is_space: bool) -> Option<Vec<u8>> {
+        let bytes = text.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'%' => {
+                    let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+                    out.push(u8::from_str_radix(hex, 16).ok()?);
+                    i += 3;
+                }
+                b'+' if plus_is_space => {
+                    out.push(b' ');
+                    i += 1;
+                }
+                b => {
+                    out.push(b);
+                    i += 1;
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// The name Opengist looks up for a request path: Go keeps the raw path only when it is
+    /// not the canonical encoding of the decoded one; the router (echo v4) matches on the raw
+    /// path if kept, else on the decoded one, without unescaping parameters; the handler's git
+    /// layer query-unescapes the name (returning it unchanged when that fails).
+    fn name_opengist_sees(raw_path: &str) -> String {
+        let decoded = percent_decode(raw_path, false).expect("valid escapes");
+        let routed = if go_escape_path(&decoded) == raw_path {
+            String::from_utf8(decoded).expect("utf-8")
+        } else {
+            raw_path.to_owned()
+        };
+        let param = routed.rsplit('/').next().expect("segment").to_owned();
+        percent_decode(&param, true)
+            .and_then(|b| String::from_utf8(b).ok())
+            .unwrap_or(param)
+    }
+
+    #[test]
+    fn raw_file_names_survive_opengists_two_decodings() {
+        let c = client("https://gist.example.com", None, Duration::from_secs(5));
+        let sha = Sha::parse("0123abcd").expect("sha");
+        for name in [
+            "notes.md",
+            "my notes.md",
+            "notes (1).md",
+            "c++.md",
+            "a+b c.md",
+            "a%20b.md",
+            "100%.txt",
+            "50% off+tax.md",
+            "%",
+            "%%",
+            "% %",
+            "'quoted' *star* !bang [x] {y} ^|`\\",
+            "k=v;x@y,$&:.md",
+            "résumé ✓.md",
+            "#hash?.md",
+            "-_.~",
+        ] {
+            let url = c.raw_file_url(&id(), &sha, name).expect("url");
+            assert_eq!(
+                name_opengist_sees(url.path()),
+                name,
+                "{name:?} sent as {url}"
+            );
+        }
     }
 
     #[test]
@@ -1485,6 +1653,7 @@ mod tests {
         }))
         .expect("summary");
         assert!(slug_matches(&summary, "my-notes"));
+        assert!(slug_matches(&summary, "My-Notes"));
         assert!(!slug_matches(&summary, "my-note"));
         let no_slug: GistSummary = serde_json::from_value(serde_json::json!({
             "id": ID, "visibility": "public", "html_url": "https://g.example/alice/other/"
