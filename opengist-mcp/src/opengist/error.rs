@@ -88,11 +88,24 @@ pub enum OpengistError {
         detail: String,
     },
 
-    /// 401: the token is unknown, revoked or expired.
+    /// 401 `Bad crendentials` (sic): the token is unknown, revoked or expired.
     #[error(
         "Opengist rejected the access token (401: unknown, revoked or expired). Make a new one at {settings_url} (Settings → Access Tokens) and set OPENGIST_TOKEN to it"
     )]
     BadToken {
+        /// Where tokens are made on this instance.
+        settings_url: String,
+    },
+
+    /// 401 `Requires authentication`: no token was sent, and this operation (or this
+    /// instance, when it requires login) needs one. Opengist answers a token it does not
+    /// accept with a different 401, [`OpengistError::BadToken`].
+    #[error(
+        "Opengist needs an access token to {operation}, and none is configured. Make one at {settings_url} (Settings → Access Tokens), set OPENGIST_TOKEN to it and restart this MCP server"
+    )]
+    TokenRequired {
+        /// What was being done.
+        operation: &'static str,
         /// Where tokens are made on this instance.
         settings_url: String,
     },
@@ -326,7 +339,7 @@ impl OpengistError {
     /// The HTTP status Opengist answered with, when the error comes from one.
     pub fn status(&self) -> Option<u16> {
         match self {
-            Self::BadToken { .. } => Some(401),
+            Self::BadToken { .. } | Self::TokenRequired { .. } => Some(401),
             Self::ApiDisabled { .. }
             | Self::MissingScope { .. }
             | Self::NotOwner { .. }
@@ -416,11 +429,12 @@ pub(crate) fn display_host(base: &Url) -> String {
     }
 }
 
+/// Opengist's error envelope, `{"message": "...", "status": <code>}`.
 #[derive(Deserialize)]
 struct ErrorBody {
     #[serde(default)]
     message: Option<String>,
-    // Some Opengist builds name it `error`.
+    // A pre-release draft of the API named it `error`; harmless to read too.
     #[serde(default)]
     error: Option<String>,
 }
@@ -451,6 +465,12 @@ pub(crate) fn from_status(status: u16, body: &[u8], call: &CallInfo, base: &Url)
         .map(str::to_lowercase)
         .unwrap_or_default();
     match status {
+        // Sent only when no token came with the request; any token Opengist does not accept
+        // is answered `Bad crendentials` (sic) instead.
+        401 if lower.contains("requires authentication") => OpengistError::TokenRequired {
+            operation: call.operation,
+            settings_url: settings_url(base),
+        },
         401 => OpengistError::BadToken {
             settings_url: settings_url(base),
         },
@@ -552,6 +572,29 @@ mod tests {
         );
         assert!(text.contains("Settings → Access Tokens"));
         assert_eq!(e.status(), Some(401));
+    }
+
+    #[test]
+    fn a_missing_token_is_not_a_rejected_one() {
+        let e = map(
+            401,
+            r#"{"message":"Requires authentication","status":401}"#,
+            Scope::AnyToken,
+        );
+        assert!(matches!(e, OpengistError::TokenRequired { .. }), "{e}");
+        let text = e.to_string();
+        assert!(text.contains("none is configured"), "{text}");
+        assert!(text.contains("OPENGIST_TOKEN"), "{text}");
+        assert!(
+            text.contains("https://gist.example.com/og/-/settings/access-tokens"),
+            "{text}"
+        );
+        assert_eq!(e.status(), Some(401));
+        // An empty 401 body is still read as a rejected token.
+        assert!(matches!(
+            map(401, "", Scope::GistRead),
+            OpengistError::BadToken { .. }
+        ));
     }
 
     #[test]
