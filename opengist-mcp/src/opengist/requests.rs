@@ -14,7 +14,8 @@ use schemars::JsonSchema;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
-/// Most files Opengist accepts in one gist, and the most this server touches in one call.
+/// Most files this server touches in one call. Opengist stores more, but its API lists only
+/// the first 50 files of a gist, so a gist built past that could not be checked or read whole.
 pub const MAX_FILES: usize = 50;
 /// Longest filename accepted, in bytes.
 pub const MAX_FILENAME_BYTES: usize = 255;
@@ -156,7 +157,7 @@ pub enum RequestError {
     TooManyFiles(usize),
     /// Empty content.
     #[error(
-        "file #{0} has empty content; Opengist silently drops empty files, so give it some content (to remove a file use delete_gist_files)"
+        "file #{0} has empty content; Opengist silently drops empty files when it creates a gist (and would keep an emptied one on update), so give it some content (to remove a file use delete_gist_files)"
     )]
     EmptyContent(usize),
     /// A bad filename.

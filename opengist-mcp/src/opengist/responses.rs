@@ -6,8 +6,9 @@
 //! one of `public`, `unlisted`, `private` (an unknown value is a parse error, never read as
 //! public or private).
 //!
-//! Dates are RFC 3339 strings in the documented shapes; Unix seconds are accepted too, and
-//! `null`, `""`, `0` and Go's zero time (`0001-01-01T00:00:00Z`) all mean "absent".
+//! Dates: Opengist sends RFC 3339 strings in UTC (`2024-01-01T00:00:00Z`), and `expires_at`
+//! as `null` when a gist never expires. Unix seconds are accepted too, and `null`, `""`, `0`
+//! and Go's zero time (`0001-01-01T00:00:00Z`) all mean "absent".
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -76,7 +77,8 @@ pub struct User {
     /// E-mail address: only in `GET /api/user` (the token owner's own account).
     #[serde(default, deserialize_with = "non_empty")]
     pub email: Option<String>,
-    /// Whether the account is an administrator, when Opengist says.
+    /// Whether the account is an administrator, if an answer ever says. Opengist 1.15's user
+    /// shapes have no such field, so this is `None`.
     #[serde(default)]
     pub is_admin: Option<bool>,
 }
@@ -132,7 +134,9 @@ pub struct GistSummary {
     /// SSH clone URL.
     #[serde(default, deserialize_with = "nullable")]
     pub ssh_url: String,
-    /// Topics (user-supplied text).
+    /// Topics (user-supplied text). Lists carry them; Opengist's single-gist answers (a gist,
+    /// a gist at a revision, and the create and update answers) always send `[]`, because the
+    /// lookup behind them does not load topics.
     #[serde(default, deserialize_with = "nullable")]
     pub topics: Vec<String>,
     /// Archived gists are read-only.
@@ -170,7 +174,8 @@ pub struct GistFile {
     /// The content: text, or base64 when `encoding` is `base64`.
     #[serde(default, deserialize_with = "nullable")]
     pub content: String,
-    /// `utf-8` (or another charset) for text, `base64` for binary files.
+    /// For text, the charset Opengist detected from the first 512 bytes (usually `utf-8`;
+    /// may be empty, e.g. for SVG); `base64` for every file it does not treat as text.
     #[serde(default, deserialize_with = "nullable")]
     pub encoding: String,
 }
@@ -231,7 +236,7 @@ pub struct Commit {
 }
 
 /// A whole gist: the summary, files (at most 50, each content at most 512 KiB), the 10 newest
-/// commits, forks.
+/// commits (from the revision read), and up to 11 public forks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GistDetail {
     /// The summary fields.
@@ -240,13 +245,16 @@ pub struct GistDetail {
     /// The gist this one forks, if it is a fork.
     #[serde(default)]
     pub fork_of: Option<Box<GistSummary>>,
-    /// Forks visible to this token (Opengist embeds at most 10).
+    /// Public forks, most recently updated first: Opengist embeds at most 11, and only public
+    /// ones whatever the token (list the forks for the token owner's own unlisted or private
+    /// ones).
     #[serde(default, deserialize_with = "nullable")]
     pub forks: Vec<GistSummary>,
     /// Files by name.
     #[serde(default, deserialize_with = "nullable")]
     pub files: BTreeMap<String, GistFile>,
-    /// The newest commits (at most 10), newest first.
+    /// At most 10 commits, newest first: the newest ones, or for a read at a revision, that
+    /// commit and its ancestors.
     #[serde(default, deserialize_with = "nullable")]
     pub commits: Vec<Commit>,
     /// Whether the file list was cut (more than 50 files).
@@ -295,7 +303,9 @@ pub struct RawFile {
     pub bytes: Vec<u8>,
     /// Where `bytes` start in the file.
     pub offset: u64,
-    /// The file's full size, from `Content-Length`, when Opengist sent it.
+    /// The file's full size, from `Content-Length`, when Opengist sent it: it sets none itself,
+    /// so only small answers (under 2 KiB, which Go's HTTP server measures) carry one; larger
+    /// files come chunked.
     pub total_bytes: Option<u64>,
     /// Whether the file goes on past the end of `bytes`.
     pub truncated: bool,
@@ -383,9 +393,11 @@ pub struct Health {
     pub opengist: Option<String>,
     /// The `database` field (`ok` / `ko`).
     pub database: Option<String>,
-    /// The server's clock, as it reported it.
+    /// The server's clock (RFC 3339, its local time zone), as it reported it.
     pub time: Option<String>,
-    /// Opengist's version, when the healthcheck or a response header reveals it.
+    /// Opengist's version, if a `version` field or an `X-Opengist-Version` / `Server:
+    /// Opengist/...` header ever carries it. Opengist 1.15 sends none of these (its healthcheck
+    /// has only `opengist`, `database` and `time`), so this is `None` unless a proxy adds one.
     pub version: Option<String>,
 }
 
@@ -401,7 +413,7 @@ impl Health {
 /// What a probe of `GET /api/gists?per_page=1` found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ApiInfo {
-    /// Opengist's version, when a response header reveals it.
+    /// Opengist's version, when a response header reveals it (Opengist 1.15 sends none).
     pub version: Option<String>,
     /// `X-Total` of the caller's gist list, when sent.
     pub total_gists: Option<u64>,
