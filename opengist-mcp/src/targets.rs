@@ -23,6 +23,9 @@ mcp_guard::wording! {
 
     struct DeleteFilesHeadline = "This will delete {} file(s) ({}) from gist {} ({}); {} file(s) will remain.";
     struct DeleteFilesWarning = "The file contents are not recoverable from here.";
+    // Opengist's PATCH saves the gist without its topics (its single-gist lookup does not
+    // load them), so every update through the API drops them.
+    struct ClearsTopics = "Opengist also removes the gist's topics, if it has any.";
 
     struct CreateHeadline = "This will create a new {} gist with {} file(s), {} in total.";
     struct CreatePublic = "Anyone will be able to find and read it.";
@@ -293,6 +296,7 @@ impl Target for DeleteGistFiles {
             Fact::count((self.facts.files.len() as u64).saturating_sub(count)),
         ])
         .line::<DeleteFilesWarning>([])
+        .line::<ClearsTopics>([])
     }
 }
 
@@ -478,7 +482,8 @@ impl Target for UpdateGist {
         .line::<UpdateMetadata>([
             yes_no(patch.title().is_some()),
             yes_no(patch.description().is_some()),
-        ]);
+        ])
+        .line::<ClearsTopics>([]);
         if self.widens_visibility() {
             question.line::<UpdateWidens>([])
         } else {
@@ -557,7 +562,7 @@ mod tests {
         assert_eq!(
             ab.question().render(),
             format!(
-                "This will delete 2 file(s) (3 bytes) from gist {ID} (private); 1 file(s) will remain.\nThe file contents are not recoverable from here."
+                "This will delete 2 file(s) (3 bytes) from gist {ID} (private); 1 file(s) will remain.\nThe file contents are not recoverable from here.\nOpengist also removes the gist's topics, if it has any."
             )
         );
     }
@@ -682,7 +687,7 @@ mod tests {
         assert_eq!(
             text,
             format!(
-                "This will change gist {ID}, which is private now and will be public afterwards.\nIt writes 1 file(s) (5 bytes of new content) and renames 0 file(s).\nTitle changes: yes. Description changes: no.\nThis widens who can read the gist."
+                "This will change gist {ID}, which is private now and will be public afterwards.\nIt writes 1 file(s) (5 bytes of new content) and renames 0 file(s).\nTitle changes: yes. Description changes: no.\nOpengist also removes the gist's topics, if it has any.\nThis widens who can read the gist."
             )
         );
         let other = UpdateGist::new(

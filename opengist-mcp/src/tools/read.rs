@@ -34,8 +34,10 @@ pub const DEFAULT_MAX_FILE_BYTES: usize = 32 * 1024;
 pub const DEFAULT_MAX_TOTAL_BYTES: usize = 128 * 1024;
 /// Default `max_bytes` of `get_gist_file`.
 pub const DEFAULT_MAX_WINDOW_BYTES: usize = 64 * 1024;
-/// Opengist embeds at most this many commits (and forks) in a gist.
+/// Opengist embeds at most this many commits in a gist.
 pub const EMBEDDED_COMMITS: usize = 10;
+/// Opengist embeds at most this many forks in a gist, public ones only.
+pub const EMBEDDED_FORKS: usize = 11;
 /// A file is shown in part only if at least this much of the total budget is left (or the
 /// whole file fits); otherwise it is omitted and a note names `get_gist_file`.
 const MIN_PARTIAL_BYTES: usize = 1024;
@@ -416,7 +418,7 @@ pub struct GetGistArgs {
     /// Include the newest commits (Opengist embeds at most 10). Default false.
     #[serde(default)]
     pub include_commits: bool,
-    /// Include the forks (Opengist embeds at most 10). Default false.
+    /// Include the forks (Opengist embeds at most 11, public ones only). Default false.
     #[serde(default)]
     pub include_forks: bool,
     /// Include the HTTP and SSH clone URLs. Default false.
@@ -519,7 +521,8 @@ pub struct GistMeta {
     pub owner: String,
     /// Its web page.
     pub html_url: String,
-    /// Topics.
+    /// Topics: always empty here, because Opengist's single-gist answer does not carry them
+    /// (`list_gists` shows a gist's topics).
     pub topics: Vec<String>,
     /// Likes.
     pub like_count: u64,
@@ -629,7 +632,7 @@ pub struct GistOut {
     /// The newest commits (with `include_commits`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commits: Option<Vec<CommitOut>>,
-    /// The forks visible to this token (with `include_forks`).
+    /// Public forks, as Opengist embeds them (with `include_forks`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forks: Option<Vec<ForkOut>>,
     /// Clone URLs (with `include_clone_urls`).
@@ -785,7 +788,7 @@ pub fn shape_gist(detail: &GistDetail, options: &GistViewOptions) -> GistOut {
         let shown = detail.forks.len() as u64;
         if shown < summary.fork_count {
             notes.push(format!(
-                "fork_count is {} but {shown} fork(s) are shown (Opengist embeds at most {EMBEDDED_COMMITS}, and only forks visible to this token): {}",
+                "fork_count is {} but {shown} fork(s) are shown (Opengist embeds at most {EMBEDDED_FORKS}, public ones only): {}",
                 summary.fork_count,
                 call_text("list_gist_forks", &[("gist_id", json!(id))])
             ));

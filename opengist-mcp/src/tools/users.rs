@@ -69,7 +69,8 @@ pub struct UserOut {
     /// When the account was made (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
-    /// Whether the account is an administrator, when Opengist says.
+    /// Whether the account is an administrator, if Opengist says; Opengist 1.15 never does, so
+    /// this is absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_admin: Option<bool>,
     /// E-mail address: only for the token's own account.
@@ -102,7 +103,7 @@ impl OpengistServer {
     /// Reads a user account.
     #[tool(
         name = "get_user",
-        description = "Read a user account: give `username` or `user_id`, or neither for the token's own account (which needs the user:read scope and includes the e-mail address). Returns only id, username, avatar_url, created_at, is_admin, and email for your own account.",
+        description = "Read a user account: give `username` or `user_id`, or neither for the token's own account (which needs the user:read scope and includes the e-mail address). Returns only id, username, avatar_url, created_at, and email for your own account.",
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = rmcp::handler::server::tool::schema_for_output::<UserOut>()
     )]

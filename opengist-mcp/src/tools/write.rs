@@ -124,7 +124,7 @@ pub struct CreateGistArgs {
     /// Who can see it: `private`, `unlisted` or `public`. Required: never implicit. A gist that
     /// is not private is published only after the person at the client approves.
     pub visibility: Visibility,
-    /// A title (Opengist defaults it to the first filename).
+    /// A title (Opengist defaults it to the alphabetically first filename).
     #[serde(default)]
     pub title: Option<String>,
     /// A description.
@@ -474,7 +474,7 @@ impl OpengistServer {
     #[guarded(when = "exposes_content")]
     #[tool(
         name = "update_gist",
-        description = "Change a gist's title, description, visibility, or write and rename files (never deletes a file; use delete_gist_files). Writing to a filename that does not exist is refused unless allow_create is true. Asks the person first when the gist ends up not private and the call widens visibility or changes what readers see. The result names previous_revision, readable with get_gist(sha).",
+        description = "Change a gist's title, description, visibility, or write and rename files (never deletes a file; use delete_gist_files). Writing to a filename that does not exist is refused unless allow_create is true. Asks the person first when the gist ends up not private and the call widens visibility or changes what readers see. The result names previous_revision, readable with get_gist(sha). Opengist's API clears the gist's topics on every update (re-add them in its web UI).",
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
         output_schema = rmcp::handler::server::tool::schema_for_output::<Updated>()
     )]
@@ -503,7 +503,7 @@ impl OpengistServer {
     #[guarded(always)]
     #[tool(
         name = "delete_gist_files",
-        description = "Delete 1-50 files from a gist, keeping at least one. Always asks the person first; the approval covers exactly this set of filenames. Unknown filenames are refused before anyone is asked.",
+        description = "Delete 1-50 files from a gist, keeping at least one. Always asks the person first; the approval covers exactly this set of filenames. Unknown filenames are refused before anyone is asked. Opengist's API clears the gist's topics on this change too.",
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false),
         output_schema = rmcp::handler::server::tool::schema_for_output::<FilesDeleted>()
     )]
