@@ -1,6 +1,7 @@
 //! The fourteen tools, by family, and what they share: the server state, argument helpers,
 //! bounded results and error shaping.
 
+mod arguments;
 pub mod read;
 pub mod search;
 pub mod users;
@@ -8,6 +9,7 @@ pub mod write;
 
 use std::sync::Arc;
 
+pub use arguments::Parameters;
 use mcp_guard::{Guard, Guarded, Rejection};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::IntoCallToolResult;

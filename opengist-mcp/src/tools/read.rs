@@ -10,12 +10,12 @@
 //! string cutting never has to touch content whose continuation offset a note names.
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::Parameters;
 use super::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
 use crate::limits::json_len;
 use crate::opengist::requests::{GistId, Visibility};

@@ -21,12 +21,12 @@ use std::future::Future;
 
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::Parameters;
 use super::read::{
     GIST_READ_NOTE, GistSummaryOut, LIST_DESCRIPTION_CHARS, ListScopeArg, call_text,
     check_username, list_scope, parse_since,

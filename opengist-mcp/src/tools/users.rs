@@ -4,11 +4,11 @@
 //! address only for the token's own account. Nothing else Opengist sends passes through, so a
 //! field a future Opengist adds cannot leak by default.
 
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::Parameters;
 use super::read::{check_username, rfc3339};
 use super::{OpengistServer, ToolResult, failure, opengist_failure};
 use crate::opengist::User;

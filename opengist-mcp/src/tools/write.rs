@@ -6,11 +6,11 @@
 //! input error costs no question.
 
 use mcp_guard::{Approved, ApprovedBy, Clearance, Rejection, Resolve, guarded};
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::Parameters;
 use super::read::GistIdArg;
 use super::{OpengistServer, ToolResult, opengist_failure, rejection};
 use crate::opengist::requests::{
