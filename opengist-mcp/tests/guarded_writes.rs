@@ -361,6 +361,20 @@ async fn invalid_arguments_cost_no_question_and_no_request() {
             )
             .await;
         assert!(text(&both).contains("not both"), "{}", text(&both));
+        // A wrong type is a tool error the model can read, naming the argument and the fix.
+        let typed = session
+            .call(
+                "create_gist",
+                json!({"visibility": "public", "files": [{"filename": "a", "content": 5}]}),
+            )
+            .await;
+        assert_eq!(typed.is_error, Some(true));
+        assert!(
+            text(&typed).contains("invalid argument `files[0].content`")
+                && text(&typed).contains("fix `files[0].content`"),
+            "{}",
+            text(&typed)
+        );
         assert_eq!(session.asked(), 0, "{era:?}");
         assert!(opengist.seen().is_empty(), "{era:?}: {:?}", opengist.seen());
     }

@@ -44,12 +44,18 @@ pub fn parse_arguments<T: DeserializeOwned>(
     })
 }
 
+/// rmcp's router turns an invalid-params error that starts with this into a tool error result
+/// (`isError: true`), which the model reads and can act on, instead of a protocol error.
+const ROUTER_ARGUMENT_ERROR_PREFIX: &str = "failed to deserialize parameters: ";
+
 impl<S, T: DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for Parameters<T> {
     fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, ErrorData> {
         let arguments = context.arguments.take().unwrap_or_default();
         parse_arguments(arguments)
             .map(Parameters)
-            .map_err(|message| ErrorData::invalid_params(message, None))
+            .map_err(|message| {
+                ErrorData::invalid_params(format!("{ROUTER_ARGUMENT_ERROR_PREFIX}{message}"), None)
+            })
     }
 }
 
