@@ -53,27 +53,13 @@ impl Owner {
     }
 }
 
-/// A user account: the public profile, plus `email` when it is the token owner's own.
+/// A user account: the public profile (the same fields a gist embeds for its owner), plus
+/// `email` when it is the token owner's own.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct User {
-    /// Numeric user id.
-    #[serde(default)]
-    pub id: u64,
-    /// Login name.
-    #[serde(default, deserialize_with = "nullable")]
-    pub login: String,
-    /// Username.
-    #[serde(default, deserialize_with = "nullable")]
-    pub username: String,
-    /// Avatar image URL.
-    #[serde(default, deserialize_with = "nullable")]
-    pub avatar_url: String,
-    /// Account type, e.g. `User`.
-    #[serde(rename = "type", default, deserialize_with = "nullable")]
-    pub kind: String,
-    /// When the account was made.
-    #[serde(default, deserialize_with = "date")]
-    pub created_at: Option<DateTime<Utc>>,
+    /// Id, names, avatar and creation date.
+    #[serde(flatten)]
+    pub profile: Owner,
     /// E-mail address: only in `GET /api/user` (the token owner's own account).
     #[serde(default, deserialize_with = "non_empty")]
     pub email: Option<String>,
@@ -86,11 +72,7 @@ pub struct User {
 impl User {
     /// The username, falling back to `login` when `username` is empty.
     pub fn name(&self) -> &str {
-        if self.username.is_empty() {
-            &self.login
-        } else {
-            &self.username
-        }
+        self.profile.name()
     }
 }
 

@@ -84,10 +84,10 @@ pub struct UserOut {
 /// e-mail address is passed on for that account only.
 pub fn shape_user(user: &User, own_account: bool) -> UserOut {
     UserOut {
-        id: user.id,
+        id: user.profile.id,
         username: user.name().to_owned(),
-        avatar_url: (!user.avatar_url.is_empty()).then(|| user.avatar_url.clone()),
-        created_at: rfc3339(user.created_at),
+        avatar_url: (!user.profile.avatar_url.is_empty()).then(|| user.profile.avatar_url.clone()),
+        created_at: rfc3339(user.profile.created_at),
         is_admin: user.is_admin,
         email: if own_account {
             user.email.clone()
