@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use crate::approval::{Approved, ApprovedBy, Clearance, Exempt};
 use crate::call::{CONFIRM_TOKEN_ARG, GuardCall};
 use crate::nonce::{MemoryNonceStore, NonceStore};
-use crate::seal::{self, SealError, SealKey, SealKind, SealScope};
+use crate::seal::{self, SealKey, SealKind, SealScope};
 use crate::target::{Conditional, Target};
 
 /// The key under which the approval question travels in `inputRequests` / `inputResponses`.
@@ -432,6 +432,21 @@ impl Guard {
         target.question().render()
     }
 
+    /// The dialog: the target's question and one required `approve` box. Both eras send it.
+    fn approval_form<T: Target>(target: &T) -> Result<ElicitRequestParams, Interruption> {
+        let Some(schema) = approval_schema() else {
+            return Err(Interruption::text(
+                InterruptionKind::NotAsked,
+                "The question could not be built: nothing was changed.".to_owned(),
+            ));
+        };
+        Ok(ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: Self::message(target),
+            requested_schema: schema,
+        })
+    }
+
     fn outcome(&self, answer: Answer) -> Result<ApprovedBy, Interruption> {
         match answer {
             Answer::Yes => Ok(ApprovedBy::Dialog),
@@ -470,17 +485,7 @@ impl Guard {
         call: &GuardCall,
         target: &T,
     ) -> Result<ApprovedBy, Interruption> {
-        let Some(schema) = approval_schema() else {
-            return Err(Interruption::text(
-                InterruptionKind::NotAsked,
-                "The question could not be built: nothing was changed.".to_owned(),
-            ));
-        };
-        let params = ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: Self::message(target),
-            requested_schema: schema,
-        };
+        let params = Self::approval_form(target)?;
         let timeout = self.inner.dialog_timeout;
         match call
             .context
@@ -547,12 +552,7 @@ impl Guard {
                 }
             }
         }
-        let Some(schema) = approval_schema() else {
-            return Err(Interruption::text(
-                InterruptionKind::NotAsked,
-                "The question could not be built: nothing was changed.".to_owned(),
-            ));
-        };
+        let form = Self::approval_form(target)?;
         let expires_at = now.saturating_add(self.inner.state_ttl.as_secs());
         let state = seal::seal(
             &self.inner.key,
@@ -561,13 +561,7 @@ impl Guard {
             round,
             expires_at,
         );
-        let request = InputRequest::Elicitation(ElicitRequest::new(
-            ElicitRequestParams::FormElicitationParams {
-                meta: None,
-                message: Self::message(target),
-                requested_schema: schema,
-            },
-        ));
+        let request = InputRequest::Elicitation(ElicitRequest::new(form));
         let mut requests = InputRequests::new();
         requests.insert(APPROVAL_INPUT_KEY.to_owned(), request);
         Err(Interruption {
@@ -597,7 +591,6 @@ impl Guard {
                         }
                         Some("it has already been used; a token works once".to_owned())
                     }
-                    Err(SealError::OtherTarget) => Some(SealError::OtherTarget.to_string()),
                     Err(reason) => Some(reason.to_string()),
                 }
             }
