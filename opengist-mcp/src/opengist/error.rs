@@ -72,15 +72,6 @@ impl fmt::Display for TimeoutPhase {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum OpengistError {
-    /// The server was started without an Opengist URL or token.
-    #[error(
-        "Opengist is not configured: {missing} is not set. Set OPENGIST_URL to the instance's address (for example https://gist.example.com) and OPENGIST_TOKEN to a personal access token made in Opengist under Settings → Access Tokens, then restart this MCP server"
-    )]
-    NotConfigured {
-        /// The missing setting, e.g. `OPENGIST_TOKEN`.
-        missing: &'static str,
-    },
-
     /// The HTTP client could not be built (TLS set-up, or a token that cannot be sent).
     #[error("the Opengist client could not be set up: {detail}")]
     ClientInit {
