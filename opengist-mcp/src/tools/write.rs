@@ -54,7 +54,7 @@ pub fn facts_of(detail: &GistDetail) -> GistFacts {
         like_count: detail.summary.like_count,
         created_at: detail.summary.created_at.map_or(0, |d| d.timestamp()),
         updated_at: detail.summary.updated_at.map_or(0, |d| d.timestamp()),
-        revision: detail.commits.first().map(|c| c.version.clone()),
+        revision: detail.head_sha().map(str::to_owned),
     }
 }
 
@@ -493,7 +493,7 @@ impl OpengistServer {
         Ok(self.output(Updated {
             gist: GistRef::from(&detail.summary),
             previous_revision,
-            revision: detail.commits.first().map(|c| c.version.clone()),
+            revision: detail.head_sha().map(str::to_owned),
             files: filenames(&detail),
             cleared_by,
         }))
