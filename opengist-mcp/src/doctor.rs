@@ -7,8 +7,8 @@ use std::fmt;
 use std::process::ExitCode;
 
 use crate::config::Config;
-use crate::opengist::{ClientOptions, ListScope, OpengistClient, OpengistError};
-use crate::server::SERVER_NAME;
+use crate::opengist::{ListScope, OpengistClient, OpengistError};
+use crate::server::{SERVER_NAME, client_options};
 
 /// How a check ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,7 +90,7 @@ pub async fn checks(config: &Config) -> Vec<Check> {
         Status::Ok,
         format!("OPENGIST_URL is {}", url.as_str()),
     ));
-    let Some(token) = &config.token else {
+    let Some(options) = client_options(config) else {
         out.push(Check::new(
             "token",
             Status::Fail,
@@ -101,13 +101,7 @@ pub async fn checks(config: &Config) -> Vec<Check> {
         ));
         return out;
     };
-    let client = match OpengistClient::new(ClientOptions {
-        base_url: url.url().clone(),
-        token: Some(token.expose().to_owned()),
-        insecure_tls: config.insecure_tls,
-        request_timeout: config.request_timeout,
-        user_agent: format!("{SERVER_NAME}/{} doctor", env!("CARGO_PKG_VERSION")),
-    }) {
+    let client = match OpengistClient::new(options) {
         Ok(client) => client,
         Err(error) => {
             out.push(Check::new("client", Status::Fail, error.to_string()));

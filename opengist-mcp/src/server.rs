@@ -27,6 +27,19 @@ pub fn all_tool_names() -> Vec<&'static str> {
         .collect()
 }
 
+/// How to reach the configured Opengist: `None` until both `OPENGIST_URL` and
+/// `OPENGIST_TOKEN` are set.
+pub fn client_options(config: &Config) -> Option<ClientOptions> {
+    let (url, token) = (config.opengist_url.as_ref()?, config.token.as_ref()?);
+    Some(ClientOptions {
+        base_url: url.url().clone(),
+        token: Some(token.expose().to_owned()),
+        insecure_tls: config.insecure_tls,
+        request_timeout: config.request_timeout,
+        user_agent: format!("{SERVER_NAME}/{}", env!("CARGO_PKG_VERSION")),
+    })
+}
+
 /// Why the server could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
@@ -42,16 +55,9 @@ impl OpengistServer {
     /// Builds the shared state and the filtered tool router from `config`.
     pub fn from_config(config: &Config) -> Result<Self, BuildError> {
         let enabled = config.tools.resolve(&all_tool_names(), config.read_only)?;
-        let client = match (&config.opengist_url, &config.token) {
-            (Some(url), Some(token)) => Some(OpengistClient::new(ClientOptions {
-                base_url: url.url().clone(),
-                token: Some(token.expose().to_owned()),
-                insecure_tls: config.insecure_tls,
-                request_timeout: config.request_timeout,
-                user_agent: format!("{SERVER_NAME}/{}", env!("CARGO_PKG_VERSION")),
-            })?),
-            _ => None,
-        };
+        let client = client_options(config)
+            .map(OpengistClient::new)
+            .transpose()?;
         let guard = Guard::builder(SERVER_NAME)
             .key(config.seal_key.clone())
             .elicitation(config.elicitation)
