@@ -1,14 +1,13 @@
 //! The MCP server: construction from the configuration, tool filtering, and the rmcp handler.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use mcp_guard::Guard;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, tool_handler};
 
-use crate::config::{Config, FilterError, READING_TOOLS};
+use crate::config::{Config, DEFAULT_MAX_RESULT_BYTES, FilterError, READING_TOOLS};
 use crate::opengist::{ClientOptions, OpengistClient};
 use crate::tools::{OpengistServer, Shared, WRITE_TOOLS};
 
@@ -99,10 +98,8 @@ impl OpengistServer {
         let shared = Shared {
             client: None,
             base_url: None,
-            guard: Guard::builder(SERVER_NAME)
-                .dialog_timeout(Duration::from_secs(600))
-                .build(),
-            max_result_bytes: 262_144,
+            guard: Guard::builder(SERVER_NAME).build(),
+            max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
         };
         let all: Vec<String> = all_tool_names().iter().map(|s| (*s).to_owned()).collect();
         Self::new(Arc::new(shared), &all)
