@@ -105,4 +105,21 @@ def opengist_env() -> dict[str, str]:
             f"and source target/opengist/run/env.sh (missing: {', '.join(missing)})",
             pytrace=False,
         )
-    return {name: os.environ[name] for name in OPENGIST_ENV}
+    # Everything else provision-opengist exported (users, PID, start command, version).
+    return {name: value for name, value in os.environ.items() if name.startswith("OPENGIST_E2E_")}
+
+
+@pytest.fixture
+def live_server(opengist_env, opengist_mcp_server) -> ServerFactory:
+    """`live_server(token="full", extra={...}, args=[...])`: opengist-mcp on the test's
+    transport, pointed at the provisioned Opengist with one of the seeded tokens
+    ("full", "read", "nogist", "user2"; None sends no token)."""
+    from live import TOKENS
+
+    def start(token: str | None = "full", extra: dict[str, str] | None = None, args: list[str] | None = None):
+        env = {"OPENGIST_URL": opengist_env["OPENGIST_E2E_URL"]}
+        if token is not None:
+            env["OPENGIST_TOKEN"] = opengist_env[TOKENS[token]]
+        return opengist_mcp_server(env={**env, **(extra or {})}, args=args)
+
+    return start

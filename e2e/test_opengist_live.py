@@ -1,11 +1,7 @@
-"""opengist-mcp against a REAL Opengist (marker `opengist`).
+"""opengist-mcp against a REAL Opengist (marker `opengist`): the first scenarios.
 
-!!! These tests have NEVER RUN on the machines this project is developed on: the Go module
-!!! proxy refuses github.com/thomiceli/opengist there (403, "This module version is not
-!!! available"), so scripts/provision-opengist cannot install it and exits 3. They are written
-!!! against TOOLS.md and Opengist's REST API and run where provisioning succeeds:
-!!!     OPENGIST_E2E_REQUIRED=1 scripts/test
-!!! Selected only with `-m opengist`; then a missing environment FAILS them (no skip).
+Selected only with `-m opengist` (scripts/test does, after scripts/provision-opengist);
+then a missing environment FAILS them (no skip).
 
 Every write is checked by reading the gist back through Opengist's REST API directly
 (urllib, `Authorization: Bearer`), never through the server under test.
@@ -14,59 +10,19 @@ Every write is checked by reading the gist back through Opengist's REST API dire
 from __future__ import annotations
 
 import json
-import re
-import urllib.error
-import urllib.request
 import uuid
 from typing import Any
 
 import pytest
 from conftest import target_of
+from live import api, gist_id_in
 from support import Dialog, connect, dump, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.opengist]
 
-HEX32 = re.compile(r"^[0-9a-f]{32}$")
-
-
 def api_get(env: dict[str, str], path: str) -> tuple[int, Any]:
-    request = urllib.request.Request(
-        env["OPENGIST_E2E_URL"].rstrip("/") + path,
-        headers={"Authorization": f"Bearer {env['OPENGIST_E2E_TOKEN_FULL']}", "Accept": "application/json"},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read() or b"null")
-    except urllib.error.HTTPError as error:
-        return error.code, None
-
-
-def gist_id_in(structured: Any) -> str:
-    """The 32-hex gist uuid in a tool's structured result, wherever the server put it."""
-    found: list[str] = []
-
-    def walk(value: Any, key: str = "") -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                walk(v, k)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v, key)
-        elif isinstance(value, str) and HEX32.match(value) and ("id" in key or "uuid" in key):
-            found.append(value)
-
-    walk(structured)
-    assert found, f"no gist uuid in the structured result: {structured}"
-    return found[0]
-
-
-@pytest.fixture
-def live_server(opengist_env, opengist_mcp_server):
-    def start(extra: dict[str, str] | None = None):
-        env = {"OPENGIST_URL": opengist_env["OPENGIST_E2E_URL"], "OPENGIST_TOKEN": opengist_env["OPENGIST_E2E_TOKEN_FULL"]}
-        return opengist_mcp_server(env={**env, **(extra or {})})
-
-    return start
+    response = api(env).get(path)
+    return response.status, response.body
 
 
 async def create_private(client, marker: str) -> str:
