@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import signal
 import subprocess
 import sys
@@ -55,9 +56,25 @@ def only(directory: Path, pattern: str, how: str) -> Path:
     return found[0]
 
 
+def this_platform() -> str:
+    """node's name for this machine (`${process.platform}-${process.arch}`), the key of
+    packaging/npm/opengist-mcp/platforms.json."""
+    done = subprocess.run(["node", "-p", "process.platform + '-' + process.arch"], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def platform_entry() -> dict[str, str]:
+    platforms = json.loads((ROOT / "packaging/npm/opengist-mcp/platforms.json").read_text())
+    assert this_platform() in platforms, f"no npm platform package for {this_platform()}: {sorted(platforms)}"
+    return platforms[this_platform()]
+
+
 @pytest.fixture(scope="session")
 def wheel() -> Path:
-    return only(PACKAGES / "python", "opengist_mcp-*.whl", "scripts/package-python")
+    """The wheel for this machine's architecture (E2E_PACKAGES_DIR may hold several, as
+    scripts/build-release's target/dist does)."""
+    directory = PACKAGES / "python" if (PACKAGES / "python").is_dir() else PACKAGES
+    return only(directory, f"opengist_mcp-*_{platform.machine()}*.whl", "scripts/package-python")
 
 
 @dataclass
@@ -68,10 +85,10 @@ class NpmTarballs:
 
 @pytest.fixture(scope="session")
 def npm_tarballs() -> NpmTarballs:
-    npm = PACKAGES / "npm"
-    platform = only(npm, "opengist-mcp-*-*.tgz", "scripts/package-npm")
+    npm = PACKAGES / "npm" if (PACKAGES / "npm").is_dir() else PACKAGES
+    package = only(npm, f"{platform_entry()['package']}-[0-9]*.tgz", "scripts/package-npm")
     launcher = only(npm, "opengist-mcp-[0-9]*.tgz", "scripts/package-npm")
-    return NpmTarballs(launcher=launcher, platform=platform)
+    return NpmTarballs(launcher=launcher, platform=package)
 
 
 def run(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = INSTALL_BOUND_S):
@@ -178,8 +195,8 @@ def test_every_package_carries_the_workspace_version(wheel: Path, npm_tarballs: 
     launcher = manifests["opengist-mcp"]
     optional = launcher["optionalDependencies"]
     assert set(optional.values()) == {version}, optional
-    platform_names = {e["package"] for e in json.loads((ROOT / "packaging/npm/opengist-mcp/platforms.json").read_text()).values()}
-    assert set(optional) == platform_names, optional
+    platforms = json.loads((ROOT / "packaging/npm/opengist-mcp/platforms.json").read_text())
+    assert set(optional) == {entry["package"] for entry in platforms.values()}, optional
     # No second place a version could be written and drift: the sources carry none.
     with open(ROOT / "packaging/python/pyproject.toml", "rb") as f:
         project = tomllib.load(f)["project"]
@@ -258,10 +275,7 @@ async def test_installed_command_creates_a_gist_in_real_opengist(installs, launc
 
 
 def native_binary(installs) -> Path:
-    platform = subprocess.run(
-        ["node", "-p", "process.platform + '-' + process.arch"], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    entry = json.loads((ROOT / "packaging/npm/opengist-mcp/platforms.json").read_text())[platform]
+    entry = platform_entry()
     return installs["npm"].command.parent.parent / entry["package"] / "bin" / entry["binary"]
 
 
@@ -346,6 +360,5 @@ def test_npm_launcher_names_the_missing_platform_package(npm_tarballs, tmp_path)
     must(npm_install(scratch, [npm_tarballs.launcher], "--omit=optional"))
     done = run([str(scratch / "node_modules" / ".bin" / "opengist-mcp"), "--version"], timeout=STARTUP_BOUND_S)
     assert done.returncode == 1, done
-    platform_package = npm_tarballs.platform.name.rsplit("-", 1)[0]
-    assert f"the package {platform_package}" in done.stderr and "not installed" in done.stderr, done.stderr
+    assert f"the package {platform_entry()['package']}" in done.stderr and "not installed" in done.stderr, done.stderr
     assert "--omit=optional" in done.stderr, "the error should name the fix"
