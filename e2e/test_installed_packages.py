@@ -8,7 +8,9 @@ Installs, each offline from the built files only:
   uvx   `uvx --from <wheel> opengist-mcp` (uv pinned in scripts/packaging-env)
   pipx  `pipx run --spec <wheel> opengist-mcp`
   npm   `npm install --offline <launcher.tgz> <platform.tgz>` into a scratch directory, then
-        `node_modules/.bin/opengist-mcp` (what `npx opengist-mcp` runs)
+        `node_modules/.bin/opengist-mcp`
+  npx   `npx --offline --yes --package <launcher.tgz> --package <platform.tgz> -- opengist-mcp`
+        (what `npx -y opengist-mcp` does with the registry's copies)
 
 Selected only with `-m packages` (the layer "installed packages" in scripts/test builds the
 packages first). The tests marked `packages_opengist` also need a provisioned Opengist
@@ -21,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 import signal
 import subprocess
 import sys
@@ -40,7 +43,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.packages]
 
 PACKAGES = Path(os.environ.get("E2E_PACKAGES_DIR") or TARGET / "packages")
 TOOLS_VENV = TARGET / "packaging-venv" / "bin"
-KINDS = ("venv", "uvx", "pipx", "npm")
+KINDS = ("venv", "uvx", "pipx", "npm", "npx")
 INSTALL_BOUND_S = 300.0  # a guard against a hung installer, not a speed test
 
 
@@ -165,9 +168,14 @@ def installs(tmp_path_factory, wheel: Path, npm_tarballs: NpmTarballs) -> dict[s
     must(npm_install(scratch, [npm_tarballs.launcher, npm_tarballs.platform]))
     made["npm"] = Installed(scratch / "node_modules" / ".bin" / "opengist-mcp", [], {})
 
-    # The first run of uvx and pipx installs into their caches; do it here, bounded, so a
-    # broken install fails with the installer's output rather than as a client timeout.
-    for kind in ("uvx", "pipx"):
+    npx_args = ["--offline", "--yes", "--cache", str(root / "npx-cache")]
+    for tarball in (npm_tarballs.launcher, npm_tarballs.platform):
+        npx_args += ["--package", str(tarball)]
+    made["npx"] = Installed(Path(shutil.which("npx") or "npx"), [*npx_args, "--", "opengist-mcp"], {})
+
+    # The first run of uvx, pipx and npx installs into their caches; do it here, bounded, so
+    # a broken install fails with the installer's output rather than as a client timeout.
+    for kind in ("uvx", "pipx", "npx"):
         must(run(made[kind].argv("--version"), env=made[kind].env))
     return made
 
