@@ -95,8 +95,9 @@ def npm_tarballs() -> NpmTarballs:
 
 
 def run(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = INSTALL_BOUND_S):
-    """Run an installer or the installed command to its end; fail the test with its output."""
-    done = subprocess.run(
+    """Run an installer or the installed command to its end (stdin at EOF, bounded) and
+    return its exit code and output; `must` fails the test, with that output, unless it is 0."""
+    return subprocess.run(
         cmd,
         env={**base_env(), **(env or {})},
         cwd=cwd,
@@ -106,7 +107,6 @@ def run(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = No
         timeout=timeout,
         start_new_session=True,
     )
-    return done
 
 
 def must(done: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
