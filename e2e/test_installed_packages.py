@@ -41,7 +41,7 @@ from test_opengist_mcp_offline import ALL_TOOLS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.packages]
 
-PACKAGES = Path(os.environ.get("E2E_PACKAGES_DIR") or TARGET / "packages")
+PACKAGES = Path(os.environ.get("E2E_PACKAGES_DIR") or TARGET / "packages").resolve()
 TOOLS_VENV = TARGET / "packaging-venv" / "bin"
 KINDS = ("venv", "uvx", "pipx", "npm", "npx")
 INSTALL_BOUND_S = 300.0  # a guard against a hung installer, not a speed test
