@@ -24,7 +24,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import pytest
 from support import Dialog, connect, text_of
+
+# Both transports and both eras, each once: for behaviour that does not depend on how the
+# client talks to the server (reads, unguarded writes), so the live layer stays fast.
+# Guard routes, which do depend on it, take the full `era` x `transport` product instead.
+DIAGONAL = pytest.mark.parametrize(("transport", "era"), [("stdio", "legacy"), ("http", "2026-07-28")])
 
 HEX32 = re.compile(r"^[0-9a-f]{32}$")
 

@@ -10,9 +10,9 @@ it, never for being exactly one test's gists.
 from __future__ import annotations
 
 import pytest
-from live import WebSession, api, follow, marker, ok, refused, session, since_now
+from live import DIAGONAL, WebSession, api, follow, marker, ok, refused, session, since_now
 
-pytestmark = [pytest.mark.anyio, pytest.mark.opengist]
+pytestmark = [pytest.mark.anyio, pytest.mark.opengist, DIAGONAL]
 
 
 def ids(listing: dict, key: str = "gists") -> list[str]:
@@ -197,12 +197,15 @@ async def test_search_limit_stops_early_and_next_call_goes_on(opengist_env, live
     assert found == made, f"next_call lost or repeated gists: {found} vs {made}"
 
 
-async def test_search_page_budget_says_so(live_server, era):
+async def test_search_budgets_are_bounded_and_reported(live_server, era):
     async with session(live_server, era) as client:
-        result = await ok(client, "search_gists", {"query": marker(), "max_pages": 1})
+        result = await ok(client, "search_gists", {"query": marker(), "fields": ["title"], "max_pages": 1})
         await refused(client, "search_gists", {"query": "x", "max_pages": 0}, "max_pages")
+        await refused(client, "search_gists", {"query": "x", "max_pages": 21}, "max_pages")
         await refused(client, "search_gists", {"query": "x", "limit": 1000}, "limit")
-    assert result["matches"] == [] and result["scanned"]["pages"] <= 1, result
+        await refused(client, "search_gists", {"query": "x", "fields": []}, "fields")
+    assert result["matches"] == [] and result["scanned"]["pages"] == 1, result
+    assert result["scanned"]["gists_with_files_read"] == 0, "a title-only search read files"
 
 
 # --------------------------------------------------------------------------- get_gist
@@ -417,8 +420,6 @@ async def test_check_gist_like_tells_not_liked_from_not_visible(opengist_env, li
         before = await ok(client, "check_gist_like", {"gist_id": liked})
         og.toggle_like(liked)
         after = await ok(client, "check_gist_like", {"gist_id": liked})
-        invisible = await client.call_tool("check_gist_like", {"gist_id": hidden})
+        await refused(client, "check_gist_like", {"gist_id": hidden}, "not visible", "cannot be told")
     assert before == {"gist_id": liked, "liked": False, "visible": True}, before
     assert after["liked"] is True and after["visible"] is True and og.liked(liked)
-    shown = invisible.structured_content or {}
-    assert invisible.is_error or (shown.get("visible") is False and shown.get("liked") is False), invisible
