@@ -119,12 +119,15 @@ class OpengistApi:
         response = self.request("PATCH", f"/api/gists/{gist_id}", body)
         assert response.status == 200, f"PATCH /api/gists/{gist_id}: {response.status} {response.body}"
 
-    def mine(self) -> list[dict[str, Any]]:
-        """Every gist the token's owner has (all pages of GET /api/gists)."""
+    def mine(self, within_minutes: int = 15) -> list[dict[str, Any]]:
+        """Every gist of the token's owner updated in the last `within_minutes` (all pages of
+        GET /api/gists?since=...: no test runs that long, and the instance's older gists,
+        which pile up over a run, are not read again and again)."""
+        since = (datetime.now(timezone.utc) - timedelta(minutes=within_minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
         out: list[dict[str, Any]] = []
         page = 1
         while True:
-            response = self.get(f"/api/gists?per_page=100&page={page}")
+            response = self.get(f"/api/gists?per_page=100&page={page}&since={since}")
             assert response.status == 200, f"GET /api/gists: {response.status} {response.body}"
             out.extend(response.body or [])
             if len(response.body or []) < 100:

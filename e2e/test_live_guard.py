@@ -70,11 +70,11 @@ async def test_no_answer_within_the_timeout_changes_nothing(opengist_env, live_s
     ends without running, and the late "accept" that follows does not run it either."""
     og = api(opengist_env)
     gist_id = og.create({"a.txt": "a\n"}, "public", title=marker())
-    dialog = SlowDialog(delay=4, answer="accept")
+    dialog = SlowDialog(delay=2.5, answer="accept")
     async with session(live_server, "legacy", dialog, extra={"OPENGIST_MCP_DIALOG_TIMEOUT_SECS": "1"}) as client:
         text = await refused(client, "delete_gist", {"gist_id": gist_id}, "nothing was changed")
         assert og.exists(gist_id)
-        await anyio.sleep(4.5)  # the person answers "accept", too late
+        await anyio.sleep(2)  # the person answers "accept", too late
         assert og.exists(gist_id), "a late answer deleted the gist"
         # The same session still works after the abandoned dialog.
         assert (await ok(client, "get_gist", {"gist_id": gist_id}))["gist"]["id"] == gist_id
