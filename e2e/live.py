@@ -307,9 +307,14 @@ class TcpProxy:
     """A loopback TCP proxy between opengist-mcp and the shared Opengist, owned by one test:
     `cut()` stops it (Opengist seems gone: connection refused, open connections dropped)
     without touching the Opengist other tests use; `restore()` listens again on the same
-    port. Use as a context manager; everything it started ends with it."""
+    port; `drop_write_replies` loses Opengist's answers to writes. Use as a context manager; everything it
+    started ends with it."""
 
     upstream: str
+    # When set, a write (POST, PATCH, PUT, DELETE) still reaches Opengist and takes effect
+    # there, but its answer is dropped and the connection closed: a write whose outcome the
+    # server cannot know. Reads pass as usual.
+    drop_write_replies: bool = False
     _listener: socket.socket | None = None
     _port: int = 0
     _open: list[socket.socket] = field(default_factory=list)
@@ -370,13 +375,31 @@ class TcpProxy:
                 continue
             with self._lock:
                 self._open += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=_pipe, args=(a, b), daemon=True).start()
+            last_request = {"write": False}
+            threading.Thread(target=_pipe, args=(client, upstream, None, last_request), daemon=True).start()
+            threading.Thread(target=_pipe, args=(upstream, client, self, last_request), daemon=True).start()
 
 
-def _pipe(src: socket.socket, dst: socket.socket) -> None:
+WRITE_METHODS = (b"POST ", b"PATCH ", b"PUT ", b"DELETE ")
+
+
+def _pipe(src: socket.socket, dst: socket.socket, replies_of: TcpProxy | None, last_request: dict) -> None:
+    """Copies one direction of a connection. Requests (replies_of is None) note whether the
+    latest one is a write; replies to a write are dropped while the proxy says so."""
     try:
         while chunk := src.recv(65536):
+            if replies_of is None:
+                if chunk.startswith(b"GET ") or chunk.startswith(b"HEAD "):
+                    last_request["write"] = False
+                elif chunk.startswith(WRITE_METHODS):
+                    last_request["write"] = True
+            elif replies_of.drop_write_replies and last_request["write"]:
+                for end in (dst, src):
+                    try:
+                        end.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+                return
             dst.sendall(chunk)
     except OSError:
         pass

@@ -234,3 +234,44 @@ async def test_opengist_stopped_mid_session(opengist_env, live_server, era):
             after = await ok(client, "get_gist", {"gist_id": gist_id})
     assert before["files"] == after["files"]
     assert og.exists(gist_id) and og.titled(m) == [] and not og.liked(gist_id)
+
+
+WRITES_WHOSE_ANSWER_IS_LOST = {
+    "create_gist": lambda gist_id, m: {
+        "files": [{"filename": "n.txt", "content": "n\n"}],
+        "visibility": "private",
+        "title": m,
+    },
+    "update_gist": lambda gist_id, m: {"gist_id": gist_id, "title": m},
+    "delete_gist": lambda gist_id, m: {"gist_id": gist_id},
+}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="defect: when Opengist carries out a write but its answer is lost (connection closed after "
+    "the request was sent), the tool answers 'the connection was closed before a complete answer "
+    "arrived ...; try again' although the write happened (a retried create makes a duplicate). It "
+    "should say the outcome is unknown and find out (read the gist back / look for it) instead of "
+    "telling the caller to try again.",
+)
+@DIAGONAL
+@pytest.mark.parametrize("tool", sorted(WRITES_WHOSE_ANSWER_IS_LOST))
+async def test_write_whose_answer_is_lost_is_not_try_again(opengist_env, live_server, era, tool):
+    og = api(opengist_env)
+    gist_id = og.create({"a.txt": "a\n"}, "private", title=marker())
+    m = marker()
+    with TcpProxy(opengist_env["OPENGIST_E2E_URL"]) as proxy:
+        async with session(live_server, era, Dialog("accept"), extra={"OPENGIST_URL": proxy.url}) as client:
+            proxy.drop_write_replies = True
+            result = await client.call_tool(tool, WRITES_WHOSE_ANSWER_IS_LOST[tool](gist_id, m))
+    text = result.content[0].text if result.content else ""
+    # What Opengist holds: the write happened.
+    if tool == "create_gist":
+        assert len(og.titled(m)) == 1
+    elif tool == "update_gist":
+        assert og.gist(gist_id)["title"] == m
+    else:
+        assert not og.exists(gist_id)
+    assert "try again" not in text.lower(), text
+    assert result.is_error is False or "unknown" in text.lower() or "may have been" in text.lower(), text
