@@ -295,3 +295,29 @@ async def test_update_asks_only_when_it_should(opengist_env, live_server, era, c
     assert after["title"] == change.get("title", title)
     expected_files = {"a.txt": "W\n"} if change.get("file_ops") else {"a.txt": "a\n"}
     assert og.files(gist_id) == expected_files
+
+
+# --------------------------------------------------------------------------- what the question says
+
+
+@DIAGONAL
+async def test_the_question_states_what_opengist_holds(opengist_env, live_server, era):
+    og = api(opengist_env)
+    other = api(opengist_env, "user2")
+    gist_id = og.create({"a.txt": "a" * 100, "b.txt": "b" * 20, "c.txt": "c" * 3}, "public", title=marker())
+    og.update(gist_id, {"files": {"a.txt": {"content": "a" * 50}}})
+    other.fork(gist_id)
+    other.toggle_like(gist_id)
+    held = og.gist(gist_id)
+    total = sum(f["size"] for f in held["files"].values())
+    assert total == 73 and held["fork_count"] == 1 and held["like_count"] == 1, held
+    dialog = Dialog("decline")
+    async with session(live_server, era, dialog) as client:
+        await refused(client, "delete_gist", {"gist_id": gist_id}, "declined")
+        await refused(client, "delete_gist_files", {"gist_id": gist_id, "filenames": ["a.txt", "c.txt"]}, "declined")
+    whole, files = (call.message for call in dialog.calls)
+    for fact in (gist_id, "(public)", "3 file(s)", "73 bytes", "1 fork(s)", "1 like(s)"):
+        assert fact in whole, f"{fact!r} not in: {whole}"
+    for fact in (gist_id, "2 file(s) (53 bytes)", "1 file(s) will remain"):
+        assert fact in files, f"{fact!r} not in: {files}"
+    assert og.exists(gist_id) and len(og.files(gist_id)) == 3

@@ -9,6 +9,8 @@ it, never for being exactly one test's gists.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from live import DIAGONAL, WebSession, api, follow, marker, ok, refused, session, since_now
 
@@ -423,3 +425,59 @@ async def test_check_gist_like_tells_not_liked_from_not_visible(opengist_env, li
         await refused(client, "check_gist_like", {"gist_id": hidden}, "not visible", "cannot be told")
     assert before == {"gist_id": liked, "liked": False, "visible": True}, before
     assert after["liked"] is True and after["visible"] is True and og.liked(liked)
+
+
+async def test_search_visibility_filter(opengist_env, live_server, era):
+    m = marker()
+    og = api(opengist_env)
+    since = since_now()
+    made = {v: og.create({"v.txt": "v\n"}, v, title=f"{m} {v}") for v in ("private", "unlisted", "public")}
+    async with session(live_server, era) as client:
+        found = {
+            v: {g["id"] for g in (await ok(client, "search_gists", {"query": m, "fields": ["title"], "visibility": v, "since": since}))["matches"]}
+            for v in made
+        }
+    assert found == {v: {gist_id} for v, gist_id in made.items()}, found
+
+
+# --------------------------------------------------------------------------- the result-size ceiling
+
+
+def call_in(note: str) -> tuple[str, dict]:
+    """The `get_gist_file with ...` call a note names."""
+    start = note.index("get_gist_file with ")
+    return follow(note[start:])
+
+
+async def test_result_ceiling_holds_and_every_cut_can_be_read(opengist_env, live_server, era):
+    ceiling = 16384
+    og = api(opengist_env)
+    files = {f"f{i}.txt": "".join(f"{i}:{n:05d}\n" for n in range(900)) for i in range(3)}  # ~8 KB each
+    gist_id = og.create(files, "private", title=marker())
+    async with session(live_server, era, extra={"OPENGIST_MCP_MAX_RESULT_BYTES": str(ceiling)}) as client:
+        result = await client.call_tool("get_gist", {"gist_id": gist_id})
+        assert not result.is_error, result
+        shown = result.structured_content
+        assert len(json.dumps(shown, ensure_ascii=False).encode()) <= ceiling
+        whole: dict[str, str] = {}
+        for file in shown["files"]:
+            if file.get("content") is not None and not file["truncated"]:
+                whole[file["filename"]] = file["content"]
+        for note in shown["notes"]:
+            if "get_gist_file with " not in note:
+                continue
+            tool, args = call_in(note)
+            name = args["filename"]
+            (partial,) = [f for f in shown["files"] if f["filename"] == name]
+            text = partial.get("content") or ""
+            for _ in range(20):
+                window = await client.call_tool(tool, args)
+                assert not window.is_error, window
+                assert len(json.dumps(window.structured_content, ensure_ascii=False).encode()) <= ceiling
+                text += window.structured_content["content"]
+                if not window.structured_content["truncated"]:
+                    break
+                tool, args = follow(window.structured_content["next_call"])
+            whole[name] = text
+        assert len(whole) == 3 and any("get_gist_file with " in n for n in shown["notes"]), shown["notes"]
+    assert whole == og.files(gist_id) == files
