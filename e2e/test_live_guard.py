@@ -247,6 +247,25 @@ async def test_token_quoted_with_changed_arguments(opengist_env, live_server, er
     assert og.files(other) == {"a.txt": "a\n", "z.txt": "z\n"}
 
 
+@pytest.mark.parametrize("route", sorted(TOKEN_ROUTES))
+async def test_token_for_one_file_does_not_publish_two(opengist_env, live_server, era, route):
+    """create_gist's approval covers the exact content: a token for one file cannot be
+    replayed with a second file attached, another body, title or visibility."""
+    extra, dialog = TOKEN_ROUTES[route]
+    m = marker()
+    args = {"files": [{"filename": "one.txt", "content": "one\n"}], "visibility": "unlisted", "title": m}
+    async with session(live_server, era, dialog, extra=extra) as client:
+        token = token_in(await client.call_tool("create_gist", args))
+        for changed in (
+            {**args, "files": [*args["files"], {"filename": "two.txt", "content": "attached\n"}]},
+            {**args, "files": [{"filename": "one.txt", "content": "other body\n"}]},
+            {**args, "title": m + " other"},
+            {**args, "visibility": "public"},
+        ):
+            await refused(client, "create_gist", {**changed, "confirm_token": token}, "different call")
+    assert api(opengist_env).titled(m) == []
+
+
 # --------------------------------------------------------------------------- update_gist: asks or not
 
 # (case, starting visibility, arguments, asks)

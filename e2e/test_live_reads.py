@@ -481,3 +481,18 @@ async def test_result_ceiling_holds_and_every_cut_can_be_read(opengist_env, live
             whole[name] = text
         assert len(whole) == 3 and any("get_gist_file with " in n for n in shown["notes"]), shown["notes"]
     assert whole == og.files(gist_id) == files
+
+
+async def test_past_the_end_and_unknown_revisions(opengist_env, live_server, era):
+    og = api(opengist_env)
+    gist_id = og.create({"a.txt": "abcdef"}, "private", title=marker())
+    async with session(live_server, era) as client:
+        beyond = await ok(client, "list_gists", {"page": 100000, "per_page": 100})
+        end = await ok(client, "get_gist_file", {"gist_id": gist_id, "filename": "a.txt", "offset": 999})
+        commits = await ok(client, "list_gist_commits", {"gist_id": gist_id, "page": 50})
+        await refused(client, "get_gist", {"gist_id": gist_id, "sha": "0000000000"}, "revision 0000000000", "not visible")
+        await refused(client, "get_gist_file", {"gist_id": gist_id, "filename": "a.txt", "sha": "0000000"}, "revision")
+        await refused(client, "list_gists", {"username": "no-such-" + marker()}, "does not exist or is not visible")
+    assert beyond["gists"] == [] and beyond["has_more"] is False and beyond.get("next_call") is None, beyond
+    assert end["content"] == "" and end["total_bytes"] == 6 and "past the end" in end["note"], end
+    assert commits["commits"] == [] and commits["has_more"] is False
