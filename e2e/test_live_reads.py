@@ -113,7 +113,7 @@ async def test_list_liked_and_forked_scopes(opengist_env, live_server, era):
         liked_list = await all_pages(client, {"scope": "liked", "per_page": 100})
         forked_list = await all_pages(client, {"scope": "forked", "per_page": 100})
     assert liked in liked_list and not_liked not in liked_list
-    assert fork in forked_list or forked_from in forked_list, forked_list
+    assert fork in forked_list and forked_from not in forked_list, "`forked` lists the token owner's forks"
     assert og.liked(liked) and not og.liked(not_liked)
 
 
