@@ -117,6 +117,41 @@ async def test_create_refuses_bad_files_and_changes_nothing(opengist_env, live_s
     assert api(opengist_env).titled(m) == []
 
 
+@DIAGONAL
+async def test_filenames_round_trip_or_are_refused(opengist_env, live_server, era):
+    """Names Opengist stores as given come back byte for byte, through get_gist_file too;
+    names it would mangle (paths, control characters, edge white space, 256+ bytes) are
+    refused before anything is created."""
+    m = marker()
+    kept = ["UPPER.TXT", "upper.txt", "noext", ".hidden", "q?#%&=+.txt", "ünï €.md"]
+    async with session(live_server, era) as client:
+        created = await ok(
+            client,
+            "create_gist",
+            {"files": [{"filename": n, "content": f"{n}\r\nline\n"} for n in kept], "visibility": "private", "title": m},
+        )
+        windows = {n: await ok(client, "get_gist_file", {"gist_id": created["gist"]["id"], "filename": n}) for n in kept}
+        for bad, why in (
+            ("dir/x.txt", "path separator"),
+            ("../up.txt", "path separator"),
+            ("back\\slash.txt", "path separator"),
+            (" spaced.txt", "white space"),
+            ("tab\tname.txt", "control character"),
+            ("a" * 256, "too long"),
+        ):
+            await refused(
+                client,
+                "create_gist",
+                {"files": [{"filename": bad, "content": "x"}], "visibility": "private", "title": f"{m} bad"},
+                why,
+                "nothing was created",
+            )
+    og = api(opengist_env)
+    assert og.files(created["gist"]["id"]) == {n: f"{n}\r\nline\n" for n in kept}
+    assert {n: w["content"] for n, w in windows.items()} == {n: f"{n}\r\nline\n" for n in kept}
+    assert og.titled(f"{m} bad") == []
+
+
 # --------------------------------------------------------------------------- update_gist
 
 
