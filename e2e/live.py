@@ -208,6 +208,15 @@ async def session(
         yield client
 
 
+def http_as(url: str, bearer: str):
+    """A streamable HTTP transport to `url` that sends `Authorization: Bearer <bearer>`:
+    how a gateway tells callers apart (the guard binds approvals to that header)."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    return streamable_http_client(url, http_client=create_mcp_http_client(headers={"Authorization": f"Bearer {bearer}"}))
+
+
 async def ok(client, name: str, args: dict[str, Any]) -> Any:
     """Call a tool that must succeed; its structured result."""
     result = await client.call_tool(name, args)

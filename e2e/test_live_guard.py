@@ -12,8 +12,8 @@ from __future__ import annotations
 import anyio
 import mcp_types as types
 import pytest
-from live import DIAGONAL, SlowDialog, api, marker, ok, refused, session
-from support import Dialog, dump, text_of, token_in
+from live import DIAGONAL, SlowDialog, api, http_as, marker, ok, refused, session
+from support import Dialog, connect, dump, text_of, token_in
 from test_notes_mrtr import NeverAsked, answers, ask, assert_new_input_required, flip_one_char, retry
 
 pytestmark = [pytest.mark.anyio, pytest.mark.opengist]
@@ -351,3 +351,58 @@ async def test_the_question_states_what_opengist_holds(opengist_env, live_server
     for fact in (gist_id, "2 file(s) (53 bytes)", "1 file(s) will remain"):
         assert fact in files, f"{fact!r} not in: {files}"
     assert og.exists(gist_id) and len(og.files(gist_id)) == 3
+
+
+# --------------------------------------------------------------------------- callers and replicas over HTTP
+
+
+@pytest.mark.parametrize("transport", ["http"])
+async def test_input_required_of_one_caller_is_not_anothers(opengist_env, live_server, transport):
+    og = api(opengist_env)
+    gist_id = og.create({"a.txt": "a\n"}, "public", title=marker())
+    url = live_server().url
+    args = {"gist_id": gist_id}
+    async with connect(http_as(url, "alice"), MODERN, NeverAsked()) as alice:
+        ir = await ask(alice, "delete_gist", args)
+        async with connect(http_as(url, "mallory"), MODERN, NeverAsked()) as mallory:
+            stolen = await retry(mallory, "delete_gist", args, state=ir.request_state, responses=answers(ir))
+            assert_new_input_required(stolen, ir.request_state)
+        assert og.exists(gist_id), "another caller's answer deleted the gist"
+        done = await retry(alice, "delete_gist", args, state=ir.request_state, responses=answers(ir))
+        assert isinstance(done, types.CallToolResult) and not done.is_error, dump(done)
+    assert not og.exists(gist_id)
+
+
+@pytest.mark.parametrize("transport", ["http"])
+async def test_token_of_one_caller_is_not_anothers(opengist_env, live_server, era, transport):
+    og = api(opengist_env)
+    gist_id = og.create({"a.txt": "a\n"}, "public", title=marker())
+    url = live_server(extra={"ELICITATION": "false"}).url
+    async with connect(http_as(url, "alice"), era, None) as alice:
+        token = token_in(await alice.call_tool("delete_gist", {"gist_id": gist_id}))
+        async with connect(http_as(url, "mallory"), era, None) as mallory:
+            await refused(mallory, "delete_gist", {"gist_id": gist_id, "confirm_token": token}, "not accepted")
+        assert og.exists(gist_id)
+        await ok(alice, "delete_gist", {"gist_id": gist_id, "confirm_token": token})
+    assert not og.exists(gist_id)
+
+
+@pytest.mark.parametrize("transport", ["http"])
+async def test_replicas_sharing_a_seal_key_answer_each_others_questions(opengist_env, live_server, transport):
+    """Two server processes behind one gateway share OPENGIST_MCP_SEAL_KEY: a question one
+    asked can be answered on the other. Without the shared key it cannot."""
+    og = api(opengist_env)
+    key = {"OPENGIST_MCP_SEAL_KEY": "ab" * 32}
+    first, second, stranger = live_server(extra=key).url, live_server(extra=key).url, live_server().url
+    shared = og.create({"a.txt": "a\n", "b.txt": "b\n"}, "private", title=marker())
+    args = {"gist_id": shared, "filenames": ["a.txt"]}
+    async with connect(http_as(first, "alice"), MODERN, NeverAsked()) as one:
+        ir = await ask(one, "delete_gist_files", args)
+    async with connect(http_as(stranger, "alice"), MODERN, NeverAsked()) as other:
+        unknown = await retry(other, "delete_gist_files", args, state=ir.request_state, responses=answers(ir))
+        assert_new_input_required(unknown, ir.request_state)
+    assert og.files(shared) == {"a.txt": "a\n", "b.txt": "b\n"}, "a server without the key accepted the seal"
+    async with connect(http_as(second, "alice"), MODERN, NeverAsked()) as two:
+        done = await retry(two, "delete_gist_files", args, state=ir.request_state, responses=answers(ir))
+        assert isinstance(done, types.CallToolResult) and not done.is_error, dump(done)
+    assert og.files(shared) == {"b.txt": "b\n"}
