@@ -135,9 +135,10 @@ class OpengistApi:
             page += 1
 
     def titled(self, word: str) -> list[str]:
-        """Ids of the owner's gists whose title contains `word` (a test's marker): proves a
-        create happened once, or not at all."""
-        return [g["id"] for g in self.mine() if word in (g.get("title") or "")]
+        """Ids of the owner's gists updated in the last 4 minutes whose title contains `word`
+        (a test's marker): proves a create happened once, or not at all. (No test runs that
+        long: the per-test timeout is 3 minutes.)"""
+        return [g["id"] for g in self.mine(within_minutes=4) if word in (g.get("title") or "")]
 
     def commits(self, gist_id: str) -> list[dict[str, Any]]:
         response = self.get(f"/api/gists/{gist_id}/commits?per_page=100")

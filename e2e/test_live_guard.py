@@ -301,8 +301,15 @@ UPDATE_CASES = [
 ]
 
 
-@DIAGONAL
-@pytest.mark.parametrize("case,start,change,asks", UPDATE_CASES, ids=[c[0] for c in UPDATE_CASES])
+# Each case once; the cases take turns over the four era x transport combinations.
+COMBINATIONS = [("stdio", "legacy"), ("http", MODERN), ("http", "legacy"), ("stdio", MODERN)]
+
+
+@pytest.mark.parametrize(
+    ("case", "start", "change", "asks", "transport", "era"),
+    [(*c, *COMBINATIONS[i % 4]) for i, c in enumerate(UPDATE_CASES)],
+    ids=[c[0] for c in UPDATE_CASES],
+)
 async def test_update_asks_only_when_it_should(opengist_env, live_server, era, case, start, change, asks):
     og = api(opengist_env)
     title = marker()

@@ -133,7 +133,7 @@ async def test_search_titles_descriptions_and_owners(opengist_env, live_server, 
     by_description = og.create({"b.txt": "b\n"}, "private", title="plain", description=f"about {m} here")
     other = api(opengist_env, "user2").create({"c.txt": "c\n"}, "public", title=f"{m} by user2")
     async with session(live_server, era) as client:
-        found = await ok(client, "search_gists", {"query": m, "since": since})
+        found = await ok(client, "search_gists", {"query": m, "fields": ["title", "description"], "since": since})
         by_owner = await ok(
             client,
             "search_gists",
@@ -183,7 +183,7 @@ async def test_search_limit_stops_early_and_next_call_goes_on(opengist_env, live
     since = since_now()
     made = {og.create({"x.txt": "x\n"}, "private", title=f"{m} {i}") for i in range(3)}
     async with session(live_server, era) as client:
-        first = await ok(client, "search_gists", {"query": m, "since": since, "limit": 1})
+        first = await ok(client, "search_gists", {"query": m, "fields": ["title"], "since": since, "limit": 1})
         assert len(first["matches"]) == 1 and first["stopped_early"] is True, first
         assert "limit" in first["stop_reason"], first
         found = {first["matches"][0]["id"]}

@@ -47,22 +47,27 @@ async def test_create_every_visibility(opengist_env, live_server, era, visibilit
     assert api(opengist_env).titled(m) == [created["gist"]["id"]], "created more than once"
 
 
-@DIAGONAL
-async def test_create_with_each_expiry_preset(opengist_env, live_server, era):
-    presets = {"1hour": 1, "12hours": 12, "1day": 24, "7days": 168, "15days": 360}
+# Each preset once, the presets spread over both transports and both eras.
+@pytest.mark.parametrize(
+    ("preset", "hours", "transport", "era"),
+    [
+        ("1hour", 1, "stdio", "legacy"),
+        ("12hours", 12, "http", "2026-07-28"),
+        ("1day", 24, "http", "legacy"),
+        ("7days", 168, "stdio", "2026-07-28"),
+        ("15days", 360, "stdio", "legacy"),
+    ],
+)
+async def test_create_with_an_expiry_preset(opengist_env, live_server, era, preset, hours):
     async with session(live_server, era) as client:
-        created = {
-            preset: await ok(
-                client,
-                "create_gist",
-                {"files": [{"filename": "e.txt", "content": "x\n"}], "visibility": "private", "expire": preset, "title": marker()},
-            )
-            for preset in presets
-        }
-    for preset, hours in presets.items():
-        held = api(opengist_env).gist(created[preset]["gist"]["id"])
-        expected = datetime.now(timezone.utc) + timedelta(hours=hours)
-        assert abs((parse_time(held["expires_at"]) - expected).total_seconds()) < 120, (preset, held["expires_at"])
+        created = await ok(
+            client,
+            "create_gist",
+            {"files": [{"filename": "e.txt", "content": "x\n"}], "visibility": "private", "expire": preset, "title": marker()},
+        )
+    held = api(opengist_env).gist(created["gist"]["id"])
+    expected = datetime.now(timezone.utc) + timedelta(hours=hours)
+    assert abs((parse_time(held["expires_at"]) - expected).total_seconds()) < 120, (preset, held["expires_at"])
 
 
 @DIAGONAL
