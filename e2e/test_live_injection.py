@@ -64,6 +64,7 @@ def calls_on(gist_id: str, m: str) -> dict[str, dict]:
     }
 
 
+@DIAGONAL  # the pushed dialog on stdio, input_required over HTTP
 @pytest.mark.parametrize("tool", ["delete_gist", "delete_gist_files", "update_gist", "create_gist"])
 async def test_planted_text_never_reaches_the_dialog(opengist_env, live_server, era, tool):
     m = marker()

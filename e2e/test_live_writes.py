@@ -26,6 +26,7 @@ def parse_time(text: str) -> datetime:
 # --------------------------------------------------------------------------- create_gist
 
 
+@DIAGONAL
 @pytest.mark.parametrize("visibility", VISIBILITIES)
 async def test_create_every_visibility(opengist_env, live_server, era, visibility):
     m = marker()
