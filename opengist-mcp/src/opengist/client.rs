@@ -793,7 +793,15 @@ impl OpengistClient {
             }
             Err(e) => {
                 tracing::debug!(method = %method, path = url.path(), failure = failure_kind(&e), elapsed_ms, "opengist request failed");
-                Err(self.transport_error(&e, call))
+                // Past the connect phase the request may have reached Opengist: say so, never
+                // "try again" (the write tools read back to learn the outcome).
+                Err(match answer_lost(&e, self.inner.request_timeout) {
+                    Some(cause) => OpengistError::AnswerLost {
+                        operation: call.operation,
+                        cause,
+                    },
+                    None => self.transport_error(&e, call),
+                })
             }
         }
     }
@@ -1294,6 +1302,28 @@ fn is_tls_problem(e: &reqwest::Error) -> bool {
 }
 
 /// A word for the logs; no URL, no body.
+/// How a write's answer was lost, when the failure came after the connection was open (so the
+/// request may have been delivered); `None` when it certainly was not sent (connect phase).
+fn answer_lost(e: &reqwest::Error, request_timeout: Duration) -> Option<String> {
+    if e.is_connect()
+        || e.is_builder()
+        || e.is_redirect()
+        || has_io_kind(e, &[std::io::ErrorKind::ConnectionRefused])
+    {
+        return None;
+    }
+    Some(if e.is_timeout() {
+        format!(
+            "no answer within the request timeout of {}s, OPENGIST_MCP_REQUEST_TIMEOUT_SECS",
+            request_timeout.as_secs()
+        )
+    } else if was_dropped(e) {
+        "the connection was closed before the answer arrived".to_owned()
+    } else {
+        "the answer could not be read".to_owned()
+    })
+}
+
 fn failure_kind(e: &reqwest::Error) -> &'static str {
     if e.is_timeout() {
         "timeout"
