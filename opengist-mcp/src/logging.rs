@@ -178,20 +178,33 @@ mod tests {
     fn the_sdk_is_told_apart_by_target() {
         assert!(is_sdk("rmcp"));
         assert!(is_sdk("rmcp::service"));
-        assert!(is_sdk("rmcp::transport::streamable_http_server::session::local"));
+        assert!(is_sdk(
+            "rmcp::transport::streamable_http_server::session::local"
+        ));
         assert!(!is_sdk("rmcpx"));
         assert!(!is_sdk("opengist_mcp::http"));
     }
 
     #[test]
     fn the_protocol_trace_switch_is_on_off_or_an_error() {
-        for off in [None, Some(""), Some("0"), Some("false"), Some("OFF"), Some(" no ")] {
+        for off in [
+            None,
+            Some(""),
+            Some("0"),
+            Some("false"),
+            Some("OFF"),
+            Some(" no "),
+        ] {
             assert!(!parse_protocol_trace(off).expect("off"), "{off:?}");
         }
         for on in ["1", "true", "Yes", "on"] {
             assert!(parse_protocol_trace(Some(on)).expect("on"), "{on}");
         }
         let error = parse_protocol_trace(Some("verbose")).expect_err("not a switch");
-        assert!(error.to_string().contains("OPENGIST_MCP_PROTOCOL_TRACE=\"verbose\""));
+        assert!(
+            error
+                .to_string()
+                .contains("OPENGIST_MCP_PROTOCOL_TRACE=\"verbose\"")
+        );
     }
 }

@@ -99,7 +99,10 @@ pub(crate) async fn bind_sessions(
     let principal = principal_of(request.headers());
     match session_of(request.headers()) {
         Some(session) => {
-            if owners.owner(&session).is_some_and(|owner| owner != principal) {
+            if owners
+                .owner(&session)
+                .is_some_and(|owner| owner != principal)
+            {
                 tracing::warn!(
                     "refused a request on an MCP session that another caller opened (different Authorization)"
                 );

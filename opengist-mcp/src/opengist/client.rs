@@ -1823,6 +1823,70 @@ mod tests {
         }
     }
 
+    /// Accepts connections, reads what arrives, and then hangs up (`hang_up`) or says nothing.
+    async fn silent_peer(hang_up: bool) -> String {
+        use tokio::io::AsyncReadExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 4096];
+                    let _ = socket.read(&mut buf).await;
+                    if !hang_up {
+                        tokio::time::sleep(Duration::from_secs(30)).await;
+                    }
+                });
+            }
+        });
+        format!("http://{addr}")
+    }
+
+    #[tokio::test]
+    async fn a_write_whose_answer_is_lost_says_so_and_never_try_again() {
+        for hang_up in [true, false] {
+            let base = silent_peer(hang_up).await;
+            let c = client(&base, Some("og_test"), Duration::from_secs(1));
+            let url = c.endpoint(&["api", "gists"]).expect("url");
+            let call = CallInfo::new("create a gist", Scope::GistWrite, "the new gist");
+            let error = c
+                .send_write(Method::POST, url, Some(&serde_json::json!({"x": 1})), &call)
+                .await
+                .expect_err("no answer");
+            assert!(
+                matches!(error, OpengistError::AnswerLost { .. }),
+                "hang_up={hang_up}: {error:?}"
+            );
+            assert!(error.write_may_have_applied());
+            let text = error.to_string();
+            assert!(text.contains("may or may not have applied"), "{text}");
+            assert!(!text.contains("try again"), "{text}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_write_that_could_not_connect_was_not_sent() {
+        let unused = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let base = format!("http://{}", unused.local_addr().expect("addr"));
+        drop(unused);
+        let c = client(&base, Some("og_test"), Duration::from_secs(1));
+        let url = c.endpoint(&["api", "gists"]).expect("url");
+        let call = CallInfo::new("create a gist", Scope::GistWrite, "the new gist");
+        let error = c
+            .send_write(Method::POST, url, Some(&serde_json::json!({"x": 1})), &call)
+            .await
+            .expect_err("refused");
+        assert!(
+            matches!(error, OpengistError::ConnectionRefused { .. }),
+            "{error:?}"
+        );
+        assert!(!error.write_may_have_applied());
+    }
+
     #[tokio::test]
     async fn reads_retry_on_503_twice_then_give_up() {
         use std::sync::atomic::Ordering;

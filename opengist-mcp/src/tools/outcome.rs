@@ -74,10 +74,7 @@ where
 
 fn reads_said() -> String {
     let total: u64 = READ_BACK_PAUSES.iter().map(Duration::as_secs).sum();
-    format!(
-        "{} read-backs over {total} seconds",
-        READ_BACK_PAUSES.len()
-    )
+    format!("{} read-backs over {total} seconds", READ_BACK_PAUSES.len())
 }
 
 /// The tool's answer for a lost write, from what the read-back saw.
@@ -165,10 +162,7 @@ impl CreateReadBack {
             .await?;
         let mut found = Vec::new();
         for summary in page.items {
-            let named = self
-                .new
-                .title()
-                .is_none_or(|title| summary.title == title);
+            let named = self.new.title().is_none_or(|title| summary.title == title);
             if !named || summary.visibility != self.new.visibility() {
                 continue;
             }
@@ -411,13 +405,7 @@ impl DeleteReadBack {
             "Check with get_gist {}: \"does not exist\" means it is gone.",
             self.id
         );
-        settle(
-            "delete_gist",
-            &error,
-            seen,
-            "the gist still there",
-            &check,
-        )
+        settle("delete_gist", &error, seen, "the gist still there", &check)
     }
 }
 
@@ -444,7 +432,11 @@ pub async fn fork_lost(
                 .find(|fork| fork.owner.username == me.profile.username)
             {
                 // The answer that said whether it was new is lost: its age tells.
-                Some(fork) if fork.created_at.is_some_and(|at| at < called_at - CLOCK_SLACK) => {
+                Some(fork)
+                    if fork
+                        .created_at
+                        .is_some_and(|at| at < called_at - CLOCK_SLACK) =>
+                {
                     Seen::Applied(ForkOutcome::Existing(fork))
                 }
                 Some(fork) => Seen::Applied(ForkOutcome::Created(fork)),
