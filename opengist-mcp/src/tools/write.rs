@@ -462,7 +462,7 @@ impl OpengistServer {
         let read_back = outcome::CreateReadBack::before(clearance.target());
         let detail = match client.create_gist(clearance).await {
             Ok(detail) => detail,
-            Err(error) => read_back.find_out(&client, error).await?,
+            Err(error) => read_back.find_out(client, error).await?,
         };
         Ok(self.output(Created {
             gist: GistRef::from(&detail.summary),
@@ -491,7 +491,7 @@ impl OpengistServer {
         let read_back = outcome::UpdateReadBack::before(clearance.target());
         let detail = match client.update_gist(clearance).await {
             Ok(detail) => detail,
-            Err(error) => read_back.find_out(&client, error).await?,
+            Err(error) => read_back.find_out(client, error).await?,
         };
         Ok(self.output(Updated {
             gist: GistRef::from(&detail.summary),
@@ -528,7 +528,7 @@ impl OpengistServer {
         let read_back = outcome::DeleteFilesReadBack::before(approved.target());
         let detail = match client.delete_gist_files(approved).await {
             Ok(detail) => detail,
-            Err(error) => read_back.find_out(&client, error).await?,
+            Err(error) => read_back.find_out(client, error).await?,
         };
         Ok(self.output(FilesDeleted {
             gist: GistRef::from(&detail.summary),
@@ -557,7 +557,7 @@ impl OpengistServer {
         let gist_id = approved.target().gist_id().to_string();
         let read_back = outcome::DeleteReadBack::before(approved.target());
         if let Err(error) = client.delete_gist(approved).await {
-            read_back.find_out(&client, error).await?;
+            read_back.find_out(client, error).await?;
         }
         Ok(self.output(GistDeleted {
             gist_id,
@@ -579,7 +579,7 @@ impl OpengistServer {
         let called_at = chrono::Utc::now();
         let outcome = match client.fork_gist(&id).await {
             Ok(outcome) => outcome,
-            Err(error) => outcome::fork_lost(&client, &id, called_at, error).await?,
+            Err(error) => outcome::fork_lost(client, &id, called_at, error).await?,
         };
         let (created, fork) = match &outcome {
             ForkOutcome::Created(fork) => (true, fork),
@@ -606,7 +606,7 @@ impl OpengistServer {
         let id = self.gist_id(&args.gist_id).await?;
         let change = match client.set_like(&id, args.liked).await {
             Ok(change) => change,
-            Err(error) => outcome::like_lost(&client, &id, args.liked, error).await?,
+            Err(error) => outcome::like_lost(client, &id, args.liked, error).await?,
         };
         let changed = matches!(change, LikeChange::Liked | LikeChange::Unliked);
         Ok(self.output(LikeSet {
