@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 
 use crate::approval::{Approved, ApprovedBy, Clearance, Exempt};
 use crate::call::{CONFIRM_TOKEN_ARG, GuardCall};
+use crate::dialog::Pushed;
 use crate::nonce::{MemoryNonceStore, NonceStore};
 use crate::seal::{self, SealKey, SealKind, SealScope};
 use crate::target::{Conditional, Target};
@@ -235,6 +236,9 @@ pub enum InterruptionKind {
     NotAsked,
     /// The spent-nonce store failed, so the answer could not be checked for reuse.
     StoreFailed,
+    /// The client cancelled the call (`notifications/cancelled`) before it could run; a
+    /// pushed dialog still open was withdrawn and its answer, should one come, is ignored.
+    CallCancelled,
 }
 
 /// The answer to send instead of running the operation.
@@ -250,6 +254,15 @@ impl Interruption {
             kind,
             response: Box::new(CallToolResult::error(vec![ContentBlock::text(text)]).into()),
         }
+    }
+
+    /// The client cancelled the call (`notifications/cancelled`): nothing runs. rmcp sends
+    /// no response for a cancelled request, so this text is for logs and direct callers.
+    fn cancelled_call() -> Self {
+        Self::text(
+            InterruptionKind::CallCancelled,
+            "The client cancelled this call: it was not run and nothing was changed.".to_owned(),
+        )
     }
 
     /// Why the call did not run.
@@ -365,7 +378,13 @@ impl Guard {
         call: GuardCall,
         target: T,
     ) -> Result<Approved<T>, Interruption> {
+        let cancelled = call.context.ct.clone();
         let by = self.ask(call, &target).await?;
+        // The client may have cancelled the call while it was being asked about: a cancelled
+        // call never runs, whatever the answer was.
+        if cancelled.is_cancelled() {
+            return Err(Interruption::cancelled_call());
+        }
         Ok(Approved::new(target, by))
     }
 
@@ -378,6 +397,9 @@ impl Guard {
         needs_approval: bool,
     ) -> Result<Clearance<T>, Interruption> {
         if !needs_approval {
+            if call.context.ct.is_cancelled() {
+                return Err(Interruption::cancelled_call());
+            }
             return Ok(Clearance::Exempt(Exempt::new(target)));
         }
         self.approve(call, target).await.map(Clearance::Approved)
@@ -487,21 +509,19 @@ impl Guard {
     ) -> Result<ApprovedBy, Interruption> {
         let params = Self::approval_form(target)?;
         let timeout = self.inner.dialog_timeout;
-        match call
-            .context
-            .peer
-            .create_elicitation_with_timeout(params, Some(timeout))
-            .await
-        {
-            Ok(result) => self.outcome(read_answer(&result.action, result.content.as_ref())),
-            Err(ServiceError::Timeout { .. }) => Err(Interruption::text(
+        match crate::dialog::push(&call.context, params, timeout).await {
+            Pushed::Answered(result) => {
+                self.outcome(read_answer(&result.action, result.content.as_ref()))
+            }
+            Pushed::CallCancelled => Err(Interruption::cancelled_call()),
+            Pushed::Failed(ServiceError::Timeout { .. }) => Err(Interruption::text(
                 InterruptionKind::TimedOut,
                 format!(
                     "No answer came from the person at the client within {}: nothing was changed.",
                     minutes(timeout)
                 ),
             )),
-            Err(error) => {
+            Pushed::Failed(error) => {
                 tracing::warn!(%error, tool = %call.tool, "could not deliver the approval dialog");
                 Err(Interruption::text(
                     InterruptionKind::NotAsked,

@@ -40,6 +40,7 @@
 
 mod approval;
 mod call;
+mod dialog;
 mod engine;
 mod nonce;
 mod question;

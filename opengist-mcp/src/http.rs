@@ -45,6 +45,8 @@ use crate::config::{
     AllowedHost, AllowedOrigin, Config, OriginPort, Secret, is_loopback, normalise_host,
 };
 
+mod session_owner;
+
 /// Where the MCP endpoint is mounted.
 pub const MCP_PATH: &str = "/mcp";
 /// The health check.
@@ -196,8 +198,10 @@ where
         .with_allowed_hosts(gate.rmcp_allowed_hosts())
         .with_allowed_origins(gate.rmcp_allowed_origins());
     let token = config.cancellation_token.clone();
+    let sessions = Arc::new(LocalSessionManager::default());
+    let owners = session_owner::SessionOwners::new(sessions.clone());
     let service: StreamableHttpService<S, LocalSessionManager> =
-        StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
+        StreamableHttpService::new(factory, sessions, config);
 
     let router = Router::new()
         .route(HEALTH_PATH, get(|| async { "ok" }))
@@ -209,6 +213,10 @@ where
                 "nothing here: the MCP endpoint is /mcp and the health check is /healthz",
             )
         })
+        .layer(middleware::from_fn_with_state(
+            owners,
+            session_owner::bind_sessions,
+        ))
         .layer(middleware::from_fn_with_state(Arc::new(gate), check));
 
     Ok(BoundHttp {

@@ -8,10 +8,55 @@
 //!
 //! The filter comes from `RUST_LOG` (default [`DEFAULT_FILTER`]). Colours are used only when
 //! stderr is a terminal.
+//!
+//! The MCP SDK (rmcp) logs every message it sends and receives at `debug`/`trace`, and session
+//! ids at `info`: questions, answers, `requestState` seals, confirm tokens, gist titles, file
+//! names and contents. So whatever `RUST_LOG` says, the SDK's events below `warn` are dropped,
+//! unless the protocol-trace switch [`PROTOCOL_TRACE_VAR`] is set: then they are logged, after
+//! a loud warning, and even then every line goes through [`redact`], which blanks seals,
+//! confirm tokens, dialog answers and session ids (it runs on every line, switch or not).
 
 use std::io::IsTerminal as _;
 
+use tracing::Level;
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::{FilterExt as _, filter_fn};
+use tracing_subscriber::fmt;
+use tracing_subscriber::prelude::*;
+
+mod redact;
+
+pub use redact::redact;
+
+/// The switch that lets the SDK's message logging through (still redacted): `1`, `true`, `yes`
+/// or `on`. Unset, empty, `0`, `false`, `no` or `off`: off.
+pub const PROTOCOL_TRACE_VAR: &str = "OPENGIST_MCP_PROTOCOL_TRACE";
+
+/// The crates whose message logging is held back below `warn` without the protocol-trace
+/// switch: the MCP SDK logs whole protocol messages and session ids.
+const SDK_TARGETS: [&str; 2] = ["rmcp", "rmcp_macros"];
+
+fn is_sdk(target: &str) -> bool {
+    SDK_TARGETS.iter().any(|sdk| {
+        target
+            .strip_prefix(sdk)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+    })
+}
+
+/// Reads the protocol-trace switch's value.
+pub fn parse_protocol_trace(value: Option<&str>) -> Result<bool, LoggingError> {
+    let Some(value) = value else {
+        return Ok(false);
+    };
+    match value.trim().to_ascii_lowercase().as_str() {
+        "" | "0" | "false" | "no" | "off" => Ok(false),
+        "1" | "true" | "yes" | "on" => Ok(true),
+        _ => Err(LoggingError::InvalidProtocolTrace {
+            value: value.to_owned(),
+        }),
+    }
+}
 
 /// The filter used when `RUST_LOG` is unset, empty or invalid.
 pub const DEFAULT_FILTER: &str = "opengist_mcp=info,warn";
@@ -22,6 +67,15 @@ pub enum LoggingError {
     /// Something else already installed a global subscriber.
     #[error("logging was already set up in this process; call logging::init once, first in main")]
     AlreadyInitialized,
+    /// The protocol-trace switch has a value that is neither on nor off.
+    #[error(
+        "OPENGIST_MCP_PROTOCOL_TRACE={value:?} is not a switch: set it to 1 (log the MCP SDK's \
+         protocol messages, redacted) or 0 / unset it (the default)"
+    )]
+    InvalidProtocolTrace {
+        /// The value found.
+        value: String,
+    },
 }
 
 impl LoggingError {
@@ -47,13 +101,31 @@ pub fn filter(rust_log: Option<&str>) -> (EnvFilter, bool) {
 /// value of `RUST_LOG`), no ANSI colours unless stderr is a terminal. An invalid filter falls
 /// back to [`DEFAULT_FILTER`] and says so in a warning once logging is up.
 pub fn init(rust_log: Option<&str>) -> Result<(), LoggingError> {
+    init_with(rust_log, false)
+}
+
+/// [`init`], with the SDK's protocol messages let through (redacted) when `protocol_trace`.
+pub fn init_with(rust_log: Option<&str>, protocol_trace: bool) -> Result<(), LoggingError> {
     let (filter, replaced) = filter(rust_log);
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+    let sdk_cap = filter_fn(move |meta| {
+        protocol_trace || !is_sdk(meta.target()) || *meta.level() <= Level::WARN
+    });
+    let layer = fmt::layer()
+        .with_writer(redact::RedactingStderr)
         .with_ansi(std::io::stderr().is_terminal())
+        .with_filter(filter.and(sdk_cap));
+    tracing_subscriber::registry()
+        .with(layer)
         .try_init()
         .map_err(|_| LoggingError::AlreadyInitialized)?;
+    if protocol_trace {
+        tracing::warn!(
+            "PROTOCOL TRACE IS ON ({PROTOCOL_TRACE_VAR}): the MCP SDK's messages are logged at \
+             the levels RUST_LOG allows, including questions, gist titles, file names and \
+             contents; seals, confirm tokens, dialog answers and session ids are redacted. Do \
+             not share these logs; unset {PROTOCOL_TRACE_VAR} to turn it off"
+        );
+    }
     if replaced {
         tracing::warn!(
             default = DEFAULT_FILTER,
@@ -65,12 +137,22 @@ pub fn init(rust_log: Option<&str>) -> Result<(), LoggingError> {
 }
 
 /// [`init`] with the process's `RUST_LOG` (a value that is not UTF-8 counts as invalid).
+/// Also reads [`PROTOCOL_TRACE_VAR`].
 pub fn init_from_env() -> Result<(), LoggingError> {
+    let protocol_trace = match std::env::var(PROTOCOL_TRACE_VAR) {
+        Ok(value) => parse_protocol_trace(Some(&value))?,
+        Err(std::env::VarError::NotPresent) => false,
+        Err(std::env::VarError::NotUnicode(value)) => {
+            return Err(LoggingError::InvalidProtocolTrace {
+                value: value.to_string_lossy().into_owned(),
+            });
+        }
+    };
     match std::env::var("RUST_LOG") {
-        Ok(value) => init(Some(&value)),
-        Err(std::env::VarError::NotPresent) => init(None),
+        Ok(value) => init_with(Some(&value), protocol_trace),
+        Err(std::env::VarError::NotPresent) => init_with(None, protocol_trace),
         // Not UTF-8: certainly not a valid filter; use a string that fails to parse.
-        Err(std::env::VarError::NotUnicode(_)) => init(Some("=")),
+        Err(std::env::VarError::NotUnicode(_)) => init_with(Some("="), protocol_trace),
     }
 }
 
@@ -89,6 +171,40 @@ mod tests {
         assert_eq!(
             filter(None).0.to_string(),
             EnvFilter::new(DEFAULT_FILTER).to_string()
+        );
+    }
+
+    #[test]
+    fn the_sdk_is_told_apart_by_target() {
+        assert!(is_sdk("rmcp"));
+        assert!(is_sdk("rmcp::service"));
+        assert!(is_sdk(
+            "rmcp::transport::streamable_http_server::session::local"
+        ));
+        assert!(!is_sdk("rmcpx"));
+        assert!(!is_sdk("opengist_mcp::http"));
+    }
+
+    #[test]
+    fn the_protocol_trace_switch_is_on_off_or_an_error() {
+        for off in [
+            None,
+            Some(""),
+            Some("0"),
+            Some("false"),
+            Some("OFF"),
+            Some(" no "),
+        ] {
+            assert!(!parse_protocol_trace(off).expect("off"), "{off:?}");
+        }
+        for on in ["1", "true", "Yes", "on"] {
+            assert!(parse_protocol_trace(Some(on)).expect("on"), "{on}");
+        }
+        let error = parse_protocol_trace(Some("verbose")).expect_err("not a switch");
+        assert!(
+            error
+                .to_string()
+                .contains("OPENGIST_MCP_PROTOCOL_TRACE=\"verbose\"")
         );
     }
 }

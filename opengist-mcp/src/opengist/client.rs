@@ -793,7 +793,15 @@ impl OpengistClient {
             }
             Err(e) => {
                 tracing::debug!(method = %method, path = url.path(), failure = failure_kind(&e), elapsed_ms, "opengist request failed");
-                Err(self.transport_error(&e, call))
+                // Past the connect phase the request may have reached Opengist: say so, never
+                // "try again" (the write tools read back to learn the outcome).
+                Err(match answer_lost(&e, self.inner.request_timeout) {
+                    Some(cause) => OpengistError::AnswerLost {
+                        operation: call.operation,
+                        cause,
+                    },
+                    None => self.transport_error(&e, call),
+                })
             }
         }
     }
@@ -1294,6 +1302,28 @@ fn is_tls_problem(e: &reqwest::Error) -> bool {
 }
 
 /// A word for the logs; no URL, no body.
+/// How a write's answer was lost, when the failure came after the connection was open (so the
+/// request may have been delivered); `None` when it certainly was not sent (connect phase).
+fn answer_lost(e: &reqwest::Error, request_timeout: Duration) -> Option<String> {
+    if e.is_connect()
+        || e.is_builder()
+        || e.is_redirect()
+        || has_io_kind(e, &[std::io::ErrorKind::ConnectionRefused])
+    {
+        return None;
+    }
+    Some(if e.is_timeout() {
+        format!(
+            "no answer within the request timeout of {}s, OPENGIST_MCP_REQUEST_TIMEOUT_SECS",
+            request_timeout.as_secs()
+        )
+    } else if was_dropped(e) {
+        "the connection was closed before the answer arrived".to_owned()
+    } else {
+        "the answer could not be read".to_owned()
+    })
+}
+
 fn failure_kind(e: &reqwest::Error) -> &'static str {
     if e.is_timeout() {
         "timeout"
@@ -1791,6 +1821,70 @@ mod tests {
             );
             assert_eq!(hits.load(Ordering::SeqCst), 1, "{method} was retried");
         }
+    }
+
+    /// Accepts connections, reads what arrives, and then hangs up (`hang_up`) or says nothing.
+    async fn silent_peer(hang_up: bool) -> String {
+        use tokio::io::AsyncReadExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 4096];
+                    let _ = socket.read(&mut buf).await;
+                    if !hang_up {
+                        tokio::time::sleep(Duration::from_secs(30)).await;
+                    }
+                });
+            }
+        });
+        format!("http://{addr}")
+    }
+
+    #[tokio::test]
+    async fn a_write_whose_answer_is_lost_says_so_and_never_try_again() {
+        for hang_up in [true, false] {
+            let base = silent_peer(hang_up).await;
+            let c = client(&base, Some("og_test"), Duration::from_secs(1));
+            let url = c.endpoint(&["api", "gists"]).expect("url");
+            let call = CallInfo::new("create a gist", Scope::GistWrite, "the new gist");
+            let error = c
+                .send_write(Method::POST, url, Some(&serde_json::json!({"x": 1})), &call)
+                .await
+                .expect_err("no answer");
+            assert!(
+                matches!(error, OpengistError::AnswerLost { .. }),
+                "hang_up={hang_up}: {error:?}"
+            );
+            assert!(error.write_may_have_applied());
+            let text = error.to_string();
+            assert!(text.contains("may or may not have applied"), "{text}");
+            assert!(!text.contains("try again"), "{text}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_write_that_could_not_connect_was_not_sent() {
+        let unused = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let base = format!("http://{}", unused.local_addr().expect("addr"));
+        drop(unused);
+        let c = client(&base, Some("og_test"), Duration::from_secs(1));
+        let url = c.endpoint(&["api", "gists"]).expect("url");
+        let call = CallInfo::new("create a gist", Scope::GistWrite, "the new gist");
+        let error = c
+            .send_write(Method::POST, url, Some(&serde_json::json!({"x": 1})), &call)
+            .await
+            .expect_err("refused");
+        assert!(
+            matches!(error, OpengistError::ConnectionRefused { .. }),
+            "{error:?}"
+        );
+        assert!(!error.write_may_have_applied());
     }
 
     #[tokio::test]

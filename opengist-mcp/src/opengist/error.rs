@@ -318,6 +318,19 @@ pub enum OpengistError {
         wanted: bool,
     },
 
+    /// A write request was sent, but its answer was lost (a timeout, or the connection closed
+    /// after the request went out): Opengist may or may not have applied it. The write tools
+    /// read back to find out (see `tools::outcome`); this text is what is known before that.
+    #[error(
+        "the request to {operation} was sent, but its answer was lost ({cause}), so Opengist may or may not have applied it"
+    )]
+    AnswerLost {
+        /// What was being done.
+        operation: &'static str,
+        /// How the answer was lost, in words (no response data).
+        cause: String,
+    },
+
     /// An argument this client refuses before sending anything.
     #[error("{message}")]
     InvalidArgument {
@@ -349,6 +362,18 @@ impl OpengistError {
     /// Whether this is a "does not exist or is not visible" answer.
     pub fn is_not_found(&self) -> bool {
         matches!(self, Self::NotFound { .. })
+    }
+
+    /// Whether a write that failed this way may still have been applied by Opengist: its
+    /// answer was lost or cut short after the request went out, or a gateway (502, 504) gave
+    /// up waiting for it. Only a read-back tells; never send the write again blindly.
+    pub fn write_may_have_applied(&self) -> bool {
+        match self {
+            Self::AnswerLost { .. } | Self::Connection { .. } => true,
+            Self::Timeout { phase, .. } => *phase != TimeoutPhase::Connect,
+            Self::Server { status, .. } => matches!(status, 502 | 504),
+            _ => false,
+        }
     }
 }
 

@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Parameters;
+use super::outcome;
 use super::read::GistIdArg;
 use super::{OpengistServer, ToolResult, opengist_failure, rejection};
 use crate::opengist::requests::{
@@ -458,10 +459,11 @@ impl OpengistServer {
     ) -> ToolResult<Created> {
         let client = self.client()?;
         let cleared_by = Clearing::of(clearance.approved_by());
-        let detail = client
-            .create_gist(clearance)
-            .await
-            .map_err(opengist_failure)?;
+        let read_back = outcome::CreateReadBack::before(clearance.target());
+        let detail = match client.create_gist(clearance).await {
+            Ok(detail) => detail,
+            Err(error) => read_back.find_out(client, error).await?,
+        };
         Ok(self.output(Created {
             gist: GistRef::from(&detail.summary),
             files: filenames(&detail),
@@ -486,10 +488,11 @@ impl OpengistServer {
         let client = self.client()?;
         let cleared_by = Clearing::of(clearance.approved_by());
         let previous_revision = clearance.target().previous_revision().map(str::to_owned);
-        let detail = client
-            .update_gist(clearance)
-            .await
-            .map_err(opengist_failure)?;
+        let read_back = outcome::UpdateReadBack::before(clearance.target());
+        let detail = match client.update_gist(clearance).await {
+            Ok(detail) => detail,
+            Err(error) => read_back.find_out(client, error).await?,
+        };
         Ok(self.output(Updated {
             gist: GistRef::from(&detail.summary),
             previous_revision,
@@ -522,10 +525,11 @@ impl OpengistServer {
             .cloned()
             .collect();
         let previous_revision = approved.target().previous_revision().map(str::to_owned);
-        let detail = client
-            .delete_gist_files(approved)
-            .await
-            .map_err(opengist_failure)?;
+        let read_back = outcome::DeleteFilesReadBack::before(approved.target());
+        let detail = match client.delete_gist_files(approved).await {
+            Ok(detail) => detail,
+            Err(error) => read_back.find_out(client, error).await?,
+        };
         Ok(self.output(FilesDeleted {
             gist: GistRef::from(&detail.summary),
             deleted,
@@ -551,10 +555,10 @@ impl OpengistServer {
         let client = self.client()?;
         let cleared_by = Clearing::of(Some(approved.approved_by()));
         let gist_id = approved.target().gist_id().to_string();
-        client
-            .delete_gist(approved)
-            .await
-            .map_err(opengist_failure)?;
+        let read_back = outcome::DeleteReadBack::before(approved.target());
+        if let Err(error) = client.delete_gist(approved).await {
+            read_back.find_out(client, error).await?;
+        }
         Ok(self.output(GistDeleted {
             gist_id,
             deleted: true,
@@ -572,7 +576,11 @@ impl OpengistServer {
     async fn fork_gist(&self, Parameters(args): Parameters<GistIdArg>) -> ToolResult<Forked> {
         let client = self.client()?;
         let id = self.gist_id(&args.gist_id).await?;
-        let outcome = client.fork_gist(&id).await.map_err(opengist_failure)?;
+        let called_at = chrono::Utc::now();
+        let outcome = match client.fork_gist(&id).await {
+            Ok(outcome) => outcome,
+            Err(error) => outcome::fork_lost(client, &id, called_at, error).await?,
+        };
         let (created, fork) = match &outcome {
             ForkOutcome::Created(fork) => (true, fork),
             ForkOutcome::Existing(fork) => (false, fork),
@@ -596,10 +604,10 @@ impl OpengistServer {
     ) -> ToolResult<LikeSet> {
         let client = self.client()?;
         let id = self.gist_id(&args.gist_id).await?;
-        let change = client
-            .set_like(&id, args.liked)
-            .await
-            .map_err(opengist_failure)?;
+        let change = match client.set_like(&id, args.liked).await {
+            Ok(change) => change,
+            Err(error) => outcome::like_lost(client, &id, args.liked, error).await?,
+        };
         let changed = matches!(change, LikeChange::Liked | LikeChange::Unliked);
         Ok(self.output(LikeSet {
             gist_id: id.to_string(),

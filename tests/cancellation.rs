@@ -1,0 +1,491 @@
+//! A cancelled call never runs: a server built with `#[guarded]`, an rmcp client in process,
+//! both protocol eras.
+//!
+//! The client sends `notifications/cancelled` for a guarded call at the moments an attacker (or
+//! an impatient client) would: while the pushed dialog is open (2025-11-25) and then answers it
+//! "approve" anyway; and while the server is still resolving the target, on every path (pushed
+//! dialog, `input_required` retry with an approval, confirm_token, exempt). In every case the
+//! body must not run and the note must still be there; a later call on the same session still
+//! works.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_guard::{
+    APPROVAL_INPUT_KEY, APPROVE_PROPERTY, Approved, Binding, Clearance, Conditional, Fact, Guard,
+    Guarded, Id, Question, Rejection, Resolve, Target, guarded,
+};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CancelledNotificationParam,
+    ClientCapabilities, ClientConfig, ClientRequest, ElicitRequestParams, ElicitResult,
+    ElicitationAction, Implementation, InputResponses, ProtocolVersion,
+};
+use rmcp::service::{
+    NotificationContext, PeerRequestOptions, RequestContext, RequestHandle, RoleClient,
+    RunningService,
+};
+use rmcp::{
+    ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, ServerHandler, ServiceExt,
+    tool, tool_handler, tool_router,
+};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+mcp_guard::wording! {
+    struct DeleteQuestion = "This will delete note {}. It cannot be undone.";
+    struct ShareQuestion = "This will share note {} with everyone.";
+}
+
+struct DeleteNote {
+    id: Id,
+}
+
+impl Target for DeleteNote {
+    const OPERATION: &'static str = "delete_note";
+    fn bind(&self, binding: &mut Binding) {
+        binding.text("id", self.id.as_str());
+    }
+    fn question(&self) -> Question {
+        Question::new::<DeleteQuestion>([Fact::id(self.id.clone())])
+    }
+}
+
+struct WriteNote {
+    id: Id,
+    shared: bool,
+}
+
+impl Target for WriteNote {
+    const OPERATION: &'static str = "write_note";
+    fn bind(&self, binding: &mut Binding) {
+        binding
+            .text("id", self.id.as_str())
+            .flag("shared", self.shared);
+    }
+    fn question(&self) -> Question {
+        Question::new::<ShareQuestion>([Fact::id(self.id.clone())])
+    }
+}
+
+impl Conditional for WriteNote {}
+
+impl WriteNote {
+    fn shares(&self) -> bool {
+        self.shared
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct NoteArgs {
+    id: String,
+    #[serde(default)]
+    shared: bool,
+    #[allow(dead_code)]
+    #[serde(default)]
+    confirm_token: Option<String>,
+}
+
+/// Holds a call inside `resolve` until the test lets it go: the window in which the client
+/// cancels.
+#[derive(Default)]
+struct Gate {
+    armed: AtomicBool,
+    entered: Notify,
+    release: Notify,
+}
+
+impl Gate {
+    async fn pass(&self) {
+        if self.armed.swap(false, Ordering::SeqCst) {
+            self.entered.notify_one();
+            self.release.notified().await;
+        }
+    }
+}
+
+#[derive(Clone)]
+struct NotesServer {
+    guard: Guard,
+    notes: Arc<Mutex<BTreeSet<String>>>,
+    bodies: Arc<AtomicUsize>,
+    gate: Arc<Gate>,
+}
+
+impl Guarded for NotesServer {
+    fn guard(&self) -> &Guard {
+        &self.guard
+    }
+}
+
+fn note_id(server: &NotesServer, id: &str) -> Result<Id, Rejection> {
+    let id = Id::new(id).map_err(|_| Rejection::new("`id` must be a note id"))?;
+    if !server.notes.lock().unwrap().contains(id.as_str()) {
+        return Err(Rejection::new(format!("no note `{id}`")));
+    }
+    Ok(id)
+}
+
+impl Resolve<NotesServer, NoteArgs> for DeleteNote {
+    async fn resolve(server: &NotesServer, args: &NoteArgs) -> Result<Self, Rejection> {
+        server.gate.pass().await;
+        Ok(Self {
+            id: note_id(server, &args.id)?,
+        })
+    }
+}
+
+impl Resolve<NotesServer, NoteArgs> for WriteNote {
+    async fn resolve(server: &NotesServer, args: &NoteArgs) -> Result<Self, Rejection> {
+        server.gate.pass().await;
+        Ok(Self {
+            id: note_id(server, &args.id)?,
+            shared: args.shared,
+        })
+    }
+}
+
+#[tool_router]
+impl NotesServer {
+    #[guarded(always)]
+    #[tool(description = "Delete a note")]
+    async fn delete_note(
+        &self,
+        Parameters(_args): Parameters<NoteArgs>,
+        approved: Approved<DeleteNote>,
+    ) -> String {
+        self.bodies.fetch_add(1, Ordering::SeqCst);
+        let target = approved.into_target();
+        self.notes.lock().unwrap().remove(target.id.as_str());
+        format!("deleted {}", target.id)
+    }
+
+    #[guarded(when = "shares")]
+    #[tool(description = "Touch a note; asks when it would be shared")]
+    async fn write_note(
+        &self,
+        Parameters(_args): Parameters<NoteArgs>,
+        clearance: Clearance<WriteNote>,
+    ) -> String {
+        self.bodies.fetch_add(1, Ordering::SeqCst);
+        format!("wrote {}", clearance.into_target().id)
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for NotesServer {}
+
+impl NotesServer {
+    fn new() -> Self {
+        Self {
+            guard: Guard::builder("notes-test").build(),
+            notes: Arc::new(Mutex::new(
+                ["n1", "n2"].into_iter().map(str::to_owned).collect(),
+            )),
+            bodies: Arc::default(),
+            gate: Arc::default(),
+        }
+    }
+
+    fn has(&self, id: &str) -> bool {
+        self.notes.lock().unwrap().contains(id)
+    }
+}
+
+/// The person at the client: approves every dialog, but only when the test says so.
+#[derive(Clone, Default)]
+struct Person {
+    can_elicit: bool,
+    /// Answer at once instead of waiting for `answer`.
+    prompt: Arc<AtomicBool>,
+    asked: Arc<AtomicUsize>,
+    shown: Arc<Notify>,
+    answer: Arc<Notify>,
+    withdrawn: Arc<Mutex<Vec<CancelledNotificationParam>>>,
+}
+
+impl ClientHandler for Person {
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        self.shown.notify_one();
+        if !self.prompt.load(Ordering::SeqCst) {
+            self.answer.notified().await;
+        }
+        Ok(ElicitResult::new(ElicitationAction::Accept)
+            .with_content(json!({ APPROVE_PROPERTY: true })))
+    }
+
+    async fn on_cancelled(
+        &self,
+        params: CancelledNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.withdrawn.lock().unwrap().push(params);
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let capabilities = if self.can_elicit {
+            ClientCapabilities::builder().enable_elicitation().build()
+        } else {
+            ClientCapabilities::default()
+        };
+        ClientConfig::new(
+            capabilities,
+            Implementation::new("cancelling-client", "0.0.0"),
+        )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Era {
+    Legacy,
+    Modern,
+}
+
+struct Session {
+    client: RunningService<RoleClient, Person>,
+    server: NotesServer,
+    person: Person,
+}
+
+impl Session {
+    async fn open(era: Era, can_elicit: bool) -> Self {
+        let server = NotesServer::new();
+        let person = Person {
+            can_elicit,
+            ..Person::default()
+        };
+        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+        let serving = server.clone();
+        tokio::spawn(async move {
+            if let Ok(running) = serving.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let client = match era {
+            Era::Legacy => person.clone().serve(client_io).await.expect("handshake"),
+            Era::Modern => person
+                .clone()
+                .serve_with_lifecycle(
+                    client_io,
+                    ClientLifecycleMode::Discover {
+                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                    },
+                )
+                .await
+                .expect("discover"),
+        };
+        Self {
+            client,
+            server,
+            person,
+        }
+    }
+
+    /// Sends a call whose response the test may never see (a cancelled call gets none).
+    async fn start(&self, params: CallToolRequestParams) -> RequestHandle<RoleClient> {
+        self.client
+            .peer()
+            .send_cancellable_request(
+                ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+                PeerRequestOptions::no_options(),
+            )
+            .await
+            .expect("the call is sent")
+    }
+
+    /// Cancels `handle`, then makes one more round trip: the server reads its input in order,
+    /// so when that answer is back, the cancellation has been seen.
+    async fn cancel(&self, handle: RequestHandle<RoleClient>) {
+        handle
+            .cancel(Some("the user pressed stop".to_owned()))
+            .await
+            .expect("notifications/cancelled is sent");
+        self.client.list_tools(None).await.expect("round trip");
+    }
+
+    /// Lets anything that would still run after a cancellation run, then checks that nothing did.
+    async fn assert_nothing_ran(&self, what: &str) {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(
+            self.server.bodies.load(Ordering::SeqCst),
+            0,
+            "{what}: a cancelled call ran its body"
+        );
+        assert!(self.server.has("n1"), "{what}: the note was deleted");
+    }
+
+    /// The session still works: an approved delete of another note runs.
+    async fn assert_still_serves(&self) {
+        self.person.prompt.store(true, Ordering::SeqCst);
+        self.server.gate.armed.store(false, Ordering::SeqCst);
+        let mut params = call("delete_note", json!({ "id": "n2" }));
+        let response = self
+            .client
+            .call_tool(params.clone())
+            .await
+            .expect("a later call is answered");
+        if !self.person.can_elicit {
+            let token = text(&response)
+                .lines()
+                .find_map(|line| line.strip_prefix("confirm_token: ").map(str::to_owned))
+                .expect("a token");
+            params
+                .arguments
+                .get_or_insert_default()
+                .insert("confirm_token".to_owned(), Value::String(token));
+            let response = self.client.call_tool(params).await.expect("answered");
+            assert_eq!(text(&response), "deleted n2");
+        } else {
+            assert_eq!(text(&response), "deleted n2");
+        }
+        assert!(!self.server.has("n2"));
+    }
+}
+
+fn call(tool: &'static str, args: Value) -> CallToolRequestParams {
+    let Value::Object(arguments) = args else {
+        panic!("arguments must be an object");
+    };
+    CallToolRequestParams::new(tool).with_arguments(arguments)
+}
+
+fn text(result: &rmcp::model::CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|text| text.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn approved() -> InputResponses {
+    InputResponses::from([(
+        APPROVAL_INPUT_KEY.to_owned(),
+        json!({ "action": "accept", "content": { APPROVE_PROPERTY: true } }),
+    )])
+}
+
+// ---- the reported attack: cancel while the dialog is open, approve afterwards ---------------
+
+#[tokio::test]
+async fn legacy_a_dialog_answered_after_its_call_was_cancelled_runs_nothing() {
+    let s = Session::open(Era::Legacy, true).await;
+    let handle = s.start(call("delete_note", json!({ "id": "n1" }))).await;
+    s.person.shown.notified().await;
+    s.cancel(handle).await;
+    // The late "approve".
+    s.person.answer.notify_one();
+    s.assert_nothing_ran("approve after cancel").await;
+    let withdrawn = s.person.withdrawn.lock().unwrap().clone();
+    assert_eq!(
+        withdrawn.len(),
+        1,
+        "the open dialog is withdrawn with notifications/cancelled: {withdrawn:?}"
+    );
+    s.assert_still_serves().await;
+}
+
+// ---- cancelled while the target resolves: the body is never reached -------------------------
+
+/// The client cancels while the server resolves the target, on the path `params` takes.
+async fn cancelled_while_resolving(s: &Session, params: CallToolRequestParams, what: &str) {
+    s.person.prompt.store(true, Ordering::SeqCst);
+    s.server.gate.armed.store(true, Ordering::SeqCst);
+    let handle = s.start(params).await;
+    s.server.gate.entered.notified().await;
+    s.cancel(handle).await;
+    s.server.gate.release.notify_one();
+    s.assert_nothing_ran(what).await;
+}
+
+async fn a_pushed_or_input_required_approval_after_cancel_runs_nothing(era: Era) {
+    let s = Session::open(era, true).await;
+    let params = match era {
+        Era::Legacy => call("delete_note", json!({ "id": "n1" })),
+        Era::Modern => {
+            // Round one: the question and its sealed state; the cancelled retry carries the
+            // approval.
+            let first = s
+                .client
+                .call_tool_once(call("delete_note", json!({ "id": "n1" })))
+                .await
+                .expect("round one");
+            let CallToolResponse::InputRequired(first) = first else {
+                panic!("expected input_required, got {first:?}");
+            };
+            let mut params = call("delete_note", json!({ "id": "n1" }));
+            params.request_state = first.request_state;
+            params.input_responses = Some(approved());
+            params
+        }
+    };
+    cancelled_while_resolving(&s, params, &format!("{era:?} dialog")).await;
+    if era == Era::Legacy {
+        assert_eq!(
+            s.person.asked.load(Ordering::SeqCst),
+            0,
+            "no dialog is pushed for a call that is already cancelled"
+        );
+    }
+    s.assert_still_serves().await;
+}
+
+async fn a_confirm_token_quoted_by_a_cancelled_call_runs_nothing(era: Era) {
+    let s = Session::open(era, false).await;
+    let first = s
+        .client
+        .call_tool(call("delete_note", json!({ "id": "n1" })))
+        .await
+        .expect("first call");
+    let token = text(&first)
+        .lines()
+        .find_map(|line| line.strip_prefix("confirm_token: ").map(str::to_owned))
+        .expect("a token");
+    let params = call("delete_note", json!({ "id": "n1", "confirm_token": token }));
+    cancelled_while_resolving(&s, params, &format!("{era:?} token")).await;
+    s.assert_still_serves().await;
+}
+
+async fn an_exempt_call_that_was_cancelled_runs_nothing(era: Era) {
+    let s = Session::open(era, true).await;
+    let params = call("write_note", json!({ "id": "n1", "shared": false }));
+    cancelled_while_resolving(&s, params, &format!("{era:?} exempt")).await;
+    s.assert_still_serves().await;
+}
+
+macro_rules! in_both_eras {
+    ($($name:ident),+ $(,)?) => {
+        mod legacy {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(super::Era::Legacy).await;
+                }
+            )+
+        }
+        mod modern {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    super::$name(super::Era::Modern).await;
+                }
+            )+
+        }
+    };
+}
+
+in_both_eras!(
+    a_pushed_or_input_required_approval_after_cancel_runs_nothing,
+    a_confirm_token_quoted_by_a_cancelled_call_runs_nothing,
+    an_exempt_call_that_was_cancelled_runs_nothing,
+);
