@@ -193,6 +193,20 @@ class RawHttp(_Inbox):
         finally:
             connection.close()
 
+    def open_stream(self, authorization: str | None = None) -> int:
+        """Opens the session's standalone SSE stream (GET) with the given credentials and
+        returns the status (the stream itself, if opened, is closed at once)."""
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        headers = {"Accept": "text/event-stream", "Mcp-Session-Id": self.session_id or "", "Mcp-Protocol-Version": PROTOCOL}
+        auth = authorization if authorization is not None else self.authorization
+        if auth:
+            headers["Authorization"] = auth
+        try:
+            connection.request("GET", self.path, headers=headers)
+            return connection.getresponse().status
+        finally:
+            connection.close()
+
     def send(self, message: Message) -> None:
         status, _ = self.post(message)
         assert status in (200, 202), f"HTTP {status} for {message}"

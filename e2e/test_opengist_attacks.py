@@ -95,6 +95,8 @@ def test_another_caller_cannot_answer_or_use_alices_session(opengist_env, launch
     for attempt in (approve(dialog), call(21, "delete_gist", {"gist_id": gist_id}), {"jsonrpc": "2.0", "id": 22, "method": "tools/list"}):
         status, _ = alice.post(attempt, authorization=mallory)
         assert status == 403, f"HTTP {status} for {attempt.get('method', 'the dialog answer')} with another caller's credentials"
+    status = alice.open_stream(authorization=mallory)
+    assert status == 403, f"HTTP {status} for opening alice's stream with another caller's credentials"
     # Without any Authorization header is another caller too.
     status, _ = alice.post(approve(dialog), authorization="")
     assert status == 403, f"HTTP {status} for the dialog answer without credentials"

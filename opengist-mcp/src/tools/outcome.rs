@@ -266,13 +266,30 @@ impl UpdateReadBack {
     }
 
     async fn look(&self, client: &OpengistClient) -> Result<Seen<GistDetail>, OpengistError> {
-        let detail = client.get_gist(&self.id).await?;
+        Ok(self.judge(client.get_gist(&self.id).await?))
+    }
+
+    /// With files: Opengist commits whenever files are sent, so the head revision decides
+    /// (unmoved: not applied; moved and every change shows: applied). Metadata only: every
+    /// change shows: applied; none: not applied. Anything else is mixed.
+    fn judge(&self, detail: GistDetail) -> Seen<GistDetail> {
         let seen = self.changes_seen(&detail);
         let moved = detail.head_sha() != self.revision.as_deref();
         let shown = seen.iter().filter(|s| **s).count();
-        Ok(if shown == seen.len() && (moved || self.files.is_empty()) {
+        let all = shown == seen.len();
+        let applied = if self.files.is_empty() {
+            all
+        } else {
+            all && moved
+        };
+        let not_applied = if self.files.is_empty() {
+            shown == 0
+        } else {
+            !moved
+        };
+        if applied {
             Seen::Applied(detail)
-        } else if shown == 0 && !moved {
+        } else if not_applied {
             Seen::NotApplied
         } else {
             Seen::Mixed(format!(
@@ -284,7 +301,7 @@ impl UpdateReadBack {
                     "is the one before the call"
                 }
             ))
-        })
+        }
     }
 
     /// The gist after the update, if reading back shows it applied; otherwise the tool's error.
@@ -490,4 +507,115 @@ pub async fn like_lost(
         "the like state unchanged",
         &check,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::opengist::requests::Visibility;
+
+    const ID: &str = "0123456789abcdef0123456789abcdef";
+
+    fn detail(title: &str, files: &[(&str, &str)], head: &str) -> GistDetail {
+        let files: serde_json::Map<String, serde_json::Value> = files
+            .iter()
+            .map(|(name, content)| {
+                (
+                    (*name).to_owned(),
+                    json!({"filename": name, "size": content.len(), "content": content}),
+                )
+            })
+            .collect();
+        serde_json::from_value(json!({
+            "id": ID, "title": title, "visibility": "private",
+            "files": files, "commits": [{"version": head}],
+        }))
+        .expect("a gist detail")
+    }
+
+    fn update() -> UpdateReadBack {
+        UpdateReadBack {
+            id: GistId::parse(ID).expect("id"),
+            title: Some("new".to_owned()),
+            description: None,
+            visibility: Some(Visibility::Private),
+            files: vec![
+                FileChange::Write {
+                    filename: "a.txt".to_owned(),
+                    content: "new a".to_owned(),
+                },
+                FileChange::Rename {
+                    filename: "b.txt".to_owned(),
+                    new_filename: "c.txt".to_owned(),
+                    content: None,
+                },
+            ],
+            revision: Some("old-head".to_owned()),
+        }
+    }
+
+    #[test]
+    fn an_update_is_applied_not_applied_or_mixed_by_what_reads_back() {
+        let u = update();
+        let after = detail("new", &[("a.txt", "new a\n"), ("c.txt", "b")], "new-head");
+        assert!(matches!(u.judge(after), Seen::Applied(_)));
+        // Visibility was private already, so that change "shows" either way: the unmoved
+        // head says the files were not written.
+        let before = detail("old", &[("a.txt", "old a"), ("b.txt", "b")], "old-head");
+        assert!(matches!(u.judge(before), Seen::NotApplied));
+        let half = detail("new", &[("a.txt", "old a"), ("b.txt", "b")], "new-head");
+        match u.judge(half) {
+            Seen::Mixed(what) => assert!(what.contains("2 of the 4"), "{what}"),
+            _ => panic!("a half-applied update is mixed"),
+        }
+        let metadata = UpdateReadBack {
+            files: Vec::new(),
+            ..update()
+        };
+        let same = detail("old", &[("a.txt", "old a")], "old-head");
+        assert!(matches!(metadata.judge(same), Seen::Mixed(_)));
+        let retitled = detail("new", &[("a.txt", "old a")], "old-head");
+        assert!(matches!(metadata.judge(retitled), Seen::Applied(_)));
+        let untouched = UpdateReadBack {
+            visibility: None,
+            ..metadata
+        };
+        let same = detail("old", &[("a.txt", "old a")], "old-head");
+        assert!(matches!(untouched.judge(same), Seen::NotApplied));
+    }
+
+    #[test]
+    fn an_unknown_outcome_says_so_and_never_try_again() {
+        let lost = OpengistError::AnswerLost {
+            operation: "delete a gist",
+            cause: "the connection was closed before the answer arrived".to_owned(),
+        };
+        for seen in [
+            Ok(Seen::<()>::NotApplied),
+            Ok(Seen::Mixed("2 of the 3 files still in the gist".to_owned())),
+            Err(OpengistError::CreatedWithoutId),
+        ] {
+            let result = settle(
+                "t",
+                &lost,
+                seen,
+                "the gist still there",
+                "Check with get_gist x.",
+            )
+            .expect_err("not applied or unknown is an error result");
+            let text: String = result
+                .content
+                .iter()
+                .filter_map(|block| block.as_text().map(|t| t.text.clone()))
+                .collect();
+            assert!(text.contains("Check with get_gist x."), "{text}");
+            assert!(!text.to_lowercase().contains("try again"), "{text}");
+            assert!(
+                text.contains("NOT applied") || text.contains("UNKNOWN"),
+                "{text}"
+            );
+        }
+    }
 }
