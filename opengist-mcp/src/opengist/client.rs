@@ -22,6 +22,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use url::Url;
 
+use super::access::{AccessCache, Probe};
 use super::error::{
     self, CallInfo, OpengistError, Scope, TimeoutPhase, display_base, display_host,
 };
@@ -106,6 +107,8 @@ struct Inner {
     request_timeout: Duration,
     connect_timeout: Duration,
     retry_delays: [Duration; 2],
+    /// What the token may do, once learned (see `access.rs`).
+    access: AccessCache,
 }
 
 impl fmt::Debug for OpengistClient {
@@ -193,6 +196,7 @@ impl OpengistClient {
                 request_timeout,
                 connect_timeout,
                 retry_delays: RETRY_DELAYS,
+                access: AccessCache::default(),
             }),
         })
     }
@@ -681,6 +685,30 @@ impl OpengistClient {
     }
 
     // -----------------------------------------------------------------------------------
+    // Probes: requests Opengist refuses before changing anything (see `access.rs`).
+
+    /// What the token may do, as remembered.
+    pub(super) fn access_cache(&self) -> &AccessCache {
+        &self.inner.access
+    }
+
+    /// Sends one fixed probe, with the body `{}`. Opengist's validation answer (422) means
+    /// every check before it passed: `Ok`. Anything else is the error the real call would
+    /// get. Never retried.
+    pub(super) async fn probe(&self, probe: &Probe) -> Result<(), OpengistError> {
+        let (method, segments, call) = probe.request();
+        let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
+        let url = self.endpoint(&segments)?;
+        let empty = serde_json::Map::new();
+        let response = self.send_write(method, url, Some(&empty), &call).await?;
+        let status = response.status();
+        if status == StatusCode::UNPROCESSABLE_ENTITY || status.is_success() {
+            return Ok(());
+        }
+        Err(self.error_from(response, &call).await)
+    }
+
+    // -----------------------------------------------------------------------------------
     // Plumbing.
 
     /// `<base>/<segments...>`, each segment percent-encoded as one path segment.
@@ -837,6 +865,10 @@ impl OpengistClient {
 
     async fn error_from(&self, response: Response, call: &CallInfo) -> OpengistError {
         let status = response.status().as_u16();
+        if matches!(status, 401 | 403) {
+            // The token or its scopes may have changed: learn them again on next use.
+            self.inner.access.forget();
+        }
         // A body that cannot be read only loses Opengist's message, not the status.
         let body = self
             .read_capped(response, MAX_ERROR_BYTES, call)

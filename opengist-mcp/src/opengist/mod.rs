@@ -4,6 +4,7 @@
 //! Write methods take the guard's clearance or approval by value; the raw HTTP write path is
 //! private to the client, so no other module can reach a create, update or delete without one.
 
+pub mod access;
 pub mod error;
 pub mod gist_ref;
 pub mod requests;
@@ -14,6 +15,7 @@ mod client;
 pub use client::{
     ClientOptions, ListScope, MAX_JSON_BYTES, MAX_PER_PAGE, OpengistClient, RESOLVE_MAX_PAGES,
 };
+pub use access::{Change, Grant, Identity, TokenAccess};
 pub use error::{OpengistError, Scope, TimeoutPhase};
 pub use gist_ref::{GistRef, GistRefError, Sha, ShaError};
 pub use responses::{

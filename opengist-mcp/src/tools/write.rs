@@ -11,12 +11,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Parameters;
+use super::preflight;
 use super::read::GistIdArg;
 use super::{OpengistServer, ToolResult, opengist_failure, rejection};
 use crate::opengist::requests::{
     ExpirePreset, FileChange, GistPatch, NewGist, Visibility, parse_expiry,
 };
-use crate::opengist::{ForkOutcome, GistDetail, GistSummary, LikeChange};
+use crate::opengist::{Change, ForkOutcome, GistDetail, GistSummary, LikeChange};
 use crate::targets::{CreateGist, DeleteGist, DeleteGistFiles, GistFacts, UpdateGist, near_match};
 
 /// How a guarded call was allowed to run.
@@ -159,6 +160,7 @@ impl Resolve<OpengistServer, CreateGistArgs> for CreateGist {
             files,
         )
         .map_err(|e| Rejection::new(format!("{e}. Nothing was created.")))?;
+        preflight::can_create(server).await?;
         Ok(CreateGist::new(new))
     }
 }
@@ -308,6 +310,7 @@ impl Resolve<OpengistServer, UpdateGistArgs> for UpdateGist {
             changes,
         )
         .map_err(|e| Rejection::new(format!("{e}. Nothing was changed.")))?;
+        preflight::can_change(server, &id, Change::Update).await?;
         Ok(UpdateGist::new(id, patch, facts))
     }
 }
@@ -354,8 +357,10 @@ impl Resolve<OpengistServer, DeleteGistFilesArgs> for DeleteGistFiles {
         }
         let (id, detail) = resolve_gist(server, &args.gist_id).await?;
         refuse_partial_file_list(&detail)?;
-        DeleteGistFiles::new(id, &args.filenames, facts_of(&detail))
-            .map_err(|e| Rejection::new(e.to_string()))
+        let target = DeleteGistFiles::new(id.clone(), &args.filenames, facts_of(&detail))
+            .map_err(|e| Rejection::new(e.to_string()))?;
+        preflight::can_change(server, &id, Change::DeleteFiles).await?;
+        Ok(target)
     }
 }
 
@@ -390,6 +395,7 @@ pub struct DeleteGistArgs {
 impl Resolve<OpengistServer, DeleteGistArgs> for DeleteGist {
     async fn resolve(server: &OpengistServer, args: &DeleteGistArgs) -> Result<Self, Rejection> {
         let (id, detail) = resolve_gist(server, &args.gist_id).await?;
+        preflight::can_change(server, &id, Change::Delete).await?;
         Ok(DeleteGist::new(id, facts_of(&detail)))
     }
 }
