@@ -187,10 +187,11 @@ fn unknown_message(unknown: &[String], suggestions: &[(String, String)]) -> Stri
             .collect::<Vec<_>>()
             .join(", ")
     );
+    text.push('.');
     for (name, near) in suggestions {
-        text.push_str(&format!("; did you mean {near:?} for {name:?}?"));
+        text.push_str(&format!(" Did you mean {near:?} for {name:?}?"));
     }
-    text.push_str(". Nothing was changed: call get_gist with include_content=false to see the exact filenames.");
+    text.push_str(" Nothing was changed: call get_gist with include_content=false to see the exact filenames.");
     text
 }
 
@@ -574,9 +575,10 @@ mod tests {
             DeleteGistFiles::new(id(), &["readme.md".to_owned()], f.clone()).expect_err("unknown");
         let text = err.to_string();
         assert!(
-            text.contains("\"readme.md\"") && text.contains("did you mean \"Readme.md\""),
+            text.contains("\"readme.md\"") && text.contains("Did you mean \"Readme.md\""),
             "{text}"
         );
+        assert!(!text.contains("?."), "no `?.`: {text}");
         assert_eq!(
             DeleteGistFiles::new(id(), &["Readme.md".to_owned(), "b".to_owned()], f.clone()).err(),
             Some(DeleteFilesError::AllFiles)

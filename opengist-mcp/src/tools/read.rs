@@ -20,7 +20,7 @@ use super::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
 use crate::limits::json_len;
 use crate::opengist::requests::{GistId, Visibility};
 use crate::opengist::{
-    Commit, GistDetail, GistSummary, LikeState, ListScope, MAX_PER_PAGE, Page, RawFile, Sha,
+    Commit, GistDetail, Grant, GistSummary, LikeState, ListScope, MAX_PER_PAGE, Page, RawFile, Sha,
 };
 use crate::targets::near_match;
 
@@ -344,8 +344,21 @@ pub struct GistList {
     pub provenance: Provenance,
 }
 
-/// Shapes a page of gists.
+/// What Opengist's liked lists leave out.
+pub const LIKED_NOTE: &str = "Opengist's liked lists leave out liked gists that are unlisted: such a gist is read with get_gist by its id.";
+
+/// Shapes a page of gists, not knowing whether the token holds `gist:read`.
 pub fn shape_list(request: &ListRequest, page: &Page<GistSummary>) -> GistList {
+    shape_list_knowing(request, page, Grant::Unknown)
+}
+
+/// Shapes a page of gists; `gist_read` is what is known of the token's `gist:read` scope,
+/// which decides whether the list may silently lack private and unlisted gists.
+pub fn shape_list_knowing(
+    request: &ListRequest,
+    page: &Page<GistSummary>,
+    gist_read: Grant,
+) -> GistList {
     let gists: Vec<GistSummaryOut> = page
         .items
         .iter()
@@ -367,8 +380,11 @@ pub fn shape_list(request: &ListRequest, page: &Page<GistSummary>) -> GistList {
         call_text("list_gists", &args)
     });
     let mut notes: Vec<String> = Vec::new();
-    if request.scope_arg == ListScopeArg::Mine {
+    if request.scope_arg == ListScopeArg::Mine && gist_read != Grant::Present {
         notes.push(GIST_READ_NOTE.to_owned());
+    }
+    if request.scope_arg == ListScopeArg::Liked {
+        notes.push(LIKED_NOTE.to_owned());
     }
     if gists.iter().any(|g| g.description_cut) {
         notes.push(format!(
@@ -702,13 +718,21 @@ pub fn shape_gist(detail: &GistDetail, options: &GistViewOptions) -> GistOut {
                 file.content.as_str()
             };
             let whole = text.len() as u64 >= file.size && !file.truncated;
-            if remaining < text.len().min(MIN_PARTIAL_BYTES) {
+            // A cut shorter than this is not worth showing; never more than a file or the
+            // whole budget may hold, so the first file always gets its share.
+            let worth_showing = text
+                .len()
+                .min(MIN_PARTIAL_BYTES)
+                .min(options.max_file_bytes)
+                .min(options.max_total_bytes);
+            if remaining < worth_showing {
                 out.omitted = Some("over max_total_bytes: call get_gist_file".into());
                 over_budget.push(filename.clone());
                 if over_budget.len() <= NAMED_OMISSIONS {
                     notes.push(format!(
-                        "content of {filename:?} ({} bytes) not shown: max_total_bytes={} was used up by earlier files: {}",
+                        "content of {filename:?} ({} bytes) not shown: earlier files used {} of max_total_bytes={}, leaving {remaining}: {}",
                         file.size,
+                        options.max_total_bytes - remaining,
                         options.max_total_bytes,
                         continue_call(&filename, 0)
                     ));
@@ -1299,7 +1323,12 @@ impl OpengistServer {
             )
             .await
             .map_err(opengist_failure)?;
-        Ok(self.output(shape_list(&request, &page)))
+        // Learned once per token (requests that change nothing), then remembered.
+        let gist_read = client
+            .token_access()
+            .await
+            .map_or(Grant::Unknown, |access| access.gist_read);
+        Ok(self.output(shape_list_knowing(&request, &page, gist_read)))
     }
 
     /// Reads one gist with its file contents.
@@ -1717,7 +1746,15 @@ mod tests {
         .validate()
         .expect("valid");
         let out = shape_list(&liked, &page(vec![summary(ID)], 1, 30, false));
-        assert!(out.next_call.is_none() && !out.has_more && out.note.is_none());
+        assert!(out.next_call.is_none() && !out.has_more);
+        assert_eq!(out.note.as_deref(), Some(LIKED_NOTE));
+        // A token known to hold gist:read gets no gist:read note.
+        let known = shape_list_knowing(
+            &request,
+            &page(vec![summary(ID)], 1, 30, false),
+            Grant::Present,
+        );
+        assert!(known.note.is_none(), "{:?}", known.note);
     }
 
     #[test]
@@ -1834,6 +1871,27 @@ mod tests {
                 r#"content of "a.txt" cut at 32768 of 100000 bytes (max_file_bytes=32769): get_gist_file with gist_id="{ID}", filename="a.txt", sha="{HEAD}", offset=32768"#
             )]
         );
+    }
+
+    #[test]
+    fn a_total_budget_below_the_partial_minimum_still_shows_files_in_order() {
+        let d = detail(vec![
+            file_json("big.txt", &"b".repeat(5000), 5000, false, "utf-8"),
+            file_json("mid.txt", &"m".repeat(1500), 1500, false, "utf-8"),
+            file_json("small.txt", "s", 1, false, "utf-8"),
+        ]);
+        let mut o = options();
+        o.max_file_bytes = 100;
+        o.max_total_bytes = 1000;
+        let out = shape_gist(&d, &o);
+        let shown: Vec<Option<usize>> = out
+            .files
+            .iter()
+            .map(|f| f.content.as_ref().map(String::len))
+            .collect();
+        assert_eq!(shown, [Some(100), Some(100), Some(1)]);
+        assert!(out.notes.iter().all(|n| !n.contains("earlier files")), "{:?}", out.notes);
+        assert!(out.notes[0].contains("(max_file_bytes=100)"), "{:?}", out.notes);
     }
 
     #[test]

@@ -278,6 +278,20 @@ fn file_changes(args: &UpdateGistArgs, facts: &GistFacts) -> Result<Vec<FileChan
                         near()
                     ));
                 }
+                if new_filename == op.filename {
+                    // A rename onto its own name renames nothing: with content it is a write.
+                    let Some(content) = op.content.clone() else {
+                        return Err(format!(
+                            "file operation #{index} renames {:?} to its own name, which changes nothing: give a different `new_filename`, or use `op: \"write\"` with `content` to change the file.",
+                            op.filename
+                        ));
+                    };
+                    changes.push(FileChange::Write {
+                        filename: op.filename.clone(),
+                        content,
+                    });
+                    continue;
+                }
                 if facts.files.contains_key(&new_filename) {
                     return Err(format!(
                         "file operation #{index} renames onto {new_filename:?}, which already exists in the gist: renaming would overwrite it."
@@ -706,6 +720,27 @@ mod tests {
         )
         .expect_err("destination exists");
         assert!(clobber.contains("already exists"), "{clobber}");
+        let itself = file_changes(
+            &args(vec![op(FileOpKind::Rename, "a", Some("a"), None)], false),
+            &f,
+        )
+        .expect_err("rename onto itself");
+        assert!(
+            itself.contains("to its own name") && !itself.contains("overwrite"),
+            "{itself}"
+        );
+        let rewrite = file_changes(
+            &args(vec![op(FileOpKind::Rename, "a", Some("a"), Some("x"))], false),
+            &f,
+        )
+        .expect("a rename onto itself with content writes it");
+        assert_eq!(
+            rewrite,
+            vec![FileChange::Write {
+                filename: "a".to_owned(),
+                content: "x".to_owned()
+            }]
+        );
         let unnamed = file_changes(
             &args(vec![op(FileOpKind::Rename, "a", None, None)], true),
             &f,
