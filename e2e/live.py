@@ -122,3 +122,51 @@ def gist_id_in(structured: Any) -> str:
     walk(structured)
     assert found, f"no gist uuid in the structured result: {structured}"
     return found[0]
+
+
+# ---- Opengist's web UI (for what its REST API cannot do, e.g. setting topics) -----------
+
+
+class WebSession:
+    """A logged-in browser session on the provisioned Opengist (cookie jar, CSRF forms).
+    Used only to set up state the REST API cannot make; results are still read back
+    through the REST API."""
+
+    def __init__(self, base: str, username: str, password: str) -> None:
+        import http.cookiejar
+
+        self.base = base.rstrip("/")
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        self.submit("/-/login", "/-/login", {"username": username, "password": password})
+
+    def page(self, path: str) -> str:
+        with self.opener.open(self.base + path, timeout=30) as response:
+            return response.read().decode(errors="replace")
+
+    def submit(self, form_page: str, action: str, fields: dict[str, str]) -> int:
+        import urllib.parse
+
+        match = re.search(r"""name=["']_csrf["'][^>]*value=["']([^"']+)""", self.page(form_page))
+        assert match, f"no _csrf on {form_page}"
+        data = urllib.parse.urlencode({**fields, "_csrf": match.group(1)}).encode()
+        with self.opener.open(urllib.request.Request(self.base + action, data=data, method="POST"), timeout=30) as r:
+            return r.status
+
+
+def web_session(env: dict[str, str], who: str = "admin") -> WebSession:
+    """A web session as the seeded admin ("admin") or second user ("user2")."""
+    if who == "admin":
+        return WebSession(env["OPENGIST_E2E_URL"], env["OPENGIST_E2E_ADMIN_USER"], env["OPENGIST_E2E_ADMIN_PASSWORD"])
+    return WebSession(env["OPENGIST_E2E_URL"], env["OPENGIST_E2E_USER2"], env["OPENGIST_E2E_USER2_PASSWORD"])
+
+
+def set_topics(env: dict[str, str], who: str, owner: str, gist: dict[str, Any], topics: list[str]) -> None:
+    """Sets a gist's topics through the web UI's metadata form (the REST API cannot),
+    keeping its title and description."""
+    session = web_session(env, who)
+    page = f"/{owner}/{gist['id']}"
+    session.submit(
+        page + "/settings",
+        page + "/metadata",
+        {"title": gist["title"], "description": gist.get("description") or "", "url": "", "topics": " ".join(topics)},
+    )

@@ -109,6 +109,8 @@ struct Inner {
     retry_delays: [Duration; 2],
     /// What the token may do, once learned (see `access.rs`).
     access: AccessCache,
+    /// The token, for git's Basic credentials only (see `git_head.rs`); never logged.
+    git_token: Option<String>,
 }
 
 impl fmt::Debug for OpengistClient {
@@ -152,6 +154,11 @@ impl OpengistClient {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
+        let git_token = token
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned);
         let has_token = match token.as_deref().map(str::trim) {
             Some(token) if !token.is_empty() => {
                 let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
@@ -197,6 +204,7 @@ impl OpengistClient {
                 connect_timeout,
                 retry_delays: RETRY_DELAYS,
                 access: AccessCache::default(),
+                git_token,
             }),
         })
     }
@@ -276,7 +284,9 @@ impl OpengistClient {
     pub async fn get_gist(&self, id: &GistId) -> Result<GistDetail, OpengistError> {
         let url = self.endpoint(&["api", "gists", id.as_str()])?;
         let call = CallInfo::new("read a gist", Scope::GistRead, format!("gist {id}"));
-        self.get_json(url, &call).await
+        let mut detail: GistDetail = self.get_json(url, &call).await?;
+        self.complete_head(&mut detail).await;
+        Ok(detail)
     }
 
     /// A gist as it stood at revision `sha` (4 to 40 hex digits, any case; Opengist refuses
@@ -708,6 +718,54 @@ impl OpengistClient {
         Err(self.error_from(response, &call).await)
     }
 
+    /// `GET <base>/<owner>/<uuid>.git/info/refs?service=git-upload-pack`: git's smart-HTTP
+    /// ref advertisement (see `git_head.rs`), at most 64 KiB of it. A private gist's needs
+    /// the owner's name and the token as Basic credentials. Any answer but 200 is an empty
+    /// advertisement. Read-only; retried like every read.
+    pub(super) async fn git_ref_advertisement(
+        &self,
+        owner: &str,
+        id: &GistId,
+        private: bool,
+    ) -> Result<Vec<u8>, OpengistError> {
+        check_username(owner)?;
+        let repository = format!("{}.git", id.as_str());
+        let mut url = self.endpoint(&[owner, &repository, "info", "refs"])?;
+        url.query_pairs_mut()
+            .append_pair("service", "git-upload-pack");
+        let call = CallInfo::new(
+            "read a gist's head revision",
+            Scope::GistRead,
+            format!("gist {id}"),
+        );
+        let started = Instant::now();
+        let mut request = self
+            .inner
+            .http
+            .get(url.clone())
+            // Opengist routes git requests by a `git/` user agent.
+            .header(header::USER_AGENT, "git/2 (opengist-mcp)")
+            .header(header::ACCEPT, "*/*");
+        if private && let Some(token) = &self.inner.git_token {
+            request = request.basic_auth(owner, Some(token));
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| self.transport_error(&e, &call))?;
+        tracing::debug!(
+            method = "GET",
+            path = url.path(),
+            status = response.status().as_u16(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "opengist git request"
+        );
+        if response.status() != StatusCode::OK {
+            return Ok(Vec::new());
+        }
+        self.read_capped(response, MAX_ERROR_BYTES, &call).await
+    }
+
     // -----------------------------------------------------------------------------------
     // Plumbing.
 
@@ -931,7 +989,8 @@ impl OpengistClient {
             Ok(body) => serde_json::from_slice::<GistDetail>(&body).ok(),
             Err(_) => None,
         };
-        if let Some(detail) = parsed {
+        if let Some(mut detail) = parsed {
+            self.complete_head(&mut detail).await;
             return Ok(detail);
         }
         self.get_gist(id)

@@ -7,6 +7,7 @@
 pub mod access;
 pub mod error;
 pub mod gist_ref;
+pub mod git_head;
 pub mod requests;
 pub mod responses;
 

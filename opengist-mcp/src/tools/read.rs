@@ -1201,9 +1201,31 @@ pub struct CommitList {
     /// The exact call for the next page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_call: Option<String>,
+    /// On the first page, when Opengist's list does not start at the gist's newest revision:
+    /// that revision, as git names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_revision: Option<String>,
+    /// What may be missing from this list and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// Marks author names as data.
     #[serde(flatten)]
     pub provenance: Provenance,
+}
+
+/// On the first page: names the gist's newest revision `head` (as git advertises it) when
+/// Opengist's list does not start with it, which happens when commits touched 11 or more
+/// files (Opengist's API lists none of those).
+pub fn note_unlisted_head(list: &mut CommitList, gist_id: &GistId, head: Option<&str>) {
+    let Some(head) = head else { return };
+    if list.page != 1 || list.commits.first().is_some_and(|c| c.version == head) {
+        return;
+    }
+    list.head_revision = Some(head.to_owned());
+    list.note = Some(format!(
+        "Opengist's commit list leaves out commits that touch 11 or more files, so it does not start at this gist's newest revision {head} (named by the gist's git repository); read that revision with {}",
+        call_text("get_gist", &[("gist_id", json!(gist_id.as_str())), ("sha", json!(head))])
+    ));
 }
 
 /// Shapes a page of commits.
@@ -1216,6 +1238,8 @@ pub fn shape_commits(gist_id: &GistId, page: &Page<Commit>) -> CommitList {
         next_call: page
             .has_next
             .then(|| next_page_call("list_gist_commits", gist_id, page.page, page.per_page)),
+        head_revision: None,
+        note: None,
         provenance: Provenance::OPENGIST,
     }
 }
@@ -1463,7 +1487,14 @@ impl OpengistServer {
             .list_commits(&id, page, per_page)
             .await
             .map_err(opengist_failure)?;
-        Ok(self.output(shape_commits(&id, &list)))
+        let mut out = shape_commits(&id, &list);
+        if page == 1 {
+            // One more read: the gist, whose head git names when the list may not start at it.
+            if let Ok(detail) = client.get_gist(&id).await {
+                note_unlisted_head(&mut out, &id, detail.head_sha());
+            }
+        }
+        Ok(self.output(out))
     }
 
     /// Lists a gist's forks.
@@ -1871,6 +1902,23 @@ mod tests {
                 r#"content of "a.txt" cut at 32768 of 100000 bytes (max_file_bytes=32769): get_gist_file with gist_id="{ID}", filename="a.txt", sha="{HEAD}", offset=32768"#
             )]
         );
+    }
+
+    #[test]
+    fn an_unlisted_head_is_named_on_the_first_page_only() {
+        let head = "28572ddb10d93c9639389d86f49c773976fdf8c7";
+        let listed: Commit = serde_json::from_value(commit_json("aaaa")).expect("commit");
+        let mut empty = shape_commits(&id(), &page(vec![], 1, 30, false));
+        note_unlisted_head(&mut empty, &id(), Some(head));
+        assert_eq!(empty.head_revision.as_deref(), Some(head));
+        let note = empty.note.as_deref().unwrap_or_default();
+        assert!(note.contains("11 or more files") && note.contains(&format!("sha=\"{head}\"")), "{note}");
+        let mut same = shape_commits(&id(), &page(vec![listed.clone()], 1, 30, false));
+        note_unlisted_head(&mut same, &id(), Some("aaaa"));
+        assert!(same.head_revision.is_none() && same.note.is_none());
+        let mut later = shape_commits(&id(), &page(vec![listed], 2, 30, false));
+        note_unlisted_head(&mut later, &id(), Some(head));
+        assert!(later.head_revision.is_none());
     }
 
     #[test]
