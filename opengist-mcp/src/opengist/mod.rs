@@ -10,6 +10,7 @@ pub mod gist_ref;
 pub mod git_head;
 pub mod requests;
 pub mod responses;
+pub mod topics;
 
 mod client;
 

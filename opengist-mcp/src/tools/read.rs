@@ -344,6 +344,9 @@ pub struct GistList {
     pub provenance: Provenance,
 }
 
+/// Why `get_gist` may show no topics for a gist that has some.
+pub const TOPICS_UNKNOWN_NOTE: &str = "topics could not be read: Opengist's single-gist answer never carries them, and no gist list this token can read shows this gist (another user's unlisted gist, for one), so `topics` may be missing some.";
+
 /// What Opengist's liked lists leave out.
 pub const LIKED_NOTE: &str = "Opengist's liked lists leave out liked gists that are unlisted: such a gist is read with get_gist by its id.";
 
@@ -537,8 +540,8 @@ pub struct GistMeta {
     pub owner: String,
     /// Its web page.
     pub html_url: String,
-    /// Topics: always empty here, because Opengist's single-gist answer does not carry them
-    /// (`list_gists` shows a gist's topics).
+    /// Topics, read from the owner's gist list (Opengist's single-gist answer never carries
+    /// them). Empty, with a note saying so, when no list this token can read shows the gist.
     pub topics: Vec<String>,
     /// Likes.
     pub like_count: u64,
@@ -1368,13 +1371,23 @@ impl OpengistServer {
             .map_err(failure)?;
         let client = self.client()?;
         let id = self.gist_id(&args.gist_id).await?;
-        let detail = match &options.sha {
+        let mut detail = match &options.sha {
             Some(sha) => client.get_gist_at(&id, sha).await,
             None => client.get_gist(&id).await,
         }
         .map_err(opengist_failure)?;
+        // Opengist's single-gist answer always says `topics: []`; its lists carry them.
+        let topics = client.gist_topics(&detail.summary).await.ok().flatten();
+        let topics_known = topics.is_some();
+        if let Some(topics) = topics {
+            detail.summary.topics = topics;
+        }
         let budget = self.max_result_bytes() / 2;
-        Ok(self.output(shape_gist_within(&detail, &options, budget)))
+        let mut out = shape_gist_within(&detail, &options, budget);
+        if !topics_known {
+            out.notes.push(TOPICS_UNKNOWN_NOTE.to_owned());
+        }
+        Ok(self.output(out))
     }
 
     /// Reads a window of one file.

@@ -56,7 +56,15 @@ pub fn facts_of(detail: &GistDetail) -> GistFacts {
         created_at: detail.summary.created_at.map_or(0, |d| d.timestamp()),
         updated_at: detail.summary.updated_at.map_or(0, |d| d.timestamp()),
         revision: detail.head_sha().map(str::to_owned),
+        topics: None,
     }
+}
+
+/// The gist's topics for the facts of a change that drops them: `None` when they cannot be
+/// read (Opengist's single-gist answer never carries them; see `opengist/topics.rs`).
+async fn topics_of(server: &OpengistServer, detail: &GistDetail) -> Option<Vec<String>> {
+    let client = server.client().ok()?;
+    client.gist_topics(&detail.summary).await.ok().flatten()
 }
 
 /// Opengist lists at most 50 files of a gist; beyond that, names cannot be checked, so file
@@ -314,7 +322,8 @@ impl Resolve<OpengistServer, UpdateGistArgs> for UpdateGist {
         if !args.file_ops.is_empty() {
             refuse_partial_file_list(&detail)?;
         }
-        let facts = facts_of(&detail);
+        let mut facts = facts_of(&detail);
+        facts.topics = topics_of(server, &detail).await;
         let changes = file_changes(args, &facts)
             .map_err(|e| Rejection::new(format!("{e} Nothing was changed.")))?;
         let patch = GistPatch::new(
@@ -340,6 +349,9 @@ pub struct Updated {
     pub revision: Option<String>,
     /// Its filenames after the change.
     pub files: Vec<String>,
+    /// The topics Opengist's API dropped with this change, when it had any (or could not tell).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topics_removed: Option<String>,
     /// How the call was cleared.
     pub cleared_by: Clearing,
 }
@@ -371,7 +383,9 @@ impl Resolve<OpengistServer, DeleteGistFilesArgs> for DeleteGistFiles {
         }
         let (id, detail) = resolve_gist(server, &args.gist_id).await?;
         refuse_partial_file_list(&detail)?;
-        let target = DeleteGistFiles::new(id.clone(), &args.filenames, facts_of(&detail))
+        let mut facts = facts_of(&detail);
+        facts.topics = topics_of(server, &detail).await;
+        let target = DeleteGistFiles::new(id.clone(), &args.filenames, facts)
             .map_err(|e| Rejection::new(e.to_string()))?;
         preflight::can_change(server, &id, Change::DeleteFiles).await?;
         Ok(target)
@@ -389,6 +403,9 @@ pub struct FilesDeleted {
     pub remaining: Vec<String>,
     /// The revision before the deletion: `get_gist` with this `sha` still shows the files.
     pub previous_revision: Option<String>,
+    /// The topics Opengist's API dropped with this change, when it had any (or could not tell).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topics_removed: Option<String>,
     /// How the call was cleared.
     pub cleared_by: Clearing,
 }
@@ -506,6 +523,7 @@ impl OpengistServer {
         let client = self.client()?;
         let cleared_by = Clearing::of(clearance.approved_by());
         let previous_revision = clearance.target().previous_revision().map(str::to_owned);
+        let topics_removed = clearance.target().topics_note();
         let detail = client
             .update_gist(clearance)
             .await
@@ -515,6 +533,7 @@ impl OpengistServer {
             previous_revision,
             revision: detail.head_sha().map(str::to_owned),
             files: filenames(&detail),
+            topics_removed,
             cleared_by,
         }))
     }
@@ -542,6 +561,7 @@ impl OpengistServer {
             .cloned()
             .collect();
         let previous_revision = approved.target().previous_revision().map(str::to_owned);
+        let topics_removed = approved.target().topics_note();
         let detail = client
             .delete_gist_files(approved)
             .await
@@ -551,6 +571,7 @@ impl OpengistServer {
             deleted,
             remaining: filenames(&detail),
             previous_revision,
+            topics_removed,
             cleared_by,
         }))
     }
@@ -642,6 +663,7 @@ mod tests {
             created_at: 0,
             updated_at: 0,
             revision: None,
+            topics: None,
         }
     }
 
