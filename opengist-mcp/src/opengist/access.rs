@@ -97,7 +97,7 @@ impl AccessCache {
         self.0.lock().ok().and_then(|held| held.clone())
     }
 
-    fn set(&self, access: Arc<TokenAccess>) {
+    pub(super) fn set(&self, access: Arc<TokenAccess>) {
         if let Ok(mut held) = self.0.lock() {
             *held = Some(access);
         }

@@ -1859,6 +1859,25 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_401_or_403_forgets_what_the_token_may_do() {
+        use super::super::access::{Grant, TokenAccess};
+        for status in [401, 403] {
+            let (base, _) = fake::always(status).await;
+            let c = client(&base, Some("og_test"), Duration::from_secs(5));
+            c.access_cache().set(Arc::new(TokenAccess {
+                identity: None,
+                gist_read: Grant::Present,
+                gist_write: Grant::Present,
+                user_read: Grant::Missing,
+                user_write: Grant::Missing,
+            }));
+            assert!(c.known_token_access().is_some());
+            let _ = c.get_gist(&id()).await.expect_err("refused");
+            assert!(c.known_token_access().is_none(), "{status}: still remembered");
+        }
+    }
+
+    #[tokio::test]
     async fn writes_are_never_retried() {
         use std::sync::atomic::Ordering;
         for method in [Method::POST, Method::PATCH, Method::DELETE, Method::PUT] {
