@@ -312,7 +312,12 @@ mod tests {
     use super::*;
     use crate::opengist::Identity;
 
-    fn access(gist_read: Grant, gist_write: Grant, user_read: Grant, user_write: Grant) -> TokenAccess {
+    fn access(
+        gist_read: Grant,
+        gist_write: Grant,
+        user_read: Grant,
+        user_write: Grant,
+    ) -> TokenAccess {
         TokenAccess {
             identity: Some(Identity {
                 id: 1,
@@ -332,16 +337,28 @@ mod tests {
     #[test]
     fn one_line_per_scope_and_missing_needed_scopes_fail() {
         let checks = scope_checks(
-            &access(Grant::Present, Grant::Missing, Grant::Present, Grant::Missing),
+            &access(
+                Grant::Present,
+                Grant::Missing,
+                Grant::Present,
+                Grant::Missing,
+            ),
             &all(),
             "https://g/-/settings/access-tokens",
         );
         let names: Vec<&str> = checks.iter().map(|c| c.name).collect();
-        assert_eq!(names, ["gist:read", "gist:write", "user:read", "user:write"]);
+        assert_eq!(
+            names,
+            ["gist:read", "gist:write", "user:read", "user:write"]
+        );
         let status: Vec<Status> = checks.iter().map(|c| c.status).collect();
         assert_eq!(status, [Status::Ok, Status::Fail, Status::Ok, Status::Fail]);
         assert!(checks[1].detail.contains("create_gist"), "{}", checks[1]);
-        assert!(checks[1].detail.contains("https://g/-/settings/access-tokens"));
+        assert!(
+            checks[1]
+                .detail
+                .contains("https://g/-/settings/access-tokens")
+        );
         assert!(checks[3].detail.contains("set_gist_like"), "{}", checks[3]);
     }
 
@@ -352,7 +369,12 @@ mod tests {
             .map(|s| (*s).to_owned())
             .collect();
         let checks = scope_checks(
-            &access(Grant::Unknown, Grant::Missing, Grant::Present, Grant::Missing),
+            &access(
+                Grant::Unknown,
+                Grant::Missing,
+                Grant::Present,
+                Grant::Missing,
+            ),
             &reading,
             "u",
         );

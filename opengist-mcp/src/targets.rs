@@ -97,7 +97,9 @@ impl GistFacts {
         match &self.topics {
             None => question.line::<ClearsTopics>([]),
             Some(topics) if topics.is_empty() => question,
-            Some(topics) => question.line::<ClearsCountedTopics>([Fact::count(topics.len() as u64)]),
+            Some(topics) => {
+                question.line::<ClearsCountedTopics>([Fact::count(topics.len() as u64)])
+            }
         }
     }
 
@@ -616,14 +618,23 @@ mod tests {
         f.topics = Some(vec![INJECTION.to_owned(), "beta".to_owned()]);
         let t = UpdateGist::new(id(), patch(Some("t"), None, vec![]), f.clone());
         let text = t.question().render();
-        assert!(text.contains("Opengist also removes the gist's 2 topic(s)."), "{text}");
+        assert!(
+            text.contains("Opengist also removes the gist's 2 topic(s)."),
+            "{text}"
+        );
         assert!(!text.contains("IGNORE") && !text.contains("beta"), "{text}");
         let note = t.topics_note().unwrap_or_default();
-        assert!(note.contains("2 topic(s)") && note.contains("\"beta\""), "{note}");
+        assert!(
+            note.contains("2 topic(s)") && note.contains("\"beta\""),
+            "{note}"
+        );
         let mut none = f.clone();
         none.topics = Some(vec![]);
         let t = UpdateGist::new(id(), patch(Some("t"), None, vec![]), none.clone());
-        assert!(!t.question().render().contains("topic"), "no topics, no line");
+        assert!(
+            !t.question().render().contains("topic"),
+            "no topics, no line"
+        );
         assert_eq!(t.topics_note(), None);
         // Topics are bound: a change of topics makes an approval stale.
         let before = UpdateGist::new(id(), patch(Some("t"), None, vec![]), f).fingerprint();

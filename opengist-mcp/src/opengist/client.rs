@@ -1873,7 +1873,10 @@ mod tests {
             }));
             assert!(c.known_token_access().is_some());
             let _ = c.get_gist(&id()).await.expect_err("refused");
-            assert!(c.known_token_access().is_none(), "{status}: still remembered");
+            assert!(
+                c.known_token_access().is_none(),
+                "{status}: still remembered"
+            );
         }
     }
 

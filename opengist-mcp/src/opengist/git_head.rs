@@ -91,17 +91,25 @@ mod tests {
         let body = format!(
             "{}0000{}{}0000",
             pkt("# service=git-upload-pack\n"),
-            pkt(&format!("{SHA} HEAD\0multi_ack thin-pack symref=HEAD:refs/heads/master\n")),
+            pkt(&format!(
+                "{SHA} HEAD\0multi_ack thin-pack symref=HEAD:refs/heads/master\n"
+            )),
             pkt(&format!("{SHA} refs/heads/master\n")),
         );
-        assert_eq!(head_from_advertisement(body.as_bytes()).as_deref(), Some(SHA));
+        assert_eq!(
+            head_from_advertisement(body.as_bytes()).as_deref(),
+            Some(SHA)
+        );
     }
 
     #[test]
     fn anything_else_has_no_head() {
         assert_eq!(head_from_advertisement(b""), None);
         assert_eq!(head_from_advertisement(b"Check your credentials"), None);
-        assert_eq!(head_from_advertisement(b"001e# service=git-upload-pack\n0000"), None);
+        assert_eq!(
+            head_from_advertisement(b"001e# service=git-upload-pack\n0000"),
+            None
+        );
         let short = format!("{}", pkt("abc HEAD\0caps\n"));
         assert_eq!(head_from_advertisement(short.as_bytes()), None);
         // A length running past the end stops the parse instead of panicking.

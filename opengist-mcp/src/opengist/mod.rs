@@ -14,10 +14,10 @@ pub mod topics;
 
 mod client;
 
+pub use access::{Change, Grant, Identity, TokenAccess};
 pub use client::{
     ClientOptions, ListScope, MAX_JSON_BYTES, MAX_PER_PAGE, OpengistClient, RESOLVE_MAX_PAGES,
 };
-pub use access::{Change, Grant, Identity, TokenAccess};
 pub use error::{OpengistError, Scope, TimeoutPhase};
 pub use gist_ref::{GistRef, GistRefError, Sha, ShaError};
 pub use responses::{

@@ -16,19 +16,32 @@ use crate::opengist::requests::GistId;
 
 use super::{OpengistServer, rejection};
 
-fn refused(error: OpengistError, nothing: &str) -> Rejection {
-    Rejection::new(format!(
-        "{error}. {nothing}, and no one was asked: this call cannot succeed as it stands."
-    ))
+/// Whether a failed check settles that the call cannot succeed. A server error (5xx) or an
+/// answer that is not Opengist's tells nothing certain about the real call: the question is
+/// asked as before, and the call itself then reports what Opengist says.
+fn settles(error: &OpengistError) -> bool {
+    !matches!(
+        error,
+        OpengistError::Server { .. }
+            | OpengistError::UnexpectedStatus { .. }
+            | OpengistError::UnexpectedResponse { .. }
+            | OpengistError::ResponseTooLarge { .. }
+    )
+}
+
+fn checked(outcome: Result<(), OpengistError>, nothing: &str) -> Result<(), Rejection> {
+    match outcome {
+        Err(error) if settles(&error) => Err(Rejection::new(format!(
+            "{error}. {nothing}, and no one was asked: this call cannot succeed as it stands."
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// `create_gist` can succeed now.
 pub(super) async fn can_create(server: &OpengistServer) -> Result<(), Rejection> {
     let client = server.client().map_err(rejection)?;
-    client
-        .check_can_create()
-        .await
-        .map_err(|e| refused(e, "Nothing was created"))
+    checked(client.check_can_create().await, "Nothing was created")
 }
 
 /// `change` of gist `id` can succeed now.
@@ -38,8 +51,40 @@ pub(super) async fn can_change(
     change: Change,
 ) -> Result<(), Rejection> {
     let client = server.client().map_err(rejection)?;
-    client
-        .check_can_change(id, change)
-        .await
-        .map_err(|e| refused(e, "Nothing was changed"))
+    checked(
+        client.check_can_change(id, change).await,
+        "Nothing was changed",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_definite_refusal_stops_the_question() {
+        let refused = checked(
+            Err(OpengistError::NotOwner {
+                resource: "gist g".into(),
+                operation: "delete a gist",
+            }),
+            "Nothing was changed",
+        )
+        .expect_err("refused");
+        let text = refused.message();
+        assert!(
+            text.contains("belongs to another account") && text.contains("no one was asked"),
+            "{text}"
+        );
+        let unsure = checked(
+            Err(OpengistError::Server {
+                status: 500,
+                operation: "delete a gist",
+                message: None,
+            }),
+            "Nothing was changed",
+        );
+        assert!(unsure.is_ok(), "a 500 tells nothing certain: ask as before");
+        assert!(checked(Ok(()), "Nothing was changed").is_ok());
+    }
 }

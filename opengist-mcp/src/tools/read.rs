@@ -20,7 +20,7 @@ use super::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
 use crate::limits::json_len;
 use crate::opengist::requests::{GistId, Visibility};
 use crate::opengist::{
-    Commit, GistDetail, Grant, GistSummary, LikeState, ListScope, MAX_PER_PAGE, Page, RawFile, Sha,
+    Commit, GistDetail, GistSummary, Grant, LikeState, ListScope, MAX_PER_PAGE, Page, RawFile, Sha,
 };
 use crate::targets::near_match;
 
@@ -1227,7 +1227,10 @@ pub fn note_unlisted_head(list: &mut CommitList, gist_id: &GistId, head: Option<
     list.head_revision = Some(head.to_owned());
     list.note = Some(format!(
         "Opengist's commit list leaves out commits that touch 11 or more files, so it does not start at this gist's newest revision {head} (named by the gist's git repository); read that revision with {}",
-        call_text("get_gist", &[("gist_id", json!(gist_id.as_str())), ("sha", json!(head))])
+        call_text(
+            "get_gist",
+            &[("gist_id", json!(gist_id.as_str())), ("sha", json!(head))]
+        )
     ));
 }
 
@@ -1925,7 +1928,10 @@ mod tests {
         note_unlisted_head(&mut empty, &id(), Some(head));
         assert_eq!(empty.head_revision.as_deref(), Some(head));
         let note = empty.note.as_deref().unwrap_or_default();
-        assert!(note.contains("11 or more files") && note.contains(&format!("sha=\"{head}\"")), "{note}");
+        assert!(
+            note.contains("11 or more files") && note.contains(&format!("sha=\"{head}\"")),
+            "{note}"
+        );
         let mut same = shape_commits(&id(), &page(vec![listed.clone()], 1, 30, false));
         note_unlisted_head(&mut same, &id(), Some("aaaa"));
         assert!(same.head_revision.is_none() && same.note.is_none());
@@ -1951,8 +1957,16 @@ mod tests {
             .map(|f| f.content.as_ref().map(String::len))
             .collect();
         assert_eq!(shown, [Some(100), Some(100), Some(1)]);
-        assert!(out.notes.iter().all(|n| !n.contains("earlier files")), "{:?}", out.notes);
-        assert!(out.notes[0].contains("(max_file_bytes=100)"), "{:?}", out.notes);
+        assert!(
+            out.notes.iter().all(|n| !n.contains("earlier files")),
+            "{:?}",
+            out.notes
+        );
+        assert!(
+            out.notes[0].contains("(max_file_bytes=100)"),
+            "{:?}",
+            out.notes
+        );
     }
 
     #[test]

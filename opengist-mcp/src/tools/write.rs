@@ -752,7 +752,10 @@ mod tests {
             "{itself}"
         );
         let rewrite = file_changes(
-            &args(vec![op(FileOpKind::Rename, "a", Some("a"), Some("x"))], false),
+            &args(
+                vec![op(FileOpKind::Rename, "a", Some("a"), Some("x"))],
+                false,
+            ),
             &f,
         )
         .expect("a rename onto itself with content writes it");
