@@ -237,7 +237,25 @@ impl OpengistClient {
     /// Whether `create_gist` can succeed now: the token works, holds `gist:write`, and
     /// Opengist answers. Changes nothing.
     pub async fn check_can_create(&self) -> Result<(), OpengistError> {
+        self.refuse_known_missing_write(&Probe::CreateGist)?;
         self.probe(&Probe::CreateGist).await
+    }
+
+    /// What is already known settles it: a token known to lack `gist:write` is refused
+    /// without a request (a token's scopes never change in Opengist; a 401 or 403 forgets
+    /// the knowledge anyway).
+    fn refuse_known_missing_write(&self, probe: &Probe) -> Result<(), OpengistError> {
+        match self.known_token_access() {
+            Some(access) if access.gist_write == Grant::Missing => {
+                let (_, _, call) = probe.request();
+                Err(OpengistError::MissingScope {
+                    scope: Scope::GistWrite,
+                    operation: call.operation,
+                    settings_url: super::error::settings_url(self.base_url()),
+                })
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Whether `change` of gist `id` can succeed now: the token works and holds
@@ -248,6 +266,7 @@ impl OpengistClient {
             id: id.clone(),
             operation: change.operation(),
         };
+        self.refuse_known_missing_write(&probe)?;
         match self.probe(&probe).await {
             Err(OpengistError::Archived { .. }) if change == Change::Delete => Ok(()),
             other => other,

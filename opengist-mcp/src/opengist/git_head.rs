@@ -110,7 +110,7 @@ mod tests {
             head_from_advertisement(b"001e# service=git-upload-pack\n0000"),
             None
         );
-        let short = format!("{}", pkt("abc HEAD\0caps\n"));
+        let short = pkt("abc HEAD\0caps\n");
         assert_eq!(head_from_advertisement(short.as_bytes()), None);
         // A length running past the end stops the parse instead of panicking.
         assert_eq!(head_from_advertisement(b"00ff0123"), None);
