@@ -106,6 +106,21 @@ async def test_tokens_without_gist_write_ask_nobody(opengist_env, live_server, e
     assert owner.delete(gist_id) == 204
 
 
+async def test_a_token_known_to_lack_gist_write_is_refused_at_once(opengist_env, live_server, era):
+    """A list first makes the server learn the token's scopes; the create is then refused
+    from that knowledge, asking no one."""
+    dialog = Dialog("accept")
+    count_before = api(opengist_env).get("/api/gists?per_page=1").headers.get("X-Total")
+    async with connect(target_of(live_server("read")), era, dialog) as client:
+        listed_page = await client.call_tool("list_gists", {"per_page": 1})
+        assert not listed_page.is_error, text_of(listed_page)
+        result = await client.call_tool(
+            "create_gist", {"files": [{"filename": "n.txt", "content": "x"}], "visibility": "unlisted"}
+        )
+        assert_asked_nobody(result, dialog, "gist:write", "Nothing was created")
+    assert api(opengist_env).get("/api/gists?per_page=1").headers.get("X-Total") == count_before
+
+
 async def test_a_rejected_token_asks_nobody(opengist_env, live_server, era):
     word = marker()
     dialog = Dialog("accept")
