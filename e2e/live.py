@@ -291,6 +291,13 @@ class WebSession:
         with self.opener.open(urllib.request.Request(self.base + path, data=data), timeout=30) as response:
             return response.read().decode(errors="replace"), response.geturl()
 
+    def submit(self, form_page: str, action: str, fields: dict[str, str]) -> int:
+        """POST `fields` to `action` with the CSRF token of the form on `form_page`."""
+        data = urllib.parse.urlencode({**fields, "_csrf": self._csrf(form_page)}).encode()
+        request = urllib.request.Request(self.base + action, data=data, method="POST")
+        with self.opener.open(request, timeout=30) as response:
+            return response.status
+
     def create(self, files: dict[str, str], topics: list[str], title: str, visibility: str = "public") -> str:
         """Create a gist through the web form, with topics; returns its uuid."""
         private = {"public": "0", "unlisted": "1", "private": "2"}[visibility]
@@ -436,3 +443,15 @@ def follow(next_call: str) -> tuple[str, dict[str, Any]]:
         if rest.startswith(", ", i):
             i += 2
     return tool.strip(), args
+
+
+def set_topics(env: dict[str, str], who: str, owner: str, gist: dict[str, Any], topics: list[str]) -> None:
+    """Sets a gist's topics through the web UI's metadata form (the REST API cannot),
+    keeping its title and description. `who` is "admin" or "user2"."""
+    web = WebSession(env, who)
+    page = f"/{owner}/{gist['id']}"
+    web.submit(
+        page + "/settings",
+        page + "/metadata",
+        {"title": gist["title"], "description": gist.get("description") or "", "url": "", "topics": " ".join(topics)},
+    )

@@ -141,14 +141,32 @@ class _FaultHandler(BaseHTTPRequestHandler):
         pass
 
 
+def is_probe(seen: Seen) -> bool:
+    route = (seen.method == "POST" and seen.path == "/api/gists") or (
+        seen.method == "PATCH"
+        and seen.path.startswith("/api/gists/")
+        and len(seen.path.rsplit("/", 1)[1]) == 32
+        and seen.path.count("/") == 3
+    )
+    return route and seen.body == {}
+
+
 class FaultyOpengist:
     def __init__(self, server: _FaultServer) -> None:
         self._server = server
         self.url = f"http://127.0.0.1:{server.server_address[1]}"
 
     def seen(self) -> list[Seen]:
+        """Every request but the checks a guarded tool makes before asking (`probes`)."""
         with self._server.lock:
-            return list(self._server.seen)
+            return [s for s in self._server.seen if not is_probe(s)]
+
+    def probes(self) -> list[Seen]:
+        """Exactly `{}` sent to POST /api/gists or PATCH /api/gists/<id>: Opengist refuses it
+        (422) before changing anything, so the server checks with it that a call can succeed
+        before anyone is asked. A 500 to it settles nothing: the question is still asked."""
+        with self._server.lock:
+            return [s for s in self._server.seen if is_probe(s)]
 
     def writes(self) -> list[Seen]:
         return [s for s in self.seen() if s.method != "GET"]

@@ -32,7 +32,11 @@
 //!    line the compiler holds: there is no other way to call it.
 //! 3. **[`Resolve`]**: builds the target from the tool's validated arguments, loading the
 //!    server-side facts its question (and condition) need. An `Err(`[`Rejection`]`)` is an
-//!    input error: reported as such, asking no one.
+//!    input error: reported as such, asking no one. **Check before asking**: everything the
+//!    server can know before the question (the record exists and is visible, the caller may
+//!    change it, the credentials are valid and hold the needed permissions, the backend
+//!    answers) is checked here, with requests that change nothing, so no person is asked to
+//!    approve, and no token is issued for, a call that cannot succeed (see [`Resolve`]).
 //! 4. **[`Guarded`]**: the server says where its [`Guard`] is.
 //! 5. **The attribute**: [`#[guarded(always)]`](guarded) above rmcp's `#[tool]` on an
 //!    `async fn` handler that takes `Approved<T>`. The macro generates the tool-facing method:

@@ -169,6 +169,23 @@ pub trait Guarded {
 /// Builds a target from a tool's validated arguments, loading the server-side facts its
 /// question and condition need. An `Err` is an input error: reported as such, and no one is
 /// asked.
+///
+/// # Check before asking
+///
+/// `resolve` runs before anyone is asked and before any confirmation token is issued, so it
+/// is where a call that cannot succeed must be stopped: whatever the server can know
+/// beforehand is checked here, not left to the operation after a person said yes. At least:
+/// - the record exists and is visible to the server's credentials;
+/// - the caller may change it (ownership, a read-only or archived state);
+/// - the credentials are valid and carry the permissions (scopes) the operation needs,
+///   learned cheaply and without side effects, and learned again when the backend answers
+///   "unauthorised" or "forbidden";
+/// - the backend answers at all.
+///
+/// A failed check is a [`Rejection`] naming the problem and its fix: the engine then shows no
+/// dialog, returns no `input_required` and issues no token, in every protocol era. A check
+/// must never change anything; when the backend offers no side-effect-free way to learn a
+/// fact, leave that fact to the operation and say so in the question.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be built from the arguments `{A}`",
     label = "the guarded handler's target",

@@ -1,14 +1,15 @@
 //! `opengist-mcp doctor`: checks the setup and prints one line per check, each failure with
 //! its fix. Exits 0 only when no check failed (warnings do not fail).
 //!
-//! It only reads: the write scopes cannot be checked without writing, and it says so.
+//! It changes nothing: each scope is found out with a request Opengist refuses before it
+//! writes (see [`crate::opengist::access`]).
 
 use std::fmt;
 use std::process::ExitCode;
 
 use crate::config::Config;
-use crate::opengist::{ListScope, OpengistClient, OpengistError};
-use crate::server::{SERVER_NAME, client_options};
+use crate::opengist::{Grant, OpengistClient, OpengistError, Scope, TokenAccess};
+use crate::server::{SERVER_NAME, all_tool_names, client_options};
 
 /// How a check ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,70 +158,138 @@ pub async fn checks(config: &Config) -> Vec<Check> {
         None => Check::new(
             "version",
             Status::Skip,
-            "Opengist did not say its version; this server needs 1.13 or newer (the REST API answered, so it is)",
+            "Opengist shows its version only on its admin page, not to API clients (not in /healthcheck, not in a header); this server needs 1.13 or newer, and the REST API answered, so it is",
         ),
     });
 
-    let me = match client.get_user_me().await {
-        Ok(user) => {
-            out.push(Check::new(
-                "token",
-                Status::Ok,
-                format!(
-                    "the token works and belongs to {} (scope user:read present)",
-                    user.name()
-                ),
-            ));
-            Some(user.name().to_owned())
-        }
-        Err(error @ OpengistError::BadToken { .. }) => {
-            out.push(Check::new("token", Status::Fail, error.to_string()));
-            return out;
-        }
-        Err(OpengistError::MissingScope { .. }) => {
-            out.push(Check::new(
-                "token",
-                Status::Warn,
-                "the token works but lacks user:read: get_user without arguments will fail; fix: make a token with user read (and write, for likes)",
-            ));
-            None
-        }
+    let access = match client.learn_token_access().await {
+        Ok(access) => access,
         Err(error) => {
             out.push(Check::new("token", Status::Fail, error.to_string()));
             return out;
         }
     };
-
-    match (me, client.list_gists(ListScope::Mine, 1, 100, None).await) {
-        (_, Err(error)) => out.push(Check::new("gist:read", Status::Fail, error.to_string())),
-        (Some(me), Ok(page)) => {
-            let foreign = page.items.iter().filter(|g| g.owner.name() != me).count();
-            if foreign > 0 {
-                out.push(Check::new(
-                    "gist:read",
-                    Status::Fail,
-                    "the token lacks gist:read: Opengist silently answers with public gists only, so private and unlisted gists are invisible; fix: make a token with gist read+write",
-                ));
-            } else {
-                out.push(Check::new(
-                    "gist:read",
-                    Status::Ok,
-                    format!("listing your gists works ({} on the first page)", page.items.len()),
-                ));
-            }
-        }
-        (None, Ok(_)) => out.push(Check::new(
-            "gist:read",
-            Status::Skip,
-            "cannot tell without user:read (Opengist answers public gists silently when gist:read is missing)",
-        )),
-    }
     out.push(Check::new(
-        "write scopes",
-        Status::Skip,
-        "gist:write and user:write are not checked: checking them would need a write; the first create, update, delete or like will say if they are missing",
+        "token",
+        Status::Ok,
+        match &access.identity {
+            Some(me) => format!(
+                "Opengist accepts the token; it belongs to {} (user #{})",
+                me.username, me.id
+            ),
+            None => "Opengist accepts the token (whose account it is needs user:read to tell)"
+                .to_owned(),
+        },
     ));
+    let enabled = config
+        .tools
+        .resolve(&all_tool_names(), config.read_only)
+        .unwrap_or_default();
+    out.extend(scope_checks(&access, &enabled, &settings_url(url.as_str())));
     out
+}
+
+fn settings_url(base: &str) -> String {
+    format!("{}/-/settings/access-tokens", base.trim_end_matches('/'))
+}
+
+/// What each scope is for, and how doctor found out: (scope, tools that need it, evidence).
+const SCOPES: [(Scope, &[&str], &str); 4] = [
+    (
+        Scope::GistRead,
+        &[
+            "list_gists",
+            "search_gists",
+            "get_gist",
+            "get_gist_file",
+            "list_gist_commits",
+            "list_gist_forks",
+        ],
+        "soft: Opengist answers reads without it with public gists only",
+    ),
+    (
+        Scope::GistWrite,
+        &[
+            "create_gist",
+            "update_gist",
+            "delete_gist_files",
+            "delete_gist",
+            "fork_gist",
+        ],
+        "POST /api/gists with an empty body: 422 with it, 403 without",
+    ),
+    (
+        Scope::UserRead,
+        &["get_user"],
+        "GET /api/user: 200 with it, 403 without",
+    ),
+    (
+        Scope::UserWrite,
+        &["set_gist_like"],
+        "PATCH /api/user with an empty body: 422 with it, 403 without",
+    ),
+];
+
+/// One line per scope: present, missing (a failure when an enabled tool needs it), or, for
+/// `gist:read` only, not tellable. Pure: `access` was learned without writing anything.
+pub fn scope_checks(access: &TokenAccess, enabled: &[String], settings_url: &str) -> Vec<Check> {
+    SCOPES
+        .iter()
+        .map(|(scope, tools, evidence)| {
+            let needing: Vec<&str> = tools
+                .iter()
+                .copied()
+                .filter(|t| enabled.iter().any(|e| e == t))
+                .collect();
+            let tools_text = if needing.is_empty() {
+                "no enabled tool".to_owned()
+            } else {
+                needing.join(", ")
+            };
+            let name = scope.as_str();
+            let evidence = match (scope, access.gist_write) {
+                (Scope::GistRead, Grant::Present) => "implied by gist:write",
+                (Scope::GistRead, _) => "a private or unlisted gist of yours is listed",
+                _ => evidence,
+            };
+            match access.grant(*scope) {
+                Grant::Present => Check::new(
+                    name,
+                    Status::Ok,
+                    format!("present ({evidence}): {tools_text} can use it"),
+                ),
+                Grant::Missing if needing.is_empty() => Check::new(
+                    name,
+                    Status::Ok,
+                    format!("missing ({evidence}), and no enabled tool needs it"),
+                ),
+                Grant::Missing => Check::new(
+                    name,
+                    Status::Fail,
+                    format!(
+                        "missing ({evidence}): {} will not work{}; fix: make a token with {} at {settings_url} (Settings → Access Tokens) and set OPENGIST_TOKEN to it",
+                        tools_text,
+                        if *scope == Scope::GistWrite {
+                            " (the guarded ones refuse before asking anyone)"
+                        } else {
+                            ""
+                        },
+                        match scope {
+                            Scope::GistWrite | Scope::GistRead => "gist read+write",
+                            _ => "user read+write",
+                        }
+                    ),
+                ),
+                Grant::Unknown => Check::new(
+                    name,
+                    Status::Warn,
+                    format!(
+                        "cannot be told: the token lacks gist:write and none of your gists it lists is private or unlisted, which is also all Opengist shows a token without gist:read; if {tools_text} miss private or unlisted gists of yours, make a token with gist read at {settings_url}"
+                    ),
+                ),
+            }
+        })
+        .collect()
 }
 
 /// Runs the checks, prints them, and returns the exit code.
@@ -235,5 +304,83 @@ pub async fn run(config: &Config) -> ExitCode {
     } else {
         println!("{SERVER_NAME} doctor: all checks passed");
         ExitCode::SUCCESS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::opengist::Identity;
+
+    fn access(
+        gist_read: Grant,
+        gist_write: Grant,
+        user_read: Grant,
+        user_write: Grant,
+    ) -> TokenAccess {
+        TokenAccess {
+            identity: Some(Identity {
+                id: 1,
+                username: "admin".into(),
+            }),
+            gist_read,
+            gist_write,
+            user_read,
+            user_write,
+        }
+    }
+
+    fn all() -> Vec<String> {
+        all_tool_names().iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn one_line_per_scope_and_missing_needed_scopes_fail() {
+        let checks = scope_checks(
+            &access(
+                Grant::Present,
+                Grant::Missing,
+                Grant::Present,
+                Grant::Missing,
+            ),
+            &all(),
+            "https://g/-/settings/access-tokens",
+        );
+        let names: Vec<&str> = checks.iter().map(|c| c.name).collect();
+        assert_eq!(
+            names,
+            ["gist:read", "gist:write", "user:read", "user:write"]
+        );
+        let status: Vec<Status> = checks.iter().map(|c| c.status).collect();
+        assert_eq!(status, [Status::Ok, Status::Fail, Status::Ok, Status::Fail]);
+        assert!(checks[1].detail.contains("create_gist"), "{}", checks[1]);
+        assert!(
+            checks[1]
+                .detail
+                .contains("https://g/-/settings/access-tokens")
+        );
+        assert!(checks[3].detail.contains("set_gist_like"), "{}", checks[3]);
+    }
+
+    #[test]
+    fn a_missing_scope_no_enabled_tool_needs_is_not_a_failure() {
+        let reading: Vec<String> = crate::config::READING_TOOLS
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        let checks = scope_checks(
+            &access(
+                Grant::Unknown,
+                Grant::Missing,
+                Grant::Present,
+                Grant::Missing,
+            ),
+            &reading,
+            "u",
+        );
+        assert_eq!(checks[0].status, Status::Warn, "{}", checks[0]);
+        assert_eq!(checks[1].status, Status::Ok, "{}", checks[1]);
+        assert!(checks[1].detail.contains("no enabled tool needs it"));
+        assert_eq!(checks[3].status, Status::Ok);
     }
 }

@@ -26,6 +26,7 @@ mcp_guard::wording! {
     // Opengist's PATCH saves the gist without its topics (its single-gist lookup does not
     // load them), so every update through the API drops them.
     struct ClearsTopics = "Opengist also removes the gist's topics, if it has any.";
+    struct ClearsCountedTopics = "Opengist also removes the gist's {} topic(s).";
 
     struct CreateHeadline = "This will create a new {} gist with {} file(s), {} in total.";
     struct CreatePublic = "Anyone will be able to find and read it.";
@@ -84,9 +85,37 @@ pub struct GistFacts {
     pub updated_at: i64,
     /// The newest revision (commit sha), if Opengist reported one.
     pub revision: Option<String>,
+    /// Its topics, from a gist list (never shown in a question, only counted); `None` when no
+    /// list this token can read shows the gist.
+    pub topics: Option<Vec<String>>,
 }
 
 impl GistFacts {
+    /// The question's line about the topics an API update drops: their count when known,
+    /// none when the gist has none, a caution when they cannot be read.
+    fn topics_line(&self, question: Question) -> Question {
+        match &self.topics {
+            None => question.line::<ClearsTopics>([]),
+            Some(topics) if topics.is_empty() => question,
+            Some(topics) => {
+                question.line::<ClearsCountedTopics>([Fact::count(topics.len() as u64)])
+            }
+        }
+    }
+
+    /// What a result says about the topics the change dropped: `None` when the gist had none.
+    pub fn topics_note(&self) -> Option<String> {
+        match &self.topics {
+            None => Some("Opengist's API removes a gist's topics with every change; whether this gist had any could not be read (no gist list this token can read shows it). Re-add topics in Opengist's web UI.".to_owned()),
+            Some(topics) if topics.is_empty() => None,
+            Some(topics) => Some(format!(
+                "Opengist's API removed this gist's {} topic(s) with this change ({}); re-add them in Opengist's web UI.",
+                topics.len(),
+                topics.iter().map(|t| format!("{t:?}")).collect::<Vec<_>>().join(", ")
+            )),
+        }
+    }
+
     fn total_bytes(&self) -> u64 {
         self.files.values().sum()
     }
@@ -99,6 +128,10 @@ impl GistFacts {
             .flag("updated_at_negative", self.updated_at < 0)
             .optional_text("revision", self.revision.as_deref())
             .set("files", self.files.keys());
+        match &self.topics {
+            None => binding.flag("topics_known", false),
+            Some(topics) => binding.flag("topics_known", true).set("topics", topics),
+        };
     }
 }
 
@@ -187,10 +220,11 @@ fn unknown_message(unknown: &[String], suggestions: &[(String, String)]) -> Stri
             .collect::<Vec<_>>()
             .join(", ")
     );
+    text.push('.');
     for (name, near) in suggestions {
-        text.push_str(&format!("; did you mean {near:?} for {name:?}?"));
+        text.push_str(&format!(" Did you mean {near:?} for {name:?}?"));
     }
-    text.push_str(". Nothing was changed: call get_gist with include_content=false to see the exact filenames.");
+    text.push_str(" Nothing was changed: call get_gist with include_content=false to see the exact filenames.");
     text
 }
 
@@ -267,6 +301,11 @@ impl DeleteGistFiles {
         self.facts.revision.as_deref()
     }
 
+    /// What the result says about the topics this change drops.
+    pub fn topics_note(&self) -> Option<String> {
+        self.facts.topics_note()
+    }
+
     fn deleted_bytes(&self) -> u64 {
         self.deletion
             .names()
@@ -288,15 +327,15 @@ impl Target for DeleteGistFiles {
 
     fn question(&self) -> Question {
         let count = self.deletion.names().len() as u64;
-        Question::new::<DeleteFilesHeadline>([
+        let question = Question::new::<DeleteFilesHeadline>([
             Fact::count(count),
             Fact::bytes(self.deleted_bytes()),
             gist_fact(&self.id),
             visibility_fact(self.facts.visibility),
             Fact::count((self.facts.files.len() as u64).saturating_sub(count)),
         ])
-        .line::<DeleteFilesWarning>([])
-        .line::<ClearsTopics>([])
+        .line::<DeleteFilesWarning>([]);
+        self.facts.topics_line(question)
     }
 }
 
@@ -398,6 +437,11 @@ impl UpdateGist {
         self.facts.revision.as_deref()
     }
 
+    /// What the result says about the topics this change drops.
+    pub fn topics_note(&self) -> Option<String> {
+        self.facts.topics_note()
+    }
+
     /// The gist's visibility before the change.
     pub fn previous_visibility(&self) -> Visibility {
         self.facts.visibility
@@ -482,8 +526,8 @@ impl Target for UpdateGist {
         .line::<UpdateMetadata>([
             yes_no(patch.title().is_some()),
             yes_no(patch.description().is_some()),
-        ])
-        .line::<ClearsTopics>([]);
+        ]);
+        let question = self.facts.topics_line(question);
         if self.widens_visibility() {
             question.line::<UpdateWidens>([])
         } else {
@@ -514,6 +558,7 @@ mod tests {
             created_at: 1_700_000_000,
             updated_at: 1_796_041_800,
             revision: Some("abc123".to_owned()),
+            topics: None,
         }
     }
 
@@ -568,15 +613,46 @@ mod tests {
     }
 
     #[test]
+    fn questions_count_the_topics_an_update_drops_and_never_name_them() {
+        let mut f = facts(Visibility::Public, &[("a", 1)]);
+        f.topics = Some(vec![INJECTION.to_owned(), "beta".to_owned()]);
+        let t = UpdateGist::new(id(), patch(Some("t"), None, vec![]), f.clone());
+        let text = t.question().render();
+        assert!(
+            text.contains("Opengist also removes the gist's 2 topic(s)."),
+            "{text}"
+        );
+        assert!(!text.contains("IGNORE") && !text.contains("beta"), "{text}");
+        let note = t.topics_note().unwrap_or_default();
+        assert!(
+            note.contains("2 topic(s)") && note.contains("\"beta\""),
+            "{note}"
+        );
+        let mut none = f.clone();
+        none.topics = Some(vec![]);
+        let t = UpdateGist::new(id(), patch(Some("t"), None, vec![]), none.clone());
+        assert!(
+            !t.question().render().contains("topic"),
+            "no topics, no line"
+        );
+        assert_eq!(t.topics_note(), None);
+        // Topics are bound: a change of topics makes an approval stale.
+        let before = UpdateGist::new(id(), patch(Some("t"), None, vec![]), f).fingerprint();
+        let after = UpdateGist::new(id(), patch(Some("t"), None, vec![]), none).fingerprint();
+        assert_ne!(before, after);
+    }
+
+    #[test]
     fn delete_files_refuses_unknown_names_and_all_files() {
         let f = facts(Visibility::Private, &[("Readme.md", 1), ("b", 2)]);
         let err =
             DeleteGistFiles::new(id(), &["readme.md".to_owned()], f.clone()).expect_err("unknown");
         let text = err.to_string();
         assert!(
-            text.contains("\"readme.md\"") && text.contains("did you mean \"Readme.md\""),
+            text.contains("\"readme.md\"") && text.contains("Did you mean \"Readme.md\""),
             "{text}"
         );
+        assert!(!text.contains("?."), "no `?.`: {text}");
         assert_eq!(
             DeleteGistFiles::new(id(), &["Readme.md".to_owned(), "b".to_owned()], f.clone()).err(),
             Some(DeleteFilesError::AllFiles)

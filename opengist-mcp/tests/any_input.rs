@@ -59,29 +59,55 @@ const MIB: usize = 1024 * 1024;
 // ---- the Opengist stand-in: a 500 for everything ----------------------------------------
 
 /// An Opengist stand-in that fails every request with a 500 and records its method and path.
+///
+/// A guarded tool checks, before asking, whether its call can succeed, with a request Opengist
+/// refuses before changing anything: the body `{}` sent to `POST /api/gists`,
+/// `PATCH /api/gists/<id>` or `PATCH /api/user` (see `opengist/access.rs`). Those are recorded
+/// apart as probes, and only exactly those; any other non-GET is a write.
 struct Faulty {
     addr: SocketAddr,
     seen: Arc<Mutex<Vec<(Method, String)>>>,
+}
+
+/// Whether a request is one of the side-effect-free probes: an empty JSON object sent to a
+/// route whose validation refuses it before anything is written.
+fn is_probe(method: &Method, path: &str, body: &[u8]) -> bool {
+    let probe_route = match *method {
+        Method::POST => path == "/api/gists",
+        Method::PATCH => {
+            path == "/api/user"
+                || path
+                    .strip_prefix("/api/gists/")
+                    .is_some_and(|id| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+        }
+        _ => false,
+    };
+    probe_route && body == b"{}"
 }
 
 impl Faulty {
     async fn start() -> Self {
         let seen: Arc<Mutex<Vec<(Method, String)>>> = Arc::default();
         let record = seen.clone();
-        let app = Router::new().fallback(move |method: Method, uri: Uri| {
-            let record = record.clone();
-            async move {
-                record
-                    .lock()
-                    .expect("seen lock")
-                    .push((method, uri.path().to_owned()));
-                (
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    [("content-type", "application/json")],
-                    r#"{"message":"injected fault","status":500}"#,
-                )
-            }
-        });
+        let app =
+            Router::new().fallback(move |method: Method, uri: Uri, body: axum::body::Bytes| {
+                let record = record.clone();
+                async move {
+                    let path = uri.path().to_owned();
+                    // A probe is still a request: it is recorded, as a GET-like read.
+                    let method = if is_probe(&method, &path, &body) {
+                        Method::GET
+                    } else {
+                        method
+                    };
+                    record.lock().expect("seen lock").push((method, path));
+                    (
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        [("content-type", "application/json")],
+                        r#"{"message":"injected fault","status":500}"#,
+                    )
+                }
+            });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind loopback");

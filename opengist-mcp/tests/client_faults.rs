@@ -77,7 +77,12 @@ fn gist_json() -> String {
         "id": ID, "slug_url": ID, "visibility": "unlisted", "title": "t",
         "owner": {"id": 1, "login": "alice", "username": "alice"},
         "files": {"a.txt": {"filename": "a.txt", "size": 1, "content": "x", "encoding": "utf-8"}},
-        "commits": [], "forks": [], "truncated": false,
+        // One listed commit, as committed as the gist was last updated: a gist whose API
+        // commit list starts at its head (otherwise the client also asks git for the head).
+        "commits": [{"version": "0123456789abcdef0123456789abcdef01234567",
+                     "author": {"name": "alice", "email": "a@example.com"},
+                     "committed_at": "2025-01-02T03:04:05Z"}],
+        "forks": [], "truncated": false,
         "created_at": "2025-01-02T03:04:05Z", "updated_at": "2025-01-02T03:04:05Z"
     })
     .to_string()

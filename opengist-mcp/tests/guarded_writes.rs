@@ -4,8 +4,10 @@
 //! A real Opengist cannot run here, and a fake may only produce faults a real instance cannot
 //! produce on demand. So the stand-in below answers every request with a 500 and records it:
 //! that is enough to prove, for `create_gist`, exactly when a question is asked and that
-//! nothing is sent to Opengist until the person approves (and then exactly the approved body,
-//! with the visibility explicit); and, for the tools that must read the gist first, that an
+//! nothing that can change anything is sent to Opengist until the person approves (before
+//! asking, only the check that the call can succeed, an empty `{}` Opengist refuses; a 500 to
+//! it settles nothing, so the question is still asked), and then exactly the approved body,
+//! with the visibility explicit; and, for the tools that must read the gist first, that an
 //! Opengist fault is reported as such and no one is asked.
 
 use std::net::SocketAddr;
@@ -33,6 +35,21 @@ struct Seen {
     method: Method,
     path: String,
     body: Value,
+}
+
+/// Whether a request is the check a guarded tool makes before asking: the body `{}` sent to
+/// `POST /api/gists` or `PATCH /api/gists/<id>`, which Opengist refuses (422) before changing
+/// anything (see `opengist/access.rs`). Exactly that: any other body or route is a write.
+fn is_probe(seen: &Seen) -> bool {
+    let route = match seen.method {
+        Method::POST => seen.path == "/api/gists",
+        Method::PATCH => seen
+            .path
+            .strip_prefix("/api/gists/")
+            .is_some_and(|id| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())),
+        _ => false,
+    };
+    route && seen.body == json!({})
 }
 
 /// An Opengist stand-in that fails every request with a 500 and records it.
@@ -75,10 +92,12 @@ impl Faulty {
         self.seen.lock().expect("seen lock").clone()
     }
 
+    /// Every request but GETs and the side-effect-free probes a guarded tool sends before
+    /// asking (see [`is_probe`]).
     fn writes(&self) -> Vec<Seen> {
         self.seen()
             .into_iter()
-            .filter(|s| s.method != Method::GET)
+            .filter(|s| s.method != Method::GET && !is_probe(s))
             .collect()
     }
 }

@@ -22,6 +22,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use url::Url;
 
+use super::access::{AccessCache, Probe};
 use super::error::{
     self, CallInfo, OpengistError, Scope, TimeoutPhase, display_base, display_host,
 };
@@ -106,6 +107,10 @@ struct Inner {
     request_timeout: Duration,
     connect_timeout: Duration,
     retry_delays: [Duration; 2],
+    /// What the token may do, once learned (see `access.rs`).
+    access: AccessCache,
+    /// The token, for git's Basic credentials only (see `git_head.rs`); never logged.
+    git_token: Option<String>,
 }
 
 impl fmt::Debug for OpengistClient {
@@ -149,6 +154,11 @@ impl OpengistClient {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
+        let git_token = token
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned);
         let has_token = match token.as_deref().map(str::trim) {
             Some(token) if !token.is_empty() => {
                 let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
@@ -193,6 +203,8 @@ impl OpengistClient {
                 request_timeout,
                 connect_timeout,
                 retry_delays: RETRY_DELAYS,
+                access: AccessCache::default(),
+                git_token,
             }),
         })
     }
@@ -272,7 +284,9 @@ impl OpengistClient {
     pub async fn get_gist(&self, id: &GistId) -> Result<GistDetail, OpengistError> {
         let url = self.endpoint(&["api", "gists", id.as_str()])?;
         let call = CallInfo::new("read a gist", Scope::GistRead, format!("gist {id}"));
-        self.get_json(url, &call).await
+        let mut detail: GistDetail = self.get_json(url, &call).await?;
+        self.complete_head(&mut detail).await;
+        Ok(detail)
     }
 
     /// A gist as it stood at revision `sha` (4 to 40 hex digits, any case; Opengist refuses
@@ -681,6 +695,78 @@ impl OpengistClient {
     }
 
     // -----------------------------------------------------------------------------------
+    // Probes: requests Opengist refuses before changing anything (see `access.rs`).
+
+    /// What the token may do, as remembered.
+    pub(super) fn access_cache(&self) -> &AccessCache {
+        &self.inner.access
+    }
+
+    /// Sends one fixed probe, with the body `{}`. Opengist's validation answer (422) means
+    /// every check before it passed: `Ok`. Anything else is the error the real call would
+    /// get. Never retried.
+    pub(super) async fn probe(&self, probe: &Probe) -> Result<(), OpengistError> {
+        let (method, segments, call) = probe.request();
+        let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
+        let url = self.endpoint(&segments)?;
+        let empty = serde_json::Map::new();
+        let response = self.send_write(method, url, Some(&empty), &call).await?;
+        let status = response.status();
+        if status == StatusCode::UNPROCESSABLE_ENTITY || status.is_success() {
+            return Ok(());
+        }
+        Err(self.error_from(response, &call).await)
+    }
+
+    /// `GET <base>/<owner>/<uuid>.git/info/refs?service=git-upload-pack`: git's smart-HTTP
+    /// ref advertisement (see `git_head.rs`), at most 64 KiB of it. A private gist's needs
+    /// the owner's name and the token as Basic credentials. Any answer but 200 is an empty
+    /// advertisement. Read-only; retried like every read.
+    pub(super) async fn git_ref_advertisement(
+        &self,
+        owner: &str,
+        id: &GistId,
+        private: bool,
+    ) -> Result<Vec<u8>, OpengistError> {
+        check_username(owner)?;
+        let repository = format!("{}.git", id.as_str());
+        let mut url = self.endpoint(&[owner, &repository, "info", "refs"])?;
+        url.query_pairs_mut()
+            .append_pair("service", "git-upload-pack");
+        let call = CallInfo::new(
+            "read a gist's head revision",
+            Scope::GistRead,
+            format!("gist {id}"),
+        );
+        let started = Instant::now();
+        let mut request = self
+            .inner
+            .http
+            .get(url.clone())
+            // Opengist routes git requests by a `git/` user agent.
+            .header(header::USER_AGENT, "git/2 (opengist-mcp)")
+            .header(header::ACCEPT, "*/*");
+        if private && let Some(token) = &self.inner.git_token {
+            request = request.basic_auth(owner, Some(token));
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| self.transport_error(&e, &call))?;
+        tracing::debug!(
+            method = "GET",
+            path = url.path(),
+            status = response.status().as_u16(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "opengist git request"
+        );
+        if response.status() != StatusCode::OK {
+            return Ok(Vec::new());
+        }
+        self.read_capped(response, MAX_ERROR_BYTES, &call).await
+    }
+
+    // -----------------------------------------------------------------------------------
     // Plumbing.
 
     /// `<base>/<segments...>`, each segment percent-encoded as one path segment.
@@ -845,6 +931,10 @@ impl OpengistClient {
 
     async fn error_from(&self, response: Response, call: &CallInfo) -> OpengistError {
         let status = response.status().as_u16();
+        if matches!(status, 401 | 403) {
+            // The token or its scopes may have changed: learn them again on next use.
+            self.inner.access.forget();
+        }
         // A body that cannot be read only loses Opengist's message, not the status.
         let body = self
             .read_capped(response, MAX_ERROR_BYTES, call)
@@ -907,7 +997,8 @@ impl OpengistClient {
             Ok(body) => serde_json::from_slice::<GistDetail>(&body).ok(),
             Err(_) => None,
         };
-        if let Some(detail) = parsed {
+        if let Some(mut detail) = parsed {
+            self.complete_head(&mut detail).await;
             return Ok(detail);
         }
         self.get_gist(id)
@@ -1794,6 +1885,28 @@ mod tests {
                 let _ = axum::serve(listener, app).await;
             });
             (format!("http://{addr}"), hits)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_401_or_403_forgets_what_the_token_may_do() {
+        use super::super::access::{Grant, TokenAccess};
+        for status in [401, 403] {
+            let (base, _) = fake::always(status).await;
+            let c = client(&base, Some("og_test"), Duration::from_secs(5));
+            c.access_cache().set(Arc::new(TokenAccess {
+                identity: None,
+                gist_read: Grant::Present,
+                gist_write: Grant::Present,
+                user_read: Grant::Missing,
+                user_write: Grant::Missing,
+            }));
+            assert!(c.known_token_access().is_some());
+            let _ = c.get_gist(&id()).await.expect_err("refused");
+            assert!(
+                c.known_token_access().is_none(),
+                "{status}: still remembered"
+            );
         }
     }
 

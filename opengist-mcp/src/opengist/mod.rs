@@ -4,13 +4,17 @@
 //! Write methods take the guard's clearance or approval by value; the raw HTTP write path is
 //! private to the client, so no other module can reach a create, update or delete without one.
 
+pub mod access;
 pub mod error;
 pub mod gist_ref;
+pub mod git_head;
 pub mod requests;
 pub mod responses;
+pub mod topics;
 
 mod client;
 
+pub use access::{Change, Grant, Identity, TokenAccess};
 pub use client::{
     ClientOptions, ListScope, MAX_JSON_BYTES, MAX_PER_PAGE, OpengistClient, RESOLVE_MAX_PAGES,
 };

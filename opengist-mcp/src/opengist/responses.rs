@@ -242,6 +242,10 @@ pub struct GistDetail {
     /// Whether the file list was cut (more than 50 files).
     #[serde(default)]
     pub truncated: bool,
+    /// The head sha git advertises, when the API's commit list may not start at the head
+    /// (see `git_head.rs`); not part of Opengist's answer.
+    #[serde(skip)]
+    pub git_head: Option<String>,
 }
 
 impl GistDetail {
@@ -250,12 +254,15 @@ impl GistDetail {
         &self.summary.id
     }
 
-    /// The newest revision's sha, if Opengist listed any commit.
+    /// The newest revision's sha: the one git advertised when it was asked, else the first
+    /// commit Opengist listed, if any.
     pub fn head_sha(&self) -> Option<&str> {
-        self.commits
-            .first()
-            .map(|c| c.version.as_str())
-            .filter(|v| !v.is_empty())
+        self.git_head.as_deref().or_else(|| {
+            self.commits
+                .first()
+                .map(|c| c.version.as_str())
+                .filter(|v| !v.is_empty())
+        })
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod arguments;
 mod outcome;
+mod preflight;
 pub mod read;
 pub mod search;
 pub mod users;

@@ -20,7 +20,7 @@ use super::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
 use crate::limits::json_len;
 use crate::opengist::requests::{GistId, Visibility};
 use crate::opengist::{
-    Commit, GistDetail, GistSummary, LikeState, ListScope, MAX_PER_PAGE, Page, RawFile, Sha,
+    Commit, GistDetail, GistSummary, Grant, LikeState, ListScope, MAX_PER_PAGE, Page, RawFile, Sha,
 };
 use crate::targets::near_match;
 
@@ -344,8 +344,24 @@ pub struct GistList {
     pub provenance: Provenance,
 }
 
-/// Shapes a page of gists.
+/// Why `get_gist` may show no topics for a gist that has some.
+pub const TOPICS_UNKNOWN_NOTE: &str = "topics could not be read: Opengist's single-gist answer never carries them, and no gist list this token can read shows this gist (another user's unlisted gist, for one), so `topics` may be missing some.";
+
+/// What Opengist's liked lists leave out.
+pub const LIKED_NOTE: &str = "Opengist's liked lists leave out liked gists that are unlisted: such a gist is read with get_gist by its id.";
+
+/// Shapes a page of gists, not knowing whether the token holds `gist:read`.
 pub fn shape_list(request: &ListRequest, page: &Page<GistSummary>) -> GistList {
+    shape_list_knowing(request, page, Grant::Unknown)
+}
+
+/// Shapes a page of gists; `gist_read` is what is known of the token's `gist:read` scope,
+/// which decides whether the list may silently lack private and unlisted gists.
+pub fn shape_list_knowing(
+    request: &ListRequest,
+    page: &Page<GistSummary>,
+    gist_read: Grant,
+) -> GistList {
     let gists: Vec<GistSummaryOut> = page
         .items
         .iter()
@@ -367,8 +383,11 @@ pub fn shape_list(request: &ListRequest, page: &Page<GistSummary>) -> GistList {
         call_text("list_gists", &args)
     });
     let mut notes: Vec<String> = Vec::new();
-    if request.scope_arg == ListScopeArg::Mine {
+    if request.scope_arg == ListScopeArg::Mine && gist_read != Grant::Present {
         notes.push(GIST_READ_NOTE.to_owned());
+    }
+    if request.scope_arg == ListScopeArg::Liked {
+        notes.push(LIKED_NOTE.to_owned());
     }
     if gists.iter().any(|g| g.description_cut) {
         notes.push(format!(
@@ -521,8 +540,8 @@ pub struct GistMeta {
     pub owner: String,
     /// Its web page.
     pub html_url: String,
-    /// Topics: always empty here, because Opengist's single-gist answer does not carry them
-    /// (`list_gists` shows a gist's topics).
+    /// Topics, read from the owner's gist list (Opengist's single-gist answer never carries
+    /// them). Empty, with a note saying so, when no list this token can read shows the gist.
     pub topics: Vec<String>,
     /// Likes.
     pub like_count: u64,
@@ -702,13 +721,21 @@ pub fn shape_gist(detail: &GistDetail, options: &GistViewOptions) -> GistOut {
                 file.content.as_str()
             };
             let whole = text.len() as u64 >= file.size && !file.truncated;
-            if remaining < text.len().min(MIN_PARTIAL_BYTES) {
+            // A cut shorter than this is not worth showing; never more than a file or the
+            // whole budget may hold, so the first file always gets its share.
+            let worth_showing = text
+                .len()
+                .min(MIN_PARTIAL_BYTES)
+                .min(options.max_file_bytes)
+                .min(options.max_total_bytes);
+            if remaining < worth_showing {
                 out.omitted = Some("over max_total_bytes: call get_gist_file".into());
                 over_budget.push(filename.clone());
                 if over_budget.len() <= NAMED_OMISSIONS {
                     notes.push(format!(
-                        "content of {filename:?} ({} bytes) not shown: max_total_bytes={} was used up by earlier files: {}",
+                        "content of {filename:?} ({} bytes) not shown: earlier files used {} of max_total_bytes={}, leaving {remaining}: {}",
                         file.size,
+                        options.max_total_bytes - remaining,
                         options.max_total_bytes,
                         continue_call(&filename, 0)
                     ));
@@ -1177,9 +1204,34 @@ pub struct CommitList {
     /// The exact call for the next page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_call: Option<String>,
+    /// On the first page, when Opengist's list does not start at the gist's newest revision:
+    /// that revision, as git names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_revision: Option<String>,
+    /// What may be missing from this list and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// Marks author names as data.
     #[serde(flatten)]
     pub provenance: Provenance,
+}
+
+/// On the first page: names the gist's newest revision `head` (as git advertises it) when
+/// Opengist's list does not start with it, which happens when commits touched 11 or more
+/// files (Opengist's API lists none of those).
+pub fn note_unlisted_head(list: &mut CommitList, gist_id: &GistId, head: Option<&str>) {
+    let Some(head) = head else { return };
+    if list.page != 1 || list.commits.first().is_some_and(|c| c.version == head) {
+        return;
+    }
+    list.head_revision = Some(head.to_owned());
+    list.note = Some(format!(
+        "Opengist's commit list leaves out commits that touch 11 or more files, so it does not start at this gist's newest revision {head} (named by the gist's git repository); read that revision with {}",
+        call_text(
+            "get_gist",
+            &[("gist_id", json!(gist_id.as_str())), ("sha", json!(head))]
+        )
+    ));
 }
 
 /// Shapes a page of commits.
@@ -1192,6 +1244,8 @@ pub fn shape_commits(gist_id: &GistId, page: &Page<Commit>) -> CommitList {
         next_call: page
             .has_next
             .then(|| next_page_call("list_gist_commits", gist_id, page.page, page.per_page)),
+        head_revision: None,
+        note: None,
         provenance: Provenance::OPENGIST,
     }
 }
@@ -1299,7 +1353,12 @@ impl OpengistServer {
             )
             .await
             .map_err(opengist_failure)?;
-        Ok(self.output(shape_list(&request, &page)))
+        // Learned once per token (requests that change nothing), then remembered.
+        let gist_read = client
+            .token_access()
+            .await
+            .map_or(Grant::Unknown, |access| access.gist_read);
+        Ok(self.output(shape_list_knowing(&request, &page, gist_read)))
     }
 
     /// Reads one gist with its file contents.
@@ -1315,13 +1374,23 @@ impl OpengistServer {
             .map_err(failure)?;
         let client = self.client()?;
         let id = self.gist_id(&args.gist_id).await?;
-        let detail = match &options.sha {
+        let mut detail = match &options.sha {
             Some(sha) => client.get_gist_at(&id, sha).await,
             None => client.get_gist(&id).await,
         }
         .map_err(opengist_failure)?;
+        // Opengist's single-gist answer always says `topics: []`; its lists carry them.
+        let topics = client.gist_topics(&detail.summary).await.ok().flatten();
+        let topics_known = topics.is_some();
+        if let Some(topics) = topics {
+            detail.summary.topics = topics;
+        }
         let budget = self.max_result_bytes() / 2;
-        Ok(self.output(shape_gist_within(&detail, &options, budget)))
+        let mut out = shape_gist_within(&detail, &options, budget);
+        if !topics_known {
+            out.notes.push(TOPICS_UNKNOWN_NOTE.to_owned());
+        }
+        Ok(self.output(out))
     }
 
     /// Reads a window of one file.
@@ -1434,7 +1503,14 @@ impl OpengistServer {
             .list_commits(&id, page, per_page)
             .await
             .map_err(opengist_failure)?;
-        Ok(self.output(shape_commits(&id, &list)))
+        let mut out = shape_commits(&id, &list);
+        if page == 1 {
+            // One more read: the gist, whose head git names when the list may not start at it.
+            if let Ok(detail) = client.get_gist(&id).await {
+                note_unlisted_head(&mut out, &id, detail.head_sha());
+            }
+        }
+        Ok(self.output(out))
     }
 
     /// Lists a gist's forks.
@@ -1717,7 +1793,15 @@ mod tests {
         .validate()
         .expect("valid");
         let out = shape_list(&liked, &page(vec![summary(ID)], 1, 30, false));
-        assert!(out.next_call.is_none() && !out.has_more && out.note.is_none());
+        assert!(out.next_call.is_none() && !out.has_more);
+        assert_eq!(out.note.as_deref(), Some(LIKED_NOTE));
+        // A token known to hold gist:read gets no gist:read note.
+        let known = shape_list_knowing(
+            &request,
+            &page(vec![summary(ID)], 1, 30, false),
+            Grant::Present,
+        );
+        assert!(known.note.is_none(), "{:?}", known.note);
     }
 
     #[test]
@@ -1833,6 +1917,55 @@ mod tests {
             [format!(
                 r#"content of "a.txt" cut at 32768 of 100000 bytes (max_file_bytes=32769): get_gist_file with gist_id="{ID}", filename="a.txt", sha="{HEAD}", offset=32768"#
             )]
+        );
+    }
+
+    #[test]
+    fn an_unlisted_head_is_named_on_the_first_page_only() {
+        let head = "28572ddb10d93c9639389d86f49c773976fdf8c7";
+        let listed: Commit = serde_json::from_value(commit_json("aaaa")).expect("commit");
+        let mut empty = shape_commits(&id(), &page(vec![], 1, 30, false));
+        note_unlisted_head(&mut empty, &id(), Some(head));
+        assert_eq!(empty.head_revision.as_deref(), Some(head));
+        let note = empty.note.as_deref().unwrap_or_default();
+        assert!(
+            note.contains("11 or more files") && note.contains(&format!("sha=\"{head}\"")),
+            "{note}"
+        );
+        let mut same = shape_commits(&id(), &page(vec![listed.clone()], 1, 30, false));
+        note_unlisted_head(&mut same, &id(), Some("aaaa"));
+        assert!(same.head_revision.is_none() && same.note.is_none());
+        let mut later = shape_commits(&id(), &page(vec![listed], 2, 30, false));
+        note_unlisted_head(&mut later, &id(), Some(head));
+        assert!(later.head_revision.is_none());
+    }
+
+    #[test]
+    fn a_total_budget_below_the_partial_minimum_still_shows_files_in_order() {
+        let d = detail(vec![
+            file_json("big.txt", &"b".repeat(5000), 5000, false, "utf-8"),
+            file_json("mid.txt", &"m".repeat(1500), 1500, false, "utf-8"),
+            file_json("small.txt", "s", 1, false, "utf-8"),
+        ]);
+        let mut o = options();
+        o.max_file_bytes = 100;
+        o.max_total_bytes = 1000;
+        let out = shape_gist(&d, &o);
+        let shown: Vec<Option<usize>> = out
+            .files
+            .iter()
+            .map(|f| f.content.as_ref().map(String::len))
+            .collect();
+        assert_eq!(shown, [Some(100), Some(100), Some(1)]);
+        assert!(
+            out.notes.iter().all(|n| !n.contains("earlier files")),
+            "{:?}",
+            out.notes
+        );
+        assert!(
+            out.notes[0].contains("(max_file_bytes=100)"),
+            "{:?}",
+            out.notes
         );
     }
 

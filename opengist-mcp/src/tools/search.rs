@@ -713,10 +713,11 @@ pub struct Scanned {
     pub pages: u32,
     /// Gists examined, in list order, up to where the search stopped.
     pub gists: u64,
-    /// Gists read in full for filenames/content (up to 3 more than were examined may have
-    /// been read ahead and left unused).
+    /// Of `gists`, those whose files were read for filenames/content (never more than
+    /// `gists`: reads made ahead and left unused are not counted).
     pub gists_with_files_read: u64,
-    /// Content bytes those full reads brought.
+    /// Content bytes those gists' files brought. The budget is checked after each gist, so
+    /// the gist that crosses it is searched whole and this can pass the budget by its size.
     pub content_bytes_read: u64,
 }
 
@@ -778,8 +779,8 @@ fn stop_reason(plan: &SearchPlan, kind: &StopKind, state: &ScanState, resume_pag
     match kind {
         StopKind::Limit => format!("reached limit={}", plan.limit),
         StopKind::ContentBudget => format!(
-            "content byte budget of {CONTENT_BYTE_BUDGET} bytes exhausted after reading the files of {} gists: next_call goes on from the next gist",
-            state.reads
+            "content byte budget of {CONTENT_BYTE_BUDGET} bytes reached after reading the files of {} gists ({} bytes: the gist that crossed the budget was searched whole): next_call goes on from the next gist",
+            state.reads, state.content_bytes
         ),
         StopKind::ReadBudget => format!(
             "read budget of {MAX_DETAIL_READS} gists read in full exhausted: next_call goes on from the next gist"
@@ -851,10 +852,7 @@ where
                         Some((index, result)) => {
                             let fetched = match result {
                                 Ok(detail) => {
-                                    let found = scan_detail(&plan.query, &plan.fields, &detail);
-                                    scanned.gists_with_files_read += 1;
-                                    scanned.content_bytes_read += found.content_bytes;
-                                    Fetched::Scan(found)
+                                    Fetched::Scan(scan_detail(&plan.query, &plan.fields, &detail))
                                 }
                                 Err(error) if error.is_not_found() => Fetched::Gone,
                                 Err(error) => Fetched::Failed(error.to_string()),
@@ -889,7 +887,10 @@ where
             }
         }
     };
+    // Counted at the frontier, like `gists`: reads made ahead and left unused do not count.
     scanned.gists = state.gists;
+    scanned.gists_with_files_read = state.reads;
+    scanned.content_bytes_read = state.content_bytes;
 
     let mut notes: Vec<String> = Vec::new();
     if plan.scope_arg == ListScopeArg::Mine {

@@ -76,7 +76,8 @@ pub struct UserOut {
     /// E-mail address: only for the token's own account.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
-    /// True when this is the token owner's own account.
+    /// True when this is the token owner's own account, however it was named (telling needs
+    /// the user:read scope; without it only the no-argument call says true).
     pub own_account: bool,
 }
 
@@ -116,6 +117,15 @@ impl OpengistServer {
             UserQuery::Id(id) => (client.get_user_by_id(*id).await, false),
         };
         let user = user.map_err(opengist_failure)?;
+        // By name or id, the account is the token's own when its id is the token's: known
+        // once the token's access was learned (it needs user:read to name the account).
+        let own = own
+            || client
+                .token_access()
+                .await
+                .ok()
+                .and_then(|access| access.is_own_account(user.profile.id))
+                .unwrap_or(false);
         Ok(self.output(shape_user(&user, own)))
     }
 }

@@ -12,12 +12,13 @@ use serde::{Deserialize, Serialize};
 
 use super::Parameters;
 use super::outcome;
+use super::preflight;
 use super::read::GistIdArg;
 use super::{OpengistServer, ToolResult, opengist_failure, rejection};
 use crate::opengist::requests::{
     ExpirePreset, FileChange, GistPatch, NewGist, Visibility, parse_expiry,
 };
-use crate::opengist::{ForkOutcome, GistDetail, GistSummary, LikeChange};
+use crate::opengist::{Change, ForkOutcome, GistDetail, GistSummary, LikeChange};
 use crate::targets::{CreateGist, DeleteGist, DeleteGistFiles, GistFacts, UpdateGist, near_match};
 
 /// How a guarded call was allowed to run.
@@ -56,7 +57,15 @@ pub fn facts_of(detail: &GistDetail) -> GistFacts {
         created_at: detail.summary.created_at.map_or(0, |d| d.timestamp()),
         updated_at: detail.summary.updated_at.map_or(0, |d| d.timestamp()),
         revision: detail.head_sha().map(str::to_owned),
+        topics: None,
     }
+}
+
+/// The gist's topics for the facts of a change that drops them: `None` when they cannot be
+/// read (Opengist's single-gist answer never carries them; see `opengist/topics.rs`).
+async fn topics_of(server: &OpengistServer, detail: &GistDetail) -> Option<Vec<String>> {
+    let client = server.client().ok()?;
+    client.gist_topics(&detail.summary).await.ok().flatten()
 }
 
 /// Opengist lists at most 50 files of a gist; beyond that, names cannot be checked, so file
@@ -160,6 +169,7 @@ impl Resolve<OpengistServer, CreateGistArgs> for CreateGist {
             files,
         )
         .map_err(|e| Rejection::new(format!("{e}. Nothing was created.")))?;
+        preflight::can_create(server).await?;
         Ok(CreateGist::new(new))
     }
 }
@@ -277,6 +287,20 @@ fn file_changes(args: &UpdateGistArgs, facts: &GistFacts) -> Result<Vec<FileChan
                         near()
                     ));
                 }
+                if new_filename == op.filename {
+                    // A rename onto its own name renames nothing: with content it is a write.
+                    let Some(content) = op.content.clone() else {
+                        return Err(format!(
+                            "file operation #{index} renames {:?} to its own name, which changes nothing: give a different `new_filename`, or use `op: \"write\"` with `content` to change the file.",
+                            op.filename
+                        ));
+                    };
+                    changes.push(FileChange::Write {
+                        filename: op.filename.clone(),
+                        content,
+                    });
+                    continue;
+                }
                 if facts.files.contains_key(&new_filename) {
                     return Err(format!(
                         "file operation #{index} renames onto {new_filename:?}, which already exists in the gist: renaming would overwrite it."
@@ -299,7 +323,8 @@ impl Resolve<OpengistServer, UpdateGistArgs> for UpdateGist {
         if !args.file_ops.is_empty() {
             refuse_partial_file_list(&detail)?;
         }
-        let facts = facts_of(&detail);
+        let mut facts = facts_of(&detail);
+        facts.topics = topics_of(server, &detail).await;
         let changes = file_changes(args, &facts)
             .map_err(|e| Rejection::new(format!("{e} Nothing was changed.")))?;
         let patch = GistPatch::new(
@@ -309,6 +334,7 @@ impl Resolve<OpengistServer, UpdateGistArgs> for UpdateGist {
             changes,
         )
         .map_err(|e| Rejection::new(format!("{e}. Nothing was changed.")))?;
+        preflight::can_change(server, &id, Change::Update).await?;
         Ok(UpdateGist::new(id, patch, facts))
     }
 }
@@ -324,6 +350,9 @@ pub struct Updated {
     pub revision: Option<String>,
     /// Its filenames after the change.
     pub files: Vec<String>,
+    /// The topics Opengist's API dropped with this change, when it had any (or could not tell).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topics_removed: Option<String>,
     /// How the call was cleared.
     pub cleared_by: Clearing,
 }
@@ -355,8 +384,12 @@ impl Resolve<OpengistServer, DeleteGistFilesArgs> for DeleteGistFiles {
         }
         let (id, detail) = resolve_gist(server, &args.gist_id).await?;
         refuse_partial_file_list(&detail)?;
-        DeleteGistFiles::new(id, &args.filenames, facts_of(&detail))
-            .map_err(|e| Rejection::new(e.to_string()))
+        let mut facts = facts_of(&detail);
+        facts.topics = topics_of(server, &detail).await;
+        let target = DeleteGistFiles::new(id.clone(), &args.filenames, facts)
+            .map_err(|e| Rejection::new(e.to_string()))?;
+        preflight::can_change(server, &id, Change::DeleteFiles).await?;
+        Ok(target)
     }
 }
 
@@ -371,6 +404,9 @@ pub struct FilesDeleted {
     pub remaining: Vec<String>,
     /// The revision before the deletion: `get_gist` with this `sha` still shows the files.
     pub previous_revision: Option<String>,
+    /// The topics Opengist's API dropped with this change, when it had any (or could not tell).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topics_removed: Option<String>,
     /// How the call was cleared.
     pub cleared_by: Clearing,
 }
@@ -391,6 +427,7 @@ pub struct DeleteGistArgs {
 impl Resolve<OpengistServer, DeleteGistArgs> for DeleteGist {
     async fn resolve(server: &OpengistServer, args: &DeleteGistArgs) -> Result<Self, Rejection> {
         let (id, detail) = resolve_gist(server, &args.gist_id).await?;
+        preflight::can_change(server, &id, Change::Delete).await?;
         Ok(DeleteGist::new(id, facts_of(&detail)))
     }
 }
@@ -488,6 +525,7 @@ impl OpengistServer {
         let client = self.client()?;
         let cleared_by = Clearing::of(clearance.approved_by());
         let previous_revision = clearance.target().previous_revision().map(str::to_owned);
+        let topics_removed = clearance.target().topics_note();
         let read_back = outcome::UpdateReadBack::before(clearance.target());
         let detail = match client.update_gist(clearance).await {
             Ok(detail) => detail,
@@ -498,6 +536,7 @@ impl OpengistServer {
             previous_revision,
             revision: detail.head_sha().map(str::to_owned),
             files: filenames(&detail),
+            topics_removed,
             cleared_by,
         }))
     }
@@ -525,6 +564,7 @@ impl OpengistServer {
             .cloned()
             .collect();
         let previous_revision = approved.target().previous_revision().map(str::to_owned);
+        let topics_removed = approved.target().topics_note();
         let read_back = outcome::DeleteFilesReadBack::before(approved.target());
         let detail = match client.delete_gist_files(approved).await {
             Ok(detail) => detail,
@@ -535,6 +575,7 @@ impl OpengistServer {
             deleted,
             remaining: filenames(&detail),
             previous_revision,
+            topics_removed,
             cleared_by,
         }))
     }
@@ -630,6 +671,7 @@ mod tests {
             created_at: 0,
             updated_at: 0,
             revision: None,
+            topics: None,
         }
     }
 
@@ -708,6 +750,30 @@ mod tests {
         )
         .expect_err("destination exists");
         assert!(clobber.contains("already exists"), "{clobber}");
+        let itself = file_changes(
+            &args(vec![op(FileOpKind::Rename, "a", Some("a"), None)], false),
+            &f,
+        )
+        .expect_err("rename onto itself");
+        assert!(
+            itself.contains("to its own name") && !itself.contains("overwrite"),
+            "{itself}"
+        );
+        let rewrite = file_changes(
+            &args(
+                vec![op(FileOpKind::Rename, "a", Some("a"), Some("x"))],
+                false,
+            ),
+            &f,
+        )
+        .expect("a rename onto itself with content writes it");
+        assert_eq!(
+            rewrite,
+            vec![FileChange::Write {
+                filename: "a".to_owned(),
+                content: "x".to_owned()
+            }]
+        );
         let unnamed = file_changes(
             &args(vec![op(FileOpKind::Rename, "a", None, None)], true),
             &f,
