@@ -304,6 +304,11 @@ enum Reply {
     TrueAsString,
     /// The client's dialog fails with an error.
     Fails,
+    /// The client has no handler for `elicitation/create` (a gateway that declared the
+    /// capability upstream anyway): JSON-RPC -32601.
+    MethodNotFound,
+    /// The client says elicitation is not supported (the Python SDK's default answer).
+    NotSupported,
 }
 
 #[derive(Clone)]
@@ -360,6 +365,19 @@ impl ClientHandler for Person {
             Reply::NotABool => accept(json!({ APPROVE_PROPERTY: 1 })),
             Reply::TrueAsString => accept(json!({ APPROVE_PROPERTY: "true" })),
             Reply::Fails => return Err(ErrorData::internal_error("the dialog broke", None)),
+            Reply::MethodNotFound => {
+                return Err(ErrorData::new(
+                    rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                    "Method not found",
+                    None,
+                ));
+            }
+            Reply::NotSupported => {
+                return Err(ErrorData::invalid_request(
+                    "Elicitation not supported",
+                    None,
+                ));
+            }
         })
     }
 
@@ -562,6 +580,7 @@ fn approved() -> InputResponses {
 struct Outcome {
     is_error: bool,
     text: String,
+    structured: Option<Value>,
 }
 
 impl Outcome {
@@ -569,6 +588,7 @@ impl Outcome {
         Self {
             is_error: result.is_error == Some(true),
             text: text_of(&result),
+            structured: result.structured_content.clone(),
         }
     }
 
@@ -669,6 +689,7 @@ in_both_eras!(
     a_client_that_can_elicit_is_asked_even_when_it_quotes_a_token,
     questions_carry_server_side_facts_only,
     token_text_carries_server_side_facts_only,
+    a_token_reply_carries_structured_content,
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -744,6 +765,77 @@ async fn legacy_no_answer_within_the_bound_times_out() {
     assert_eq!(s.asked(), 1);
     assert_eq!(s.deletes(), 0);
     assert!(s.has_note("n1"));
+}
+
+/// A pushed dialog the client cannot show at all (-32601, "not supported") is no refusal: the
+/// call takes the two-call token path and says the dialog failed. The second call pushes the
+/// dialog again (a client that can show it after all is asked), and only when that fails too
+/// does the quoted token count.
+#[tokio::test]
+async fn legacy_a_client_that_cannot_show_the_dialog_gets_a_token() {
+    for (reply, says) in [
+        (Reply::MethodNotFound, "-32601 (method not found)"),
+        (Reply::NotSupported, "-32600 (elicitation not supported)"),
+    ] {
+        let s = Session::open(Era::Legacy, guard().build(), Person::new(reply)).await;
+        let first = s.delete("n1").await;
+        assert!(first.is_error, "{reply:?}: the first call changes nothing");
+        assert!(
+            first.text.contains("Nothing was changed yet."),
+            "{}",
+            first.text
+        );
+        assert!(
+            first.text.contains("the approval dialog failed") && first.text.contains(says),
+            "{reply:?}: the text says the dialog failed and how: {}",
+            first.text
+        );
+        assert!(
+            first.text.contains("No one saw the question"),
+            "{}",
+            first.text
+        );
+        assert_eq!(s.last_interruption(), Some(InterruptionKind::TokenIssued));
+        assert_eq!(s.asked(), 1, "{reply:?}: the dialog was tried");
+        assert_eq!(s.deletes(), 0);
+        assert!(s.has_note("n1"));
+
+        s.delete_quoting("n1", &first.token())
+            .await
+            .assert_ran("deleted n1");
+        assert_eq!(
+            s.asked(),
+            2,
+            "{reply:?}: the second call tried the dialog first"
+        );
+        assert_eq!(s.deletes(), 1);
+        assert!(!s.has_note("n1"));
+    }
+}
+
+/// The token reply carries the token as structured content too, equal to the text's.
+async fn a_token_reply_carries_structured_content(era: Era) {
+    let s = Session::open(era, guard().build(), Person::without_elicitation()).await;
+    let first = s.delete("n1").await;
+    let structured = first.structured.clone().expect("structuredContent");
+    assert_eq!(structured["status"], "confirmation_required");
+    assert_eq!(structured["confirm_token"], first.token().as_str());
+    assert_eq!(structured["tool"], "delete_note");
+    assert_eq!(structured["expires_in_seconds"], 300);
+    assert!(
+        structured["why_no_dialog"]
+            .as_str()
+            .is_some_and(|why| why.contains("did not declare the elicitation capability")),
+        "{structured}"
+    );
+    assert!(structured.get("refused_because").is_none(), "{structured}");
+
+    let refused = s.delete_quoting("n1", "garbage").await;
+    let structured = refused.structured.clone().expect("structuredContent");
+    assert_eq!(structured["status"], "token_refused");
+    assert_eq!(structured["confirm_token"], refused.token().as_str());
+    assert!(structured["refused_because"].is_string(), "{structured}");
+    assert_eq!(s.deletes(), 0);
 }
 
 #[tokio::test]

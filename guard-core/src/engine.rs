@@ -264,10 +264,63 @@ impl Interruption {
 }
 
 /// Why the token path was taken; the token's text says so.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum NoDialog {
     SwitchedOff,
     NotDeclared,
+    /// A pushed dialog failed because the client could not show it; says how.
+    DialogFailed(String),
+}
+
+/// The keys of a token reply's `structuredContent`, so a program can read the token without
+/// parsing the text.
+pub mod token_reply {
+    /// `"confirmation_required"`, or `"token_refused"` when a quoted token was not accepted.
+    pub const STATUS: &str = "status";
+    /// The token to quote.
+    pub const CONFIRM_TOKEN: &str = "confirm_token";
+    /// The tool to call again, with the same arguments plus the token.
+    pub const TOOL: &str = "tool";
+    /// Seconds the token stays valid.
+    pub const EXPIRES_IN_SECONDS: &str = "expires_in_seconds";
+    /// Why no person was asked.
+    pub const WHY_NO_DIALOG: &str = "why_no_dialog";
+    /// Why a quoted token was refused, when one was.
+    pub const REFUSED_BECAUSE: &str = "refused_because";
+}
+
+/// When a pushed `elicitation/create` failed because the client cannot show a dialog at all
+/// (rather than because the person answered, or the dialog broke midway), says how; the call
+/// then takes the two-call token path. Gateways such as proxies declare elicitation upstream
+/// whatever their own client declared, and answer `-32601 Method not found`.
+fn dialog_unavailable(error: &ServiceError) -> Option<String> {
+    match error {
+        ServiceError::McpError(data) => {
+            let message = data.message.to_ascii_lowercase();
+            let unsupported = [
+                "not supported",
+                "unsupported",
+                "does not support",
+                "not implemented",
+            ]
+            .iter()
+            .any(|phrase| message.contains(phrase));
+            if data.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND {
+                Some("the client answered the dialog request with JSON-RPC error -32601 (method not found)".to_owned())
+            } else if unsupported {
+                Some(format!(
+                    "the client answered the dialog request with JSON-RPC error {} (elicitation not supported)",
+                    data.code.0
+                ))
+            } else {
+                None
+            }
+        }
+        ServiceError::TransportSend(_) | ServiceError::TransportClosed => {
+            Some("the connection could not carry the dialog request to the client".to_owned())
+        }
+        _ => None,
+    }
 }
 
 fn now_unix() -> u64 {
@@ -501,6 +554,11 @@ impl Guard {
                     minutes(timeout)
                 ),
             )),
+            Err(error) if let Some(how) = dialog_unavailable(&error) => {
+                tracing::info!(%error, tool = %call.tool, "the client cannot show the approval dialog; using the two-call token");
+                self.token_path(call, target, NoDialog::DialogFailed(how))
+                    .await
+            }
             Err(error) => {
                 tracing::warn!(%error, tool = %call.tool, "could not deliver the approval dialog");
                 Err(Interruption::text(
@@ -605,15 +663,46 @@ impl Guard {
         );
         let server = &self.inner.server;
         let tool = &call.tool;
-        let why_text = match why {
+        let why_text = match &why {
             NoDialog::SwitchedOff => format!(
                 "{server} did not ask a person: dialogs are switched off on this server (ELICITATION=false), so guarded tools use a two-call token instead."
             ),
             NoDialog::NotDeclared => format!(
                 "{server} did not ask a person: this request did not declare the elicitation capability, or its connection cannot carry a dialog, so guarded tools use a two-call token instead."
             ),
+            NoDialog::DialogFailed(how) => format!(
+                "{server} tried to ask a person, but the approval dialog failed: {how}. No one saw the question, so guarded tools use a two-call token instead."
+            ),
         };
         let mut text = String::new();
+        let mut structured = serde_json::Map::new();
+        structured.insert(
+            token_reply::STATUS.to_owned(),
+            Value::from(if refusal.is_some() {
+                "token_refused"
+            } else {
+                "confirmation_required"
+            }),
+        );
+        structured.insert(
+            token_reply::CONFIRM_TOKEN.to_owned(),
+            Value::from(token.clone()),
+        );
+        structured.insert(token_reply::TOOL.to_owned(), Value::from(tool.clone()));
+        structured.insert(
+            token_reply::EXPIRES_IN_SECONDS.to_owned(),
+            Value::from(self.inner.token_ttl.as_secs()),
+        );
+        structured.insert(
+            token_reply::WHY_NO_DIALOG.to_owned(),
+            Value::from(why_text.clone()),
+        );
+        if let Some(reason) = &refusal {
+            structured.insert(
+                token_reply::REFUSED_BECAUSE.to_owned(),
+                Value::from(reason.clone()),
+            );
+        }
         let kind = match refusal {
             Some(reason) => {
                 text.push_str(&format!(
@@ -631,6 +720,12 @@ impl Guard {
             question = Self::message(target),
             ttl = minutes(self.inner.token_ttl),
         ));
-        Err(Interruption::text(kind, text))
+        // The text for people and models; the same facts as structured content for programs.
+        let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+        result.structured_content = Some(Value::Object(structured));
+        Err(Interruption {
+            kind,
+            response: Box::new(result.into()),
+        })
     }
 }

@@ -49,6 +49,7 @@ mod target;
 
 pub use approval::{Approved, ApprovedBy, Clearance, Exempt};
 pub use call::{CONFIRM_TOKEN_ARG, GuardCall};
+pub use engine::token_reply;
 pub use engine::{
     APPROVAL_INPUT_KEY, APPROVE_PROPERTY, Guard, GuardBuilder, Guarded, Interruption,
     InterruptionKind, PrincipalFn, Rejection, Resolve, default_principal,
