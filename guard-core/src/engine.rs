@@ -42,6 +42,22 @@ struct Inner {
     token_ttl: Duration,
     state_ttl: Duration,
     principal: Box<PrincipalFn>,
+    input_key: String,
+    altered_state: AlteredState,
+}
+
+/// What a 2026-07-28 retry gets when its `requestState` does not open: altered, forged, for
+/// other arguments or another caller, or expired. Either way nothing runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum AlteredState {
+    /// Ask the question again with a fresh state (the default): a client that mangled the
+    /// state loses nothing but a round, and an attacker gains nothing.
+    #[default]
+    AskAgain,
+    /// Answer with a JSON-RPC `-32602 Invalid params` error that says why, as the official
+    /// conformance suite expects of a server that rejects state failing its integrity check.
+    JsonRpcError,
 }
 
 impl std::fmt::Debug for Guard {
@@ -66,6 +82,8 @@ pub struct GuardBuilder {
     token_ttl: Duration,
     state_ttl: Duration,
     principal: Option<Box<PrincipalFn>>,
+    input_key: String,
+    altered_state: AlteredState,
 }
 
 impl GuardBuilder {
@@ -117,6 +135,19 @@ impl GuardBuilder {
         self
     }
 
+    /// The key the question travels under in `inputRequests` / `inputResponses` (2026-07-28).
+    /// Default: [`APPROVAL_INPUT_KEY`].
+    pub fn input_key(mut self, key: impl Into<String>) -> Self {
+        self.input_key = key.into();
+        self
+    }
+
+    /// What a retry whose `requestState` does not open gets. Default: [`AlteredState::AskAgain`].
+    pub fn altered_state(mut self, policy: AlteredState) -> Self {
+        self.altered_state = policy;
+        self
+    }
+
     /// The guard.
     pub fn build(self) -> Guard {
         Guard {
@@ -133,6 +164,8 @@ impl GuardBuilder {
                 principal: self
                     .principal
                     .unwrap_or_else(|| Box::new(default_principal)),
+                input_key: self.input_key,
+                altered_state: self.altered_state,
             }),
         }
     }
@@ -235,6 +268,9 @@ pub enum InterruptionKind {
     NotAsked,
     /// The spent-nonce store failed, so the answer could not be checked for reuse.
     StoreFailed,
+    /// A retry's `requestState` did not open and the guard answers that with an error
+    /// ([`AlteredState::JsonRpcError`]).
+    StateRejected,
 }
 
 /// The answer to send instead of running the operation.
@@ -242,6 +278,8 @@ pub enum InterruptionKind {
 pub struct Interruption {
     kind: InterruptionKind,
     response: Box<CallToolResponse>,
+    /// Set when the answer is a JSON-RPC error rather than a tool result.
+    error: Option<Box<rmcp::ErrorData>>,
 }
 
 impl Interruption {
@@ -249,6 +287,7 @@ impl Interruption {
         Self {
             kind,
             response: Box::new(CallToolResult::error(vec![ContentBlock::text(text)]).into()),
+            error: None,
         }
     }
 
@@ -257,9 +296,19 @@ impl Interruption {
         self.kind
     }
 
-    /// The response for the client.
+    /// The response for the client as a tool result (an interruption that is a JSON-RPC
+    /// error gives its message as an error result).
     pub fn into_response(self) -> CallToolResponse {
         *self.response
+    }
+
+    /// The answer for the client: a tool result, or a JSON-RPC error where the guard was set
+    /// to answer one ([`AlteredState::JsonRpcError`]). What `#[guarded]` handlers return.
+    pub fn into_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
+        match self.error {
+            Some(error) => Err(*error),
+            None => Ok(*self.response),
+        }
     }
 }
 
@@ -399,6 +448,8 @@ impl Guard {
             token_ttl: Duration::from_secs(300),
             state_ttl: Duration::from_secs(900),
             principal: None,
+            input_key: APPROVAL_INPUT_KEY.to_owned(),
+            altered_state: AlteredState::AskAgain,
         }
     }
 
@@ -590,7 +641,7 @@ impl Guard {
                     let answer = call
                         .input_responses
                         .as_ref()
-                        .and_then(|responses| responses.get(APPROVAL_INPUT_KEY))
+                        .and_then(|responses| responses.get(self.inner.input_key.as_str()))
                         .and_then(|value| {
                             let action: ElicitationAction =
                                 serde_json::from_value(value.get("action")?.clone()).ok()?;
@@ -604,6 +655,19 @@ impl Guard {
                     } else {
                         tracing::info!(tool = %call.tool, "retry without a readable answer: asking afresh");
                     }
+                }
+                Err(reason) if self.inner.altered_state == AlteredState::JsonRpcError => {
+                    tracing::info!(tool = %call.tool, %reason, "requestState is no answer: refusing");
+                    let message = format!(
+                        "Invalid params: the requestState was refused: {reason}. Nothing was changed; call the tool again without requestState and inputResponses to be asked afresh."
+                    );
+                    return Err(Interruption {
+                        kind: InterruptionKind::StateRejected,
+                        response: Box::new(
+                            CallToolResult::error(vec![ContentBlock::text(message.clone())]).into(),
+                        ),
+                        error: Some(Box::new(rmcp::ErrorData::invalid_params(message, None))),
+                    });
                 }
                 Err(reason) => {
                     tracing::info!(tool = %call.tool, %reason, "requestState is no answer: asking afresh");
@@ -621,10 +685,11 @@ impl Guard {
         );
         let request = InputRequest::Elicitation(ElicitRequest::new(form));
         let mut requests = InputRequests::new();
-        requests.insert(APPROVAL_INPUT_KEY.to_owned(), request);
+        requests.insert(self.inner.input_key.clone(), request);
         Err(Interruption {
             kind: InterruptionKind::InputRequired,
             response: Box::new(InputRequiredResult::new(Some(requests), Some(state)).into()),
+            error: None,
         })
     }
 
@@ -726,6 +791,7 @@ impl Guard {
         Err(Interruption {
             kind,
             response: Box::new(result.into()),
+            error: None,
         })
     }
 }

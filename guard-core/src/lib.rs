@@ -49,11 +49,11 @@ mod target;
 
 pub use approval::{Approved, ApprovedBy, Clearance, Exempt};
 pub use call::{CONFIRM_TOKEN_ARG, GuardCall};
-pub use engine::token_reply;
 pub use engine::{
     APPROVAL_INPUT_KEY, APPROVE_PROPERTY, Guard, GuardBuilder, Guarded, Interruption,
     InterruptionKind, PrincipalFn, Rejection, Resolve, default_principal,
 };
+pub use engine::{AlteredState, token_reply};
 pub use nonce::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
 pub use question::{Fact, Id, InvalidId, Question, Wording};
 pub use seal::{SealKey, SealKeyTooShort};

@@ -273,9 +273,7 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
             __mcp_guard_proof = match #decide {
                 ::core::result::Result::Ok(proof) => proof,
                 ::core::result::Result::Err(interruption) => {
-                    return ::core::result::Result::Ok(
-                        ::mcp_guard::Interruption::into_response(interruption),
-                    );
+                    return ::mcp_guard::Interruption::into_result(interruption);
                 }
             };
             #bind_params
