@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from live import api, gist_id_in, marker
-from support import TARGET, Dialog, Launcher, connect, free_port, opengist_mcp_bin, require_binary, text_of, token_in, wait_listening
+from support import ROOT, TARGET, Dialog, Launcher, connect, free_port, opengist_mcp_bin, require_binary, text_of, token_in, wait_listening
 
 pytestmark = [pytest.mark.anyio, pytest.mark.opengist, pytest.mark.gateway]
 
@@ -36,7 +36,7 @@ PROXY_SCRIPT = Path(__file__).parent / "gateway" / "fastmcp_proxy.py"
 def gateway(opengist_env, launcher: Launcher, tmp_path: Path) -> Iterator[str]:
     """opengist-mcp (full token) behind fastmcp's proxy; yields the proxy's URL."""
     # The pinned gateway, installed by the project's script (idempotent: quick once stamped).
-    setup = subprocess.run(["bash", str(TARGET.parent / "scripts" / "gateway-env")], capture_output=True, text=True)
+    setup = subprocess.run(["bash", str(ROOT / "scripts" / "gateway-env")], capture_output=True, text=True)
     if setup.returncode != 0 or not GATEWAY_PYTHON.exists():
         pytest.fail(f"scripts/gateway-env failed (exit {setup.returncode}):\n{setup.stderr}", pytrace=False)
     binary = require_binary(opengist_mcp_bin(), "cargo build -p opengist-mcp")

@@ -153,7 +153,7 @@ impl NotesServer {
         };
         Ok(match self.guard.approve(call, target).await {
             Ok(approved) => self.delete(approved),
-            Err(interruption) => self.interrupted(interruption),
+            Err(interruption) => self.interrupted(interruption)?,
         })
     }
 
@@ -183,7 +183,7 @@ impl NotesServer {
         let needs_approval = target.shared;
         Ok(match self.guard.clear(call, target, needs_approval).await {
             Ok(clearance) => self.write(clearance),
-            Err(interruption) => self.interrupted(interruption),
+            Err(interruption) => self.interrupted(interruption)?,
         })
     }
 
@@ -271,13 +271,15 @@ impl NotesServer {
         CallToolResult::success(vec![ContentBlock::text(format!("wrote {}", target.id))]).into()
     }
 
-    fn interrupted(&self, interruption: Interruption) -> CallToolResponse {
+    /// What a `#[guarded]` handler returns too: a tool result, or a JSON-RPC error where the
+    /// guard answers one.
+    fn interrupted(&self, interruption: Interruption) -> Result<CallToolResponse, ErrorData> {
         self.observed
             .interruptions
             .lock()
             .expect("interruptions lock")
             .push(interruption.kind());
-        interruption.into_response()
+        interruption.into_result()
     }
 }
 
@@ -974,6 +976,79 @@ async fn modern_a_tampered_state_is_asked_afresh() {
         assert_eq!(s.deletes(), 0, "{bad:?} must not run the body");
     }
     assert!(s.has_note("n1"));
+}
+
+/// With `AlteredState::JsonRpcError` (what the conformance suite expects), a state that does
+/// not open is a JSON-RPC -32602 error that says why; nothing runs, and a fresh call is asked.
+#[tokio::test]
+async fn modern_an_altered_state_can_be_a_json_rpc_error() {
+    let s = modern_session(
+        guard()
+            .altered_state(mcp_guard::AlteredState::JsonRpcError)
+            .build(),
+    )
+    .await;
+    let call = params("delete_note", json!({"note_id": "n1"}));
+    let state = state_of(&input_required(s.once(call.clone()).await));
+    let retry = call
+        .clone()
+        .with_request_state(format!("{state}x"))
+        .with_input_responses(approved());
+    let error = s
+        .client
+        .call_tool_once(retry)
+        .await
+        .expect_err("an altered state is a JSON-RPC error");
+    let rmcp::service::ServiceError::McpError(data) = &error else {
+        panic!("expected a JSON-RPC error, got {error:?}");
+    };
+    assert_eq!(data.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+    assert!(
+        data.message.contains("requestState was refused"),
+        "{}",
+        data.message
+    );
+    assert!(
+        data.message.contains("Nothing was changed"),
+        "{}",
+        data.message
+    );
+    assert_eq!(s.deletes(), 0);
+    assert_eq!(s.last_interruption(), Some(InterruptionKind::StateRejected));
+    // The genuine state still opens: the error spent nothing.
+    let retry = call
+        .with_request_state(state)
+        .with_input_responses(approved());
+    complete(s.once(retry).await).assert_ran("deleted n1");
+}
+
+/// The question travels under the key the guard was built with, and only that key answers.
+#[tokio::test]
+async fn modern_the_input_key_is_configurable() {
+    let s = modern_session(guard().input_key("user_name").build()).await;
+    let call = params("delete_note", json!({"note_id": "n1"}));
+    let first = input_required(s.once(call.clone()).await);
+    let keys: Vec<String> = first
+        .input_requests
+        .as_ref()
+        .map(|requests| requests.keys().cloned().collect())
+        .unwrap_or_default();
+    assert_eq!(keys, ["user_name"]);
+    // An answer under the default key is no answer here: asked afresh.
+    let wrong_key = call
+        .clone()
+        .with_request_state(state_of(&first))
+        .with_input_responses(approved());
+    let again = input_required(s.once(wrong_key).await);
+    let answer = InputResponses::from([(
+        "user_name".to_owned(),
+        json!({ "action": "accept", "content": { APPROVE_PROPERTY: true } }),
+    )]);
+    let retry = call
+        .with_request_state(state_of(&again))
+        .with_input_responses(answer);
+    complete(s.once(retry).await).assert_ran("deleted n1");
+    assert_eq!(s.deletes(), 1);
 }
 
 #[tokio::test]
