@@ -302,6 +302,22 @@ impl Interruption {
         *self.response
     }
 
+    /// For a tool that declares an `outputSchema`: the token reply's facts move from
+    /// `structuredContent` to the result's `_meta` under [`token_reply::META_KEY`]. Clients
+    /// such as the TypeScript SDK 1.x validate `structuredContent` against the output schema
+    /// even on an error result, and would turn the token reply into an exception the model
+    /// never reads. `#[guarded]` calls this for handlers that return `Json<T>`.
+    pub fn for_output_schema(mut self) -> Self {
+        if let CallToolResponse::Complete(result) = self.response.as_mut()
+            && let Some(facts) = result.structured_content.take()
+        {
+            let mut meta = result.meta.take().unwrap_or_default();
+            meta.0.insert(token_reply::META_KEY.to_owned(), facts);
+            result.meta = Some(meta);
+        }
+        self
+    }
+
     /// The answer for the client: a tool result, or a JSON-RPC error where the guard was set
     /// to answer one ([`AlteredState::JsonRpcError`]). What `#[guarded]` handlers return.
     pub fn into_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
@@ -321,9 +337,13 @@ enum NoDialog {
     DialogFailed(String),
 }
 
-/// The keys of a token reply's `structuredContent`, so a program can read the token without
-/// parsing the text.
+/// The keys of a token reply's `structuredContent` (or, for a tool with an `outputSchema`, of
+/// the object under [`META_KEY`](token_reply::META_KEY) in its `_meta`), so a program can read
+/// the token without parsing the text.
 pub mod token_reply {
+    /// Where a tool with an `outputSchema` carries the token reply's facts: `_meta[META_KEY]`
+    /// (see [`Interruption::for_output_schema`](crate::Interruption::for_output_schema)).
+    pub const META_KEY: &str = "mcp-guard/token_reply";
     /// `"confirmation_required"`, or `"token_refused"` when a quoted token was not accepted.
     pub const STATUS: &str = "status";
     /// The token to quote.

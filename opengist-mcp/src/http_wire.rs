@@ -77,7 +77,7 @@ pub async fn json_rpc_body(request: Request, next: Next) -> Response {
         }
     };
     if let Err(refusal) = check_message(&bytes, has_session) {
-        return refusal;
+        return *refusal;
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
@@ -93,9 +93,9 @@ fn is_json(request: &Request) -> bool {
 }
 
 /// `Err` is the answer to send instead of passing the message on.
-fn check_message(bytes: &Bytes, has_session: bool) -> Result<(), Response> {
+fn check_message(bytes: &Bytes, has_session: bool) -> Result<(), Box<Response>> {
     let value: Value = serde_json::from_slice(bytes).map_err(|error| {
-        json_rpc_error(
+        Box::new(json_rpc_error(
             StatusCode::BAD_REQUEST,
             Value::Null,
             ErrorCode::PARSE_ERROR.0,
@@ -103,7 +103,7 @@ fn check_message(bytes: &Bytes, has_session: bool) -> Result<(), Response> {
                 "Parse error: the body is not valid JSON ({error}); send one JSON-RPC message as a JSON object per POST"
             ),
             None,
-        )
+        ))
     })?;
     let Value::Object(object) = &value else {
         let message = if value.is_array() {
@@ -111,13 +111,13 @@ fn check_message(bytes: &Bytes, has_session: bool) -> Result<(), Response> {
         } else {
             "Invalid Request: a JSON-RPC message is a JSON object; send one per POST"
         };
-        return Err(json_rpc_error(
+        return Err(Box::new(json_rpc_error(
             StatusCode::BAD_REQUEST,
             Value::Null,
             ErrorCode::INVALID_REQUEST.0,
             message,
             None,
-        ));
+        )));
     };
     // A JSON-RPC id, echoed only when it has a legal shape.
     let id = object
@@ -126,17 +126,17 @@ fn check_message(bytes: &Bytes, has_session: bool) -> Result<(), Response> {
         .cloned()
         .unwrap_or(Value::Null);
     if serde_json::from_value::<ClientJsonRpcMessage>(value.clone()).is_err() {
-        return Err(json_rpc_error(
+        return Err(Box::new(json_rpc_error(
             StatusCode::BAD_REQUEST,
             id,
             ErrorCode::INVALID_REQUEST.0,
             "Invalid Request: not a JSON-RPC 2.0 request, notification or response this server knows (it needs \"jsonrpc\": \"2.0\", a \"method\" and, for a request, an \"id\"); send one message per POST",
             None,
-        ));
+        )));
     }
     if !has_session && let Some(requested) = legacy_version_in_request_meta(object) {
         let supported = [ProtocolVersion::NO_INITIALIZE.as_str()];
-        return Err(json_rpc_error(
+        return Err(Box::new(json_rpc_error(
             StatusCode::BAD_REQUEST,
             id,
             ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0,
@@ -145,7 +145,7 @@ fn check_message(bytes: &Bytes, has_session: bool) -> Result<(), Response> {
                 supported.join(", ")
             ),
             Some(json!({ "requested": requested, "supported": supported })),
-        ));
+        )));
     }
     Ok(())
 }
