@@ -321,23 +321,21 @@ impl ConformanceServer {
                 .into());
             }
         };
-        let answered_key = if answered == 1 { "step1" } else { "" };
         if answered == 1
             && !call
                 .input_responses()
-                .is_some_and(|responses| responses.contains_key(answered_key))
+                .is_some_and(|responses| responses.contains_key("step1"))
         {
             return Err(ErrorData::invalid_params(
                 "Invalid params: round 2 needs the inputResponses for step1",
                 None,
             ));
         }
-        let round = u8::try_from(answered).unwrap_or(u8::MAX);
         let state = seal::seal(
             &self.rounds_key,
             SealKind::RequestState,
             &scope,
-            round,
+            answered,
             now.saturating_add(900),
         );
         let mut requests = InputRequests::new();
