@@ -11,9 +11,13 @@
 //!   2025-11-25 connection, or an `input_required` result with a sealed `requestState` on a
 //!   2026-07-28 request, opened on the retry and bound to this exact target; or
 //! - where no dialog can be shown (the client did not declare elicitation, the transport
-//!   cannot carry it, or `ELICITATION=false`), the same call came back quoting the single-use
-//!   `confirm_token` the first call returned. That proves the call was made twice, nothing
-//!   more, and the token's text says so.
+//!   cannot carry it, a pushed dialog came back "method not found" or "not supported", as
+//!   gateways that declare elicitation on their clients' behalf answer, or `ELICITATION=false`),
+//!   the same call came back quoting the single-use `confirm_token` the first call returned
+//!   (in its text, and as `structuredContent`, or in `_meta` for a tool with an output schema:
+//!   see [`token_reply`]). That proves the call
+//!   was made twice, nothing more, and the token's text says so. A dialog the person declined
+//!   or cancelled is a refusal, never a token.
 //!
 //! Each approval owns its target, and is bound to the target's fingerprint (its operation and
 //! every field that decides what runs), so what executes is exactly what was approved. So:
@@ -53,7 +57,10 @@
 //!    to quote the token.
 //!
 //! Replicas that answer each other's questions share a [`SealKey`] and a [`NonceStore`] (see
-//! [`GuardBuilder`]).
+//! [`GuardBuilder`]). A 2026-07-28 retry whose `requestState` does not open (altered, forged,
+//! expired, for other arguments) runs nothing; the guard asks again by default, or answers a
+//! JSON-RPC `-32602` error with [`AlteredState::JsonRpcError`] (what the official conformance
+//! suite expects; `examples/conformance.rs`).
 //!
 //! # Example
 //!

@@ -153,7 +153,7 @@ impl NotesServer {
         };
         Ok(match self.guard.approve(call, target).await {
             Ok(approved) => self.delete(approved),
-            Err(interruption) => self.interrupted(interruption),
+            Err(interruption) => self.interrupted(interruption)?,
         })
     }
 
@@ -183,7 +183,7 @@ impl NotesServer {
         let needs_approval = target.shared;
         Ok(match self.guard.clear(call, target, needs_approval).await {
             Ok(clearance) => self.write(clearance),
-            Err(interruption) => self.interrupted(interruption),
+            Err(interruption) => self.interrupted(interruption)?,
         })
     }
 
@@ -271,13 +271,15 @@ impl NotesServer {
         CallToolResult::success(vec![ContentBlock::text(format!("wrote {}", target.id))]).into()
     }
 
-    fn interrupted(&self, interruption: Interruption) -> CallToolResponse {
+    /// What a `#[guarded]` handler returns too: a tool result, or a JSON-RPC error where the
+    /// guard answers one.
+    fn interrupted(&self, interruption: Interruption) -> Result<CallToolResponse, ErrorData> {
         self.observed
             .interruptions
             .lock()
             .expect("interruptions lock")
             .push(interruption.kind());
-        interruption.into_response()
+        interruption.into_result()
     }
 }
 
@@ -304,6 +306,11 @@ enum Reply {
     TrueAsString,
     /// The client's dialog fails with an error.
     Fails,
+    /// The client has no handler for `elicitation/create` (a gateway that declared the
+    /// capability upstream anyway): JSON-RPC -32601.
+    MethodNotFound,
+    /// The client says elicitation is not supported (the Python SDK's default answer).
+    NotSupported,
 }
 
 #[derive(Clone)]
@@ -360,6 +367,19 @@ impl ClientHandler for Person {
             Reply::NotABool => accept(json!({ APPROVE_PROPERTY: 1 })),
             Reply::TrueAsString => accept(json!({ APPROVE_PROPERTY: "true" })),
             Reply::Fails => return Err(ErrorData::internal_error("the dialog broke", None)),
+            Reply::MethodNotFound => {
+                return Err(ErrorData::new(
+                    rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                    "Method not found",
+                    None,
+                ));
+            }
+            Reply::NotSupported => {
+                return Err(ErrorData::invalid_request(
+                    "Elicitation not supported",
+                    None,
+                ));
+            }
         })
     }
 
@@ -562,6 +582,7 @@ fn approved() -> InputResponses {
 struct Outcome {
     is_error: bool,
     text: String,
+    structured: Option<Value>,
 }
 
 impl Outcome {
@@ -569,6 +590,7 @@ impl Outcome {
         Self {
             is_error: result.is_error == Some(true),
             text: text_of(&result),
+            structured: result.structured_content.clone(),
         }
     }
 
@@ -669,6 +691,7 @@ in_both_eras!(
     a_client_that_can_elicit_is_asked_even_when_it_quotes_a_token,
     questions_carry_server_side_facts_only,
     token_text_carries_server_side_facts_only,
+    a_token_reply_carries_structured_content,
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -744,6 +767,77 @@ async fn legacy_no_answer_within_the_bound_times_out() {
     assert_eq!(s.asked(), 1);
     assert_eq!(s.deletes(), 0);
     assert!(s.has_note("n1"));
+}
+
+/// A pushed dialog the client cannot show at all (-32601, "not supported") is no refusal: the
+/// call takes the two-call token path and says the dialog failed. The second call pushes the
+/// dialog again (a client that can show it after all is asked), and only when that fails too
+/// does the quoted token count.
+#[tokio::test]
+async fn legacy_a_client_that_cannot_show_the_dialog_gets_a_token() {
+    for (reply, says) in [
+        (Reply::MethodNotFound, "-32601 (method not found)"),
+        (Reply::NotSupported, "-32600 (elicitation not supported)"),
+    ] {
+        let s = Session::open(Era::Legacy, guard().build(), Person::new(reply)).await;
+        let first = s.delete("n1").await;
+        assert!(first.is_error, "{reply:?}: the first call changes nothing");
+        assert!(
+            first.text.contains("Nothing was changed yet."),
+            "{}",
+            first.text
+        );
+        assert!(
+            first.text.contains("the approval dialog failed") && first.text.contains(says),
+            "{reply:?}: the text says the dialog failed and how: {}",
+            first.text
+        );
+        assert!(
+            first.text.contains("No one saw the question"),
+            "{}",
+            first.text
+        );
+        assert_eq!(s.last_interruption(), Some(InterruptionKind::TokenIssued));
+        assert_eq!(s.asked(), 1, "{reply:?}: the dialog was tried");
+        assert_eq!(s.deletes(), 0);
+        assert!(s.has_note("n1"));
+
+        s.delete_quoting("n1", &first.token())
+            .await
+            .assert_ran("deleted n1");
+        assert_eq!(
+            s.asked(),
+            2,
+            "{reply:?}: the second call tried the dialog first"
+        );
+        assert_eq!(s.deletes(), 1);
+        assert!(!s.has_note("n1"));
+    }
+}
+
+/// The token reply carries the token as structured content too, equal to the text's.
+async fn a_token_reply_carries_structured_content(era: Era) {
+    let s = Session::open(era, guard().build(), Person::without_elicitation()).await;
+    let first = s.delete("n1").await;
+    let structured = first.structured.clone().expect("structuredContent");
+    assert_eq!(structured["status"], "confirmation_required");
+    assert_eq!(structured["confirm_token"], first.token().as_str());
+    assert_eq!(structured["tool"], "delete_note");
+    assert_eq!(structured["expires_in_seconds"], 300);
+    assert!(
+        structured["why_no_dialog"]
+            .as_str()
+            .is_some_and(|why| why.contains("did not declare the elicitation capability")),
+        "{structured}"
+    );
+    assert!(structured.get("refused_because").is_none(), "{structured}");
+
+    let refused = s.delete_quoting("n1", "garbage").await;
+    let structured = refused.structured.clone().expect("structuredContent");
+    assert_eq!(structured["status"], "token_refused");
+    assert_eq!(structured["confirm_token"], refused.token().as_str());
+    assert!(structured["refused_because"].is_string(), "{structured}");
+    assert_eq!(s.deletes(), 0);
 }
 
 #[tokio::test]
@@ -882,6 +976,79 @@ async fn modern_a_tampered_state_is_asked_afresh() {
         assert_eq!(s.deletes(), 0, "{bad:?} must not run the body");
     }
     assert!(s.has_note("n1"));
+}
+
+/// With `AlteredState::JsonRpcError` (what the conformance suite expects), a state that does
+/// not open is a JSON-RPC -32602 error that says why; nothing runs, and a fresh call is asked.
+#[tokio::test]
+async fn modern_an_altered_state_can_be_a_json_rpc_error() {
+    let s = modern_session(
+        guard()
+            .altered_state(mcp_guard::AlteredState::JsonRpcError)
+            .build(),
+    )
+    .await;
+    let call = params("delete_note", json!({"note_id": "n1"}));
+    let state = state_of(&input_required(s.once(call.clone()).await));
+    let retry = call
+        .clone()
+        .with_request_state(format!("{state}x"))
+        .with_input_responses(approved());
+    let error = s
+        .client
+        .call_tool_once(retry)
+        .await
+        .expect_err("an altered state is a JSON-RPC error");
+    let rmcp::service::ServiceError::McpError(data) = &error else {
+        panic!("expected a JSON-RPC error, got {error:?}");
+    };
+    assert_eq!(data.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+    assert!(
+        data.message.contains("requestState was refused"),
+        "{}",
+        data.message
+    );
+    assert!(
+        data.message.contains("Nothing was changed"),
+        "{}",
+        data.message
+    );
+    assert_eq!(s.deletes(), 0);
+    assert_eq!(s.last_interruption(), Some(InterruptionKind::StateRejected));
+    // The genuine state still opens: the error spent nothing.
+    let retry = call
+        .with_request_state(state)
+        .with_input_responses(approved());
+    complete(s.once(retry).await).assert_ran("deleted n1");
+}
+
+/// The question travels under the key the guard was built with, and only that key answers.
+#[tokio::test]
+async fn modern_the_input_key_is_configurable() {
+    let s = modern_session(guard().input_key("user_name").build()).await;
+    let call = params("delete_note", json!({"note_id": "n1"}));
+    let first = input_required(s.once(call.clone()).await);
+    let keys: Vec<String> = first
+        .input_requests
+        .as_ref()
+        .map(|requests| requests.keys().cloned().collect())
+        .unwrap_or_default();
+    assert_eq!(keys, ["user_name"]);
+    // An answer under the default key is no answer here: asked afresh.
+    let wrong_key = call
+        .clone()
+        .with_request_state(state_of(&first))
+        .with_input_responses(approved());
+    let again = input_required(s.once(wrong_key).await);
+    let answer = InputResponses::from([(
+        "user_name".to_owned(),
+        json!({ "action": "accept", "content": { APPROVE_PROPERTY: true } }),
+    )]);
+    let retry = call
+        .with_request_state(state_of(&again))
+        .with_input_responses(answer);
+    complete(s.once(retry).await).assert_ran("deleted n1");
+    assert_eq!(s.deletes(), 1);
 }
 
 #[tokio::test]

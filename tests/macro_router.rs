@@ -378,7 +378,16 @@ async fn a_guarded_call_runs_its_body_only_after_the_token_comes_back() {
         "{}",
         text(&first)
     );
+    // The tool has an output schema, so the token reply's facts travel in _meta, never as
+    // structuredContent the schema would reject.
     assert!(first.structured_content.is_none());
+    let facts = first
+        .meta
+        .as_ref()
+        .and_then(|meta| meta.0.get(mcp_guard::token_reply::META_KEY))
+        .expect("the token reply's facts in _meta");
+    assert_eq!(facts["confirm_token"], token_in(&first).as_str());
+    assert_eq!(facts["status"], "confirmation_required");
     assert!(
         store.notes.lock().unwrap().contains_key("n1"),
         "nothing is deleted before the approval"

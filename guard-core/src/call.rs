@@ -55,6 +55,16 @@ impl GuardCall {
     pub fn context(&self) -> &RequestContext<RoleServer> {
         &self.context
     }
+
+    /// The `requestState` a 2026-07-28 retry echoed, if any.
+    pub fn request_state(&self) -> Option<&str> {
+        self.request_state.as_deref()
+    }
+
+    /// The `inputResponses` a 2026-07-28 retry carries, if any.
+    pub fn input_responses(&self) -> Option<&InputResponses> {
+        self.input_responses.as_ref()
+    }
 }
 
 impl<S> FromContextPart<ToolCallContext<'_, S>> for GuardCall {

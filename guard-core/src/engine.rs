@@ -43,6 +43,22 @@ struct Inner {
     token_ttl: Duration,
     state_ttl: Duration,
     principal: Box<PrincipalFn>,
+    input_key: String,
+    altered_state: AlteredState,
+}
+
+/// What a 2026-07-28 retry gets when its `requestState` does not open: altered, forged, for
+/// other arguments or another caller, or expired. Either way nothing runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum AlteredState {
+    /// Ask the question again with a fresh state (the default): a client that mangled the
+    /// state loses nothing but a round, and an attacker gains nothing.
+    #[default]
+    AskAgain,
+    /// Answer with a JSON-RPC `-32602 Invalid params` error that says why, as the official
+    /// conformance suite expects of a server that rejects state failing its integrity check.
+    JsonRpcError,
 }
 
 impl std::fmt::Debug for Guard {
@@ -67,6 +83,8 @@ pub struct GuardBuilder {
     token_ttl: Duration,
     state_ttl: Duration,
     principal: Option<Box<PrincipalFn>>,
+    input_key: String,
+    altered_state: AlteredState,
 }
 
 impl GuardBuilder {
@@ -118,6 +136,19 @@ impl GuardBuilder {
         self
     }
 
+    /// The key the question travels under in `inputRequests` / `inputResponses` (2026-07-28).
+    /// Default: [`APPROVAL_INPUT_KEY`].
+    pub fn input_key(mut self, key: impl Into<String>) -> Self {
+        self.input_key = key.into();
+        self
+    }
+
+    /// What a retry whose `requestState` does not open gets. Default: [`AlteredState::AskAgain`].
+    pub fn altered_state(mut self, policy: AlteredState) -> Self {
+        self.altered_state = policy;
+        self
+    }
+
     /// The guard.
     pub fn build(self) -> Guard {
         Guard {
@@ -134,6 +165,8 @@ impl GuardBuilder {
                 principal: self
                     .principal
                     .unwrap_or_else(|| Box::new(default_principal)),
+                input_key: self.input_key,
+                altered_state: self.altered_state,
             }),
         }
     }
@@ -256,6 +289,9 @@ pub enum InterruptionKind {
     /// The client cancelled the call (`notifications/cancelled`) before it could run; a
     /// pushed dialog still open was withdrawn and its answer, should one come, is ignored.
     CallCancelled,
+    /// A retry's `requestState` did not open and the guard answers that with an error
+    /// ([`AlteredState::JsonRpcError`]).
+    StateRejected,
 }
 
 /// The answer to send instead of running the operation.
@@ -263,6 +299,8 @@ pub enum InterruptionKind {
 pub struct Interruption {
     kind: InterruptionKind,
     response: Box<CallToolResponse>,
+    /// Set when the answer is a JSON-RPC error rather than a tool result.
+    error: Option<Box<rmcp::ErrorData>>,
 }
 
 impl Interruption {
@@ -270,6 +308,7 @@ impl Interruption {
         Self {
             kind,
             response: Box::new(CallToolResult::error(vec![ContentBlock::text(text)]).into()),
+            error: None,
         }
     }
 
@@ -287,17 +326,100 @@ impl Interruption {
         self.kind
     }
 
-    /// The response for the client.
+    /// The response for the client as a tool result (an interruption that is a JSON-RPC
+    /// error gives its message as an error result).
     pub fn into_response(self) -> CallToolResponse {
         *self.response
+    }
+
+    /// For a tool that declares an `outputSchema`: the token reply's facts move from
+    /// `structuredContent` to the result's `_meta` under [`token_reply::META_KEY`]. Clients
+    /// such as the TypeScript SDK 1.x validate `structuredContent` against the output schema
+    /// even on an error result, and would turn the token reply into an exception the model
+    /// never reads. `#[guarded]` calls this for handlers that return `Json<T>`.
+    pub fn for_output_schema(mut self) -> Self {
+        if let CallToolResponse::Complete(result) = self.response.as_mut()
+            && let Some(facts) = result.structured_content.take()
+        {
+            let mut meta = result.meta.take().unwrap_or_default();
+            meta.0.insert(token_reply::META_KEY.to_owned(), facts);
+            result.meta = Some(meta);
+        }
+        self
+    }
+
+    /// The answer for the client: a tool result, or a JSON-RPC error where the guard was set
+    /// to answer one ([`AlteredState::JsonRpcError`]). What `#[guarded]` handlers return.
+    pub fn into_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
+        match self.error {
+            Some(error) => Err(*error),
+            None => Ok(*self.response),
+        }
     }
 }
 
 /// Why the token path was taken; the token's text says so.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum NoDialog {
     SwitchedOff,
     NotDeclared,
+    /// A pushed dialog failed because the client could not show it; says how.
+    DialogFailed(String),
+}
+
+/// The keys of a token reply's `structuredContent` (or, for a tool with an `outputSchema`, of
+/// the object under [`META_KEY`](token_reply::META_KEY) in its `_meta`), so a program can read
+/// the token without parsing the text.
+pub mod token_reply {
+    /// Where a tool with an `outputSchema` carries the token reply's facts: `_meta[META_KEY]`
+    /// (see [`Interruption::for_output_schema`](crate::Interruption::for_output_schema)).
+    pub const META_KEY: &str = "mcp-guard/token_reply";
+    /// `"confirmation_required"`, or `"token_refused"` when a quoted token was not accepted.
+    pub const STATUS: &str = "status";
+    /// The token to quote.
+    pub const CONFIRM_TOKEN: &str = "confirm_token";
+    /// The tool to call again, with the same arguments plus the token.
+    pub const TOOL: &str = "tool";
+    /// Seconds the token stays valid.
+    pub const EXPIRES_IN_SECONDS: &str = "expires_in_seconds";
+    /// Why no person was asked.
+    pub const WHY_NO_DIALOG: &str = "why_no_dialog";
+    /// Why a quoted token was refused, when one was.
+    pub const REFUSED_BECAUSE: &str = "refused_because";
+}
+
+/// When a pushed `elicitation/create` failed because the client cannot show a dialog at all
+/// (rather than because the person answered, or the dialog broke midway), says how; the call
+/// then takes the two-call token path. Gateways such as proxies declare elicitation upstream
+/// whatever their own client declared, and answer `-32601 Method not found`.
+fn dialog_unavailable(error: &ServiceError) -> Option<String> {
+    match error {
+        ServiceError::McpError(data) => {
+            let message = data.message.to_ascii_lowercase();
+            let unsupported = [
+                "not supported",
+                "unsupported",
+                "does not support",
+                "not implemented",
+            ]
+            .iter()
+            .any(|phrase| message.contains(phrase));
+            if data.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND {
+                Some("the client answered the dialog request with JSON-RPC error -32601 (method not found)".to_owned())
+            } else if unsupported {
+                Some(format!(
+                    "the client answered the dialog request with JSON-RPC error {} (elicitation not supported)",
+                    data.code.0
+                ))
+            } else {
+                None
+            }
+        }
+        ServiceError::TransportSend(_) | ServiceError::TransportClosed => {
+            Some("the connection could not carry the dialog request to the client".to_owned())
+        }
+        _ => None,
+    }
 }
 
 fn now_unix() -> u64 {
@@ -376,6 +498,8 @@ impl Guard {
             token_ttl: Duration::from_secs(300),
             state_ttl: Duration::from_secs(900),
             principal: None,
+            input_key: APPROVAL_INPUT_KEY.to_owned(),
+            altered_state: AlteredState::AskAgain,
         }
     }
 
@@ -538,6 +662,12 @@ impl Guard {
                     minutes(timeout)
                 ),
             )),
+            // A cancelled call never falls back to the token path (Pushed::CallCancelled above).
+            Pushed::Failed(error) if let Some(how) = dialog_unavailable(&error) => {
+                tracing::info!(%error, tool = %call.tool, "the client cannot show the approval dialog; using the two-call token");
+                self.token_path(call, target, NoDialog::DialogFailed(how))
+                    .await
+            }
             Pushed::Failed(error) => {
                 tracing::warn!(%error, tool = %call.tool, "could not deliver the approval dialog");
                 Err(Interruption::text(
@@ -569,7 +699,7 @@ impl Guard {
                     let answer = call
                         .input_responses
                         .as_ref()
-                        .and_then(|responses| responses.get(APPROVAL_INPUT_KEY))
+                        .and_then(|responses| responses.get(self.inner.input_key.as_str()))
                         .and_then(|value| {
                             let action: ElicitationAction =
                                 serde_json::from_value(value.get("action")?.clone()).ok()?;
@@ -583,6 +713,19 @@ impl Guard {
                     } else {
                         tracing::info!(tool = %call.tool, "retry without a readable answer: asking afresh");
                     }
+                }
+                Err(reason) if self.inner.altered_state == AlteredState::JsonRpcError => {
+                    tracing::info!(tool = %call.tool, %reason, "requestState is no answer: refusing");
+                    let message = format!(
+                        "Invalid params: the requestState was refused: {reason}. Nothing was changed; call the tool again without requestState and inputResponses to be asked afresh."
+                    );
+                    return Err(Interruption {
+                        kind: InterruptionKind::StateRejected,
+                        response: Box::new(
+                            CallToolResult::error(vec![ContentBlock::text(message.clone())]).into(),
+                        ),
+                        error: Some(Box::new(rmcp::ErrorData::invalid_params(message, None))),
+                    });
                 }
                 Err(reason) => {
                     tracing::info!(tool = %call.tool, %reason, "requestState is no answer: asking afresh");
@@ -600,10 +743,11 @@ impl Guard {
         );
         let request = InputRequest::Elicitation(ElicitRequest::new(form));
         let mut requests = InputRequests::new();
-        requests.insert(APPROVAL_INPUT_KEY.to_owned(), request);
+        requests.insert(self.inner.input_key.clone(), request);
         Err(Interruption {
             kind: InterruptionKind::InputRequired,
             response: Box::new(InputRequiredResult::new(Some(requests), Some(state)).into()),
+            error: None,
         })
     }
 
@@ -642,15 +786,46 @@ impl Guard {
         );
         let server = &self.inner.server;
         let tool = &call.tool;
-        let why_text = match why {
+        let why_text = match &why {
             NoDialog::SwitchedOff => format!(
                 "{server} did not ask a person: dialogs are switched off on this server (ELICITATION=false), so guarded tools use a two-call token instead."
             ),
             NoDialog::NotDeclared => format!(
                 "{server} did not ask a person: this request did not declare the elicitation capability, or its connection cannot carry a dialog, so guarded tools use a two-call token instead."
             ),
+            NoDialog::DialogFailed(how) => format!(
+                "{server} tried to ask a person, but the approval dialog failed: {how}. No one saw the question, so guarded tools use a two-call token instead."
+            ),
         };
         let mut text = String::new();
+        let mut structured = serde_json::Map::new();
+        structured.insert(
+            token_reply::STATUS.to_owned(),
+            Value::from(if refusal.is_some() {
+                "token_refused"
+            } else {
+                "confirmation_required"
+            }),
+        );
+        structured.insert(
+            token_reply::CONFIRM_TOKEN.to_owned(),
+            Value::from(token.clone()),
+        );
+        structured.insert(token_reply::TOOL.to_owned(), Value::from(tool.clone()));
+        structured.insert(
+            token_reply::EXPIRES_IN_SECONDS.to_owned(),
+            Value::from(self.inner.token_ttl.as_secs()),
+        );
+        structured.insert(
+            token_reply::WHY_NO_DIALOG.to_owned(),
+            Value::from(why_text.clone()),
+        );
+        if let Some(reason) = &refusal {
+            structured.insert(
+                token_reply::REFUSED_BECAUSE.to_owned(),
+                Value::from(reason.clone()),
+            );
+        }
         let kind = match refusal {
             Some(reason) => {
                 text.push_str(&format!(
@@ -668,6 +843,13 @@ impl Guard {
             question = Self::message(target),
             ttl = minutes(self.inner.token_ttl),
         ));
-        Err(Interruption::text(kind, text))
+        // The text for people and models; the same facts as structured content for programs.
+        let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+        result.structured_content = Some(Value::Object(structured));
+        Err(Interruption {
+            kind,
+            response: Box::new(result.into()),
+            error: None,
+        })
     }
 }

@@ -54,6 +54,7 @@ pub use engine::{
     APPROVAL_INPUT_KEY, APPROVE_PROPERTY, Guard, GuardBuilder, Guarded, Interruption,
     InterruptionKind, PrincipalFn, Rejection, Resolve, default_principal,
 };
+pub use engine::{AlteredState, token_reply};
 pub use nonce::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
 pub use question::{Fact, Id, InvalidId, Question, Wording};
 pub use seal::{SealKey, SealKeyTooShort};

@@ -259,6 +259,20 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
         .map(|attr| with_output_schema(attr, &sig.output));
     let vis = &function.vis;
     let defaultness = &function.defaultness;
+    // A tool with an output schema carries the token reply's facts in `_meta`: some clients
+    // validate structuredContent against the schema even on an error result.
+    let has_output_schema = match &sig.output {
+        ReturnType::Type(_, ty) => json_output(ty).is_some(),
+        ReturnType::Default => false,
+    } || function
+        .attrs
+        .iter()
+        .any(|attr| is_tool(attr) && attr.to_token_stream().to_string().contains("output_schema"));
+    let adapt_interruption = if has_output_schema {
+        quote!(::mcp_guard::Interruption::for_output_schema(interruption))
+    } else {
+        quote!(interruption)
+    };
     Ok(quote! {
         #(#attrs)*
         #vis #defaultness #tool_sig {
@@ -273,9 +287,7 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
             __mcp_guard_proof = match #decide {
                 ::core::result::Result::Ok(proof) => proof,
                 ::core::result::Result::Err(interruption) => {
-                    return ::core::result::Result::Ok(
-                        ::mcp_guard::Interruption::into_response(interruption),
-                    );
+                    return ::mcp_guard::Interruption::into_result(#adapt_interruption);
                 }
             };
             #bind_params

@@ -217,7 +217,11 @@ where
             owners,
             session_owner::bind_sessions,
         ))
+        // Inside the gate: JSON-RPC errors for bodies rmcp would answer 415, the DELETE status.
+        .layer(middleware::from_fn(crate::http_wire::json_rpc_body))
         .layer(middleware::from_fn_with_state(Arc::new(gate), check));
+    // Outside the gate: a browser's preflight carries no Authorization.
+    let router = crate::http_wire::with_cors(router, &options.allowed_origins);
 
     Ok(BoundHttp {
         listener,

@@ -87,6 +87,7 @@ impl OpengistServer {
                 router.remove_route(&name);
             }
         }
+        crate::schema_bounds::plain_integer_bounds(&mut router);
         Self {
             shared,
             tool_router: router,
