@@ -36,5 +36,6 @@ pub mod limits;
 pub mod logging;
 pub mod opengist;
 pub mod server;
+pub mod stdio;
 pub mod targets;
 pub mod tools;
