@@ -299,9 +299,13 @@ pub fn check_line(line: &[u8]) -> Verdict {
             });
         }
     };
+    // serde reads a struct from an array too: only an object is an envelope.
+    if !text.trim_start().starts_with('{') {
+        return Verdict::Refuse(not_an_envelope(text, None));
+    }
     let envelope = match serde_json::from_str::<Envelope>(text) {
         Ok(envelope) => envelope,
-        Err(error) => return Verdict::Refuse(not_an_envelope(text, &error)),
+        Err(error) => return Verdict::Refuse(not_an_envelope(text, Some(&error))),
     };
     // The id first: every later answer carries it.
     let id = match envelope.id {
@@ -389,14 +393,14 @@ fn refuse(id: Option<&NumberOrString>, code: i64, message: &str) -> Verdict {
 }
 
 /// A line serde_json could not read as an object.
-fn not_an_envelope(text: &str, error: &serde_json::Error) -> Vec<u8> {
+fn not_an_envelope(text: &str, error: Option<&serde_json::Error>) -> Vec<u8> {
     match serde_json::from_str::<&RawValue>(text) {
-        Err(_) => error_response(
+        Err(parse) => error_response(
             None,
             PARSE_ERROR,
             &format!(
                 "the message is not JSON ({}); send one JSON-RPC object per line",
-                safe_serde_message(error)
+                safe_serde_message(error.unwrap_or(&parse))
             ),
         ),
         Ok(raw) if raw.get().trim_start().starts_with('[') => error_response(
@@ -569,7 +573,6 @@ fn typed_request_problem(method: &str, params: Option<&RawValue>) -> Option<Stri
         "tools/call" => problem::<m::CallToolRequestParams>(params),
         "initialize" => problem::<m::InitializeRequestParams>(params),
         "completion/complete" => problem::<m::CompleteRequestParams>(params),
-        "logging/setLevel" => problem::<m::SetLevelRequestParams>(params),
         "prompts/get" => problem::<m::GetPromptRequestParams>(params),
         "resources/read" => problem::<m::ReadResourceRequestParams>(params),
         "resources/subscribe" => problem::<m::SubscribeRequestParams>(params),
@@ -710,6 +713,18 @@ mod tests {
         assert_eq!(refused("{nope")["id"], Value::Null);
         let batch = refused(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
         assert_eq!(batch["error"]["code"], INVALID_REQUEST);
+        assert!(
+            batch["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("batch"),
+            "{batch}"
+        );
+        let pair = refused(r#"["2.0", 1, "ping"]"#);
+        assert!(
+            pair["error"]["message"].as_str().unwrap().contains("batch"),
+            "{pair}"
+        );
         let old = refused(r#"{"jsonrpc":"1.0","id":9,"method":"ping"}"#);
         assert_eq!(
             (old["id"].clone(), old["error"]["code"].clone()),
