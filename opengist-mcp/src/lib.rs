@@ -32,6 +32,7 @@ pub mod cli;
 pub mod config;
 pub mod doctor;
 pub mod http;
+pub mod http_limits;
 pub mod limits;
 pub mod logging;
 pub mod opengist;
