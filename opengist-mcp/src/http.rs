@@ -521,3 +521,18 @@ fn json_error(status: StatusCode, code: &str, message: &str) -> Response {
     )
         .into_response()
 }
+
+/// The gate's verdict on one request's headers, for fuzzing and tests: `Ok(())` when the
+/// request would be let through to the routes, else the status it would be refused with.
+/// `local_addr` is the address the server is bound to.
+#[doc(hidden)]
+pub fn gate_verdict(
+    local_addr: SocketAddr,
+    options: &HttpOptions,
+    headers: &HeaderMap,
+    uri: &Uri,
+) -> Result<(), StatusCode> {
+    Gate::new(local_addr, options)
+        .check(headers, uri)
+        .map_err(|rejection| rejection.status)
+}
