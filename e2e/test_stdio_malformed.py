@@ -170,3 +170,19 @@ def test_a_deep_first_call_is_answered_and_the_session_goes_on(opengist_mcp_bina
         assert len(tools["result"]["tools"]) == 14, tools
     finally:
         server.close()
+
+
+@pytest.mark.parametrize("era", ["legacy", MODERN])
+def test_the_guards_example_server_answers_malformed_lines_too(notes_binary, tmp_path, era):
+    """The transport is the guard framework's (`mcp_guard::stdio`): the notes example uses it."""
+    server = RawServer(notes_binary, era, tmp_path / "stderr")
+    try:
+        server.write(call_line(era, 41, '{"note_id":%s}' % nested(200), "delete_note"))
+        assert_error(server.next_message(), -32602, 41, "note_id")
+        server.write(b'[{"jsonrpc":"2.0","id":42,"method":"ping"}]')
+        assert_error(server.next_message(), -32600, None, "batch")
+        server.write(b"\xff\xfe")
+        assert_error(server.next_message(), -32700, None, "UTF-8")
+        assert_still_alive(server)
+    finally:
+        server.close()

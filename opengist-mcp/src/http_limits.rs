@@ -151,8 +151,8 @@ async fn limit(State(state): State<Arc<LimitState>>, request: Request, next: Nex
         Ok(Ok(bytes)) => bytes,
     };
     if !parts.headers.contains_key("mcp-session-id")
-        && is_initialize(&bytes)
         && state.sessions.sessions.read().await.len() >= state.limits.max_sessions
+        && is_initialize(&bytes)
     {
         tracing::warn!(
             max_sessions = state.limits.max_sessions,
