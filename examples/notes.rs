@@ -409,7 +409,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 async fn serve_stdio(server: NotesServer) -> Result<(), BoxError> {
     tracing::info!("serving MCP over stdio");
-    let running = match server.serve(rmcp::transport::stdio()).await {
+    let running = match server.serve(mcp_guard::stdio::stdio()).await {
         Ok(running) => running,
         // A client that closes stdin before its first request is not an error.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {

@@ -46,6 +46,7 @@ mod nonce;
 mod question;
 pub mod seal;
 mod settings;
+pub mod stdio;
 mod target;
 
 pub use approval::{Approved, ApprovedBy, Clearance, Exempt};

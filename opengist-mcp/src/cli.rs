@@ -111,6 +111,32 @@ pub struct CliArgs {
     /// OPENGIST_MCP_REQUEST_TIMEOUT_SECS] [default: 30]
     #[arg(long, value_name = "SECS", global = true)]
     pub request_timeout_secs: Option<String>,
+
+    /// HTTP: how long a connection may take to send a whole request head (also how long an
+    /// idle keep-alive connection stays open), in seconds, 1..=3600. [env:
+    /// OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS] [default: 10]
+    #[arg(long, value_name = "SECS", global = true)]
+    pub http_header_timeout_secs: Option<String>,
+
+    /// HTTP: how long a request body may take to arrive in full, in seconds, 1..=3600; later:
+    /// 408 and the connection is closed. [env: OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS] [default: 30]
+    #[arg(long, value_name = "SECS", global = true)]
+    pub http_body_timeout_secs: Option<String>,
+
+    /// HTTP: connections served at once, 1..=65536; more wait in the listen backlog. [env:
+    /// OPENGIST_MCP_HTTP_MAX_CONNECTIONS] [default: 256]
+    #[arg(long, value_name = "N", global = true)]
+    pub http_max_connections: Option<String>,
+
+    /// HTTP: legacy (2025-11-25) sessions open at once, 1..=1000000; one more `initialize`
+    /// gets 503 with Retry-After. [env: OPENGIST_MCP_HTTP_MAX_SESSIONS] [default: 512]
+    #[arg(long, value_name = "N", global = true)]
+    pub http_max_sessions: Option<String>,
+
+    /// HTTP: a legacy session idle this long is closed and its memory freed, in seconds,
+    /// 1..=86400. [env: OPENGIST_MCP_HTTP_SESSION_IDLE_SECS] [default: 300]
+    #[arg(long, value_name = "SECS", global = true)]
+    pub http_session_idle_secs: Option<String>,
 }
 
 /// Subcommands.

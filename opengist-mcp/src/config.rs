@@ -21,6 +21,7 @@ use mcp_guard::{InvalidElicitationSetting, SealKey};
 use url::Url;
 
 use crate::cli::CliArgs;
+use crate::http_limits::{self, HttpLimits};
 
 /// Names of the environment variables this module reads.
 pub mod var {
@@ -54,9 +55,19 @@ pub mod var {
     pub const OPENGIST_MCP_DIALOG_TIMEOUT_SECS: &str = "OPENGIST_MCP_DIALOG_TIMEOUT_SECS";
     /// Timeout of each Opengist request.
     pub const OPENGIST_MCP_REQUEST_TIMEOUT_SECS: &str = "OPENGIST_MCP_REQUEST_TIMEOUT_SECS";
+    /// HTTP: how long a connection may take to send a request head.
+    pub const OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS: &str = "OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS";
+    /// HTTP: how long a request body may take to arrive.
+    pub const OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS: &str = "OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS";
+    /// HTTP: connections served at once.
+    pub const OPENGIST_MCP_HTTP_MAX_CONNECTIONS: &str = "OPENGIST_MCP_HTTP_MAX_CONNECTIONS";
+    /// HTTP: legacy sessions open at once.
+    pub const OPENGIST_MCP_HTTP_MAX_SESSIONS: &str = "OPENGIST_MCP_HTTP_MAX_SESSIONS";
+    /// HTTP: idle time after which a legacy session is closed.
+    pub const OPENGIST_MCP_HTTP_SESSION_IDLE_SECS: &str = "OPENGIST_MCP_HTTP_SESSION_IDLE_SECS";
 
     /// Every variable [`super::Config::from_process`] reads.
-    pub const ALL: [&str; 15] = [
+    pub const ALL: [&str; 20] = [
         OPENGIST_URL,
         OPENGIST_TOKEN,
         OPENGIST_READ_ONLY,
@@ -72,6 +83,11 @@ pub mod var {
         OPENGIST_MCP_ALLOWED_ORIGINS,
         OPENGIST_MCP_DIALOG_TIMEOUT_SECS,
         OPENGIST_MCP_REQUEST_TIMEOUT_SECS,
+        OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS,
+        OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS,
+        OPENGIST_MCP_HTTP_MAX_CONNECTIONS,
+        OPENGIST_MCP_HTTP_MAX_SESSIONS,
+        OPENGIST_MCP_HTTP_SESSION_IDLE_SECS,
     ];
 }
 
@@ -613,6 +629,9 @@ pub struct Config {
     pub dialog_timeout: Duration,
     /// `OPENGIST_MCP_REQUEST_TIMEOUT_SECS` / `--request-timeout-secs`.
     pub request_timeout: Duration,
+    /// `OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS`, `_BODY_TIMEOUT_SECS`, `_MAX_CONNECTIONS`,
+    /// `_MAX_SESSIONS`, `_SESSION_IDLE_SECS` (and their flags).
+    pub http_limits: HttpLimits,
 }
 
 /// A parsed configuration and the warnings to log at start-up (none of which contains a
@@ -772,6 +791,12 @@ impl ConfigError {
 const MAX_RESULT_BYTES_SETTING: &str = "OPENGIST_MCP_MAX_RESULT_BYTES (--max-result-bytes)";
 const DIALOG_TIMEOUT_SETTING: &str = "OPENGIST_MCP_DIALOG_TIMEOUT_SECS (--dialog-timeout-secs)";
 const REQUEST_TIMEOUT_SETTING: &str = "OPENGIST_MCP_REQUEST_TIMEOUT_SECS (--request-timeout-secs)";
+const HEADER_TIMEOUT_SETTING: &str =
+    "OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS (--http-header-timeout-secs)";
+const BODY_TIMEOUT_SETTING: &str = "OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS (--http-body-timeout-secs)";
+const MAX_CONNECTIONS_SETTING: &str = "OPENGIST_MCP_HTTP_MAX_CONNECTIONS (--http-max-connections)";
+const MAX_SESSIONS_SETTING: &str = "OPENGIST_MCP_HTTP_MAX_SESSIONS (--http-max-sessions)";
+const SESSION_IDLE_SETTING: &str = "OPENGIST_MCP_HTTP_SESSION_IDLE_SECS (--http-session-idle-secs)";
 
 impl Config {
     /// Parses the configuration from command-line arguments and a variable lookup (`env(name)`
@@ -943,6 +968,56 @@ impl Config {
             },
         );
 
+        let number =
+            |flag: &Option<String>, name: &str, setting, min, max, default| match flag_or_env(
+                flag, name,
+            ) {
+                Some(raw) => parse_number(&raw, setting, min, max),
+                None => Ok(default),
+            };
+        let http_limits = HttpLimits {
+            header_timeout: Duration::from_secs(number(
+                &args.http_header_timeout_secs,
+                var::OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS,
+                HEADER_TIMEOUT_SETTING,
+                1,
+                3600,
+                http_limits::DEFAULT_HEADER_TIMEOUT_SECS,
+            )?),
+            body_timeout: Duration::from_secs(number(
+                &args.http_body_timeout_secs,
+                var::OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS,
+                BODY_TIMEOUT_SETTING,
+                1,
+                3600,
+                http_limits::DEFAULT_BODY_TIMEOUT_SECS,
+            )?),
+            max_connections: number(
+                &args.http_max_connections,
+                var::OPENGIST_MCP_HTTP_MAX_CONNECTIONS,
+                MAX_CONNECTIONS_SETTING,
+                1,
+                65_536,
+                http_limits::DEFAULT_MAX_CONNECTIONS,
+            )? as usize,
+            max_sessions: number(
+                &args.http_max_sessions,
+                var::OPENGIST_MCP_HTTP_MAX_SESSIONS,
+                MAX_SESSIONS_SETTING,
+                1,
+                1_000_000,
+                http_limits::DEFAULT_MAX_SESSIONS,
+            )? as usize,
+            session_idle: Duration::from_secs(number(
+                &args.http_session_idle_secs,
+                var::OPENGIST_MCP_HTTP_SESSION_IDLE_SECS,
+                SESSION_IDLE_SETTING,
+                1,
+                86_400,
+                http_limits::DEFAULT_SESSION_IDLE_SECS,
+            )?),
+        };
+
         Ok(Loaded {
             config: Config {
                 opengist_url,
@@ -960,6 +1035,7 @@ impl Config {
                 allowed_origins,
                 dialog_timeout,
                 request_timeout,
+                http_limits,
             },
             warnings,
         })

@@ -32,7 +32,6 @@ use axum::extract::{Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::serve::ListenerExt;
 use http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
@@ -44,6 +43,7 @@ use tokio::net::TcpListener;
 use crate::config::{
     AllowedHost, AllowedOrigin, Config, OriginPort, Secret, is_loopback, normalise_host,
 };
+use crate::http_limits::HttpLimits;
 
 mod session_owner;
 
@@ -61,6 +61,8 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<AllowedHost>,
     /// Extra accepted `Origin` values.
     pub allowed_origins: Vec<AllowedOrigin>,
+    /// Timeouts and caps against slow or numerous clients.
+    pub limits: HttpLimits,
 }
 
 impl HttpOptions {
@@ -70,6 +72,7 @@ impl HttpOptions {
             bearer_token: config.http_token.clone(),
             allowed_hosts: config.allowed_hosts.clone(),
             allowed_origins: config.allowed_origins.clone(),
+            limits: config.http_limits,
         }
     }
 }
@@ -121,6 +124,7 @@ pub struct BoundHttp {
     listener: TcpListener,
     local_addr: SocketAddr,
     router: Router,
+    limits: HttpLimits,
     cancel: Box<dyn FnOnce() + Send>,
 }
 
@@ -148,25 +152,18 @@ impl BoundHttp {
             listener,
             local_addr,
             router,
+            limits,
             cancel,
         } = self;
         tracing::info!(address = %local_addr, path = MCP_PATH, "serving MCP over streamable HTTP");
-        // Each SSE answer goes out in more than one write; without TCP_NODELAY the second
-        // waits for the client's delayed ACK, about 40 ms per call on a reused connection.
-        let listener = listener.tap_io(|tcp| {
-            if let Err(error) = tcp.set_nodelay(true) {
-                tracing::debug!(%error, "could not set TCP_NODELAY");
-            }
-        });
-        axum::serve(listener, router)
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                tracing::info!("shutting down the HTTP server");
-                // Ends SSE streams and sessions, so graceful shutdown does not wait on them.
-                cancel();
-            })
-            .await
-            .map_err(|source| HttpError::Serve { source })
+        crate::http_limits::serve(listener, router, limits, async move {
+            shutdown.await;
+            tracing::info!("shutting down the HTTP server");
+            // Ends SSE streams and sessions, so graceful shutdown does not wait on them.
+            cancel();
+        })
+        .await
+        .map_err(|source| HttpError::Serve { source })
     }
 }
 
@@ -198,10 +195,10 @@ where
         .with_allowed_hosts(gate.rmcp_allowed_hosts())
         .with_allowed_origins(gate.rmcp_allowed_origins());
     let token = config.cancellation_token.clone();
-    let sessions = Arc::new(LocalSessionManager::default());
+    let sessions = Arc::new(options.limits.session_manager());
     let owners = session_owner::SessionOwners::new(sessions.clone());
     let service: StreamableHttpService<S, LocalSessionManager> =
-        StreamableHttpService::new(factory, sessions, config);
+        StreamableHttpService::new(factory, sessions.clone(), config);
 
     let router = Router::new()
         .route(HEALTH_PATH, get(|| async { "ok" }))
@@ -218,7 +215,8 @@ where
             session_owner::bind_sessions,
         ))
         // Inside the gate: JSON-RPC errors for bodies rmcp would answer 415, the DELETE status.
-        .layer(middleware::from_fn(crate::http_wire::json_rpc_body))
+        .layer(middleware::from_fn(crate::http_wire::json_rpc_body));
+    let router = crate::http_limits::layer(router, options.limits, sessions)
         .layer(middleware::from_fn_with_state(Arc::new(gate), check));
     // Outside the gate: a browser's preflight carries no Authorization.
     let router = crate::http_wire::with_cors(router, &options.allowed_origins);
@@ -227,6 +225,7 @@ where
         listener,
         local_addr,
         router,
+        limits: options.limits,
         cancel: Box::new(move || token.cancel()),
     })
 }
@@ -532,4 +531,19 @@ fn json_error(status: StatusCode, code: &str, message: &str) -> Response {
         Body::from(body),
     )
         .into_response()
+}
+
+/// The gate's verdict on one request's headers, for fuzzing and tests: `Ok(())` when the
+/// request would be let through to the routes, else the status it would be refused with.
+/// `local_addr` is the address the server is bound to.
+#[doc(hidden)]
+pub fn gate_verdict(
+    local_addr: SocketAddr,
+    options: &HttpOptions,
+    headers: &HeaderMap,
+    uri: &Uri,
+) -> Result<(), StatusCode> {
+    Gate::new(local_addr, options)
+        .check(headers, uri)
+        .map_err(|rejection| rejection.status)
 }

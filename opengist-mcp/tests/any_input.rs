@@ -18,8 +18,8 @@
 //! two-call token path, in the modern era, where a client without the elicitation capability
 //! is used; either way nothing may be sent.
 //!
-//! Nesting of 200 levels is in two ignored tests at the end: it fails today (no answer, and in
-//! the modern era a dropped session), for reasons in rmcp's stdio transport explained there.
+//! The server side runs on [`opengist_mcp::stdio::StdioTransport`], the binary's stdio
+//! transport, so nesting beyond serde_json's limit (two tests at the end) is answered too.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -212,7 +212,9 @@ impl Session {
     async fn open(era: Era, server: OpengistServer) -> Self {
         let (server_io, client_io) = tokio::io::duplex(256 * 1024);
         tokio::spawn(async move {
-            if let Ok(running) = server.serve(server_io).await {
+            let (read, write) = tokio::io::split(server_io);
+            let transport = opengist_mcp::stdio::StdioTransport::new(read, write);
+            if let Ok(running) = server.serve(transport).await {
                 let _ = running.waiting().await;
             }
         });
@@ -1359,21 +1361,20 @@ async fn every_tool_answers_any_input_with_an_error_and_writes_nothing() {
     );
 }
 
-// ---- nesting beyond serde_json's limit: known failures, ignored ---------------------------
+// ---- nesting beyond serde_json's limit ----------------------------------------------------
 //
 // serde_json stops at 128 levels, so a request whose arguments nest about 125 objects or more
 // cannot be parsed at all. rmcp 3.11's stdio transport (`AsyncRwTransport::receive`) treats that
-// like any unparsable line and drops it without a reply, so the call never gets an answer.
+// like any unparsable line and drops it without a reply, so the call never got an answer.
 // Worse, in the modern era the server completes its setup only on the first request after
 // `server/discover`: if that request is the one dropped, the client's `notifications/cancelled`
 // (which rmcp sends when the caller stops waiting) arrives first, `serve` fails with
-// `ExpectedInitializeRequest` and the connection closes. Both tests fail today; run them with
-// `cargo test -p opengist-mcp --test any_input -- --ignored`.
+// `ExpectedInitializeRequest` and the connection closes. `opengist_mcp::stdio` answers such a
+// line itself (-32602 naming the argument) before rmcp sees it.
 
 /// Every tool, both eras, both servers: after one ordinary call, arguments nested 200 objects
 /// deep must be answered like any other bad input, and the session must go on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-#[ignore = "known hang: a request nested deeper than serde_json's limit gets no answer"]
 async fn arguments_nested_200_deep_get_an_answer() {
     count_panics();
     let mut runs = Vec::new();
@@ -1445,7 +1446,6 @@ async fn arguments_nested_200_deep_get_an_answer() {
 /// Modern era: when the first call of a session is nested 200 objects deep and the client gives
 /// up on it, the session must still answer.
 #[tokio::test]
-#[ignore = "known drop: an unanswered first request, then cancelled, ends a modern session"]
 async fn a_deep_first_call_does_not_end_a_modern_session() {
     let session = Session::open(Era::Modern, OpengistServer::unconfigured()).await;
     let mut args = Map::new();

@@ -671,6 +671,91 @@ fn max_result_bytes_range() {
 }
 
 #[test]
+fn http_limits() {
+    use opengist_mcp::http_limits::HttpLimits;
+    let defaults = ok(&[]).config.http_limits;
+    assert_eq!(defaults, HttpLimits::default());
+    assert_eq!(defaults.header_timeout, Duration::from_secs(10));
+    assert_eq!(defaults.body_timeout, Duration::from_secs(30));
+    assert_eq!(defaults.max_connections, 256);
+    assert_eq!(defaults.max_sessions, 512);
+    assert_eq!(defaults.session_idle, Duration::from_secs(300));
+
+    let header = "OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS";
+    let body = "OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS";
+    let connections = "OPENGIST_MCP_HTTP_MAX_CONNECTIONS";
+    let sessions = "OPENGIST_MCP_HTTP_MAX_SESSIONS";
+    let idle = "OPENGIST_MCP_HTTP_SESSION_IDLE_SECS";
+    let limits = ok(&[
+        (header, "1"),
+        (body, "3600"),
+        (connections, "65536"),
+        (sessions, "1"),
+        (idle, "86400"),
+    ])
+    .config
+    .http_limits;
+    assert_eq!(
+        limits,
+        HttpLimits {
+            header_timeout: Duration::from_secs(1),
+            body_timeout: Duration::from_secs(3600),
+            max_connections: 65_536,
+            max_sessions: 1,
+            session_idle: Duration::from_secs(86_400),
+        }
+    );
+    for (var, bad) in [
+        (header, "0"),
+        (header, "3601"),
+        (body, "0"),
+        (body, "1.5"),
+        (connections, "0"),
+        (connections, "65537"),
+        (sessions, "0"),
+        (sessions, "many"),
+        (idle, "0"),
+        (idle, "86401"),
+    ] {
+        let error = err(&[(var, bad)]);
+        assert!(error.to_string().contains(var), "{error}");
+    }
+    let args = cli(&[
+        "--http-header-timeout-secs",
+        "3",
+        "--http-body-timeout-secs",
+        "4",
+        "--http-max-connections",
+        "5",
+        "--http-max-sessions",
+        "6",
+        "--http-session-idle-secs",
+        "7",
+    ]);
+    let env = [
+        (header, "x"),
+        (body, "x"),
+        (connections, "x"),
+        (sessions, "x"),
+        (idle, "x"),
+    ];
+    let limits = load_with(&args, &env)
+        .expect("flags win")
+        .config
+        .http_limits;
+    assert_eq!(
+        limits,
+        HttpLimits {
+            header_timeout: Duration::from_secs(3),
+            body_timeout: Duration::from_secs(4),
+            max_connections: 5,
+            max_sessions: 6,
+            session_idle: Duration::from_secs(7),
+        }
+    );
+}
+
+#[test]
 fn timeouts() {
     let dialog = "OPENGIST_MCP_DIALOG_TIMEOUT_SECS";
     let request = "OPENGIST_MCP_REQUEST_TIMEOUT_SECS";
@@ -828,6 +913,11 @@ fn no_error_message_echoes_a_value() {
         "OPENGIST_MCP_ALLOWED_ORIGINS",
         "OPENGIST_MCP_DIALOG_TIMEOUT_SECS",
         "OPENGIST_MCP_REQUEST_TIMEOUT_SECS",
+        "OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS",
+        "OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS",
+        "OPENGIST_MCP_HTTP_MAX_CONNECTIONS",
+        "OPENGIST_MCP_HTTP_MAX_SESSIONS",
+        "OPENGIST_MCP_HTTP_SESSION_IDLE_SECS",
     ];
     for var in vars {
         for value in [
@@ -944,6 +1034,11 @@ fn version_and_help() {
         "OPENGIST_MCP_ALLOWED_ORIGINS",
         "OPENGIST_MCP_DIALOG_TIMEOUT_SECS",
         "OPENGIST_MCP_REQUEST_TIMEOUT_SECS",
+        "OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS",
+        "OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS",
+        "OPENGIST_MCP_HTTP_MAX_CONNECTIONS",
+        "OPENGIST_MCP_HTTP_MAX_SESSIONS",
+        "OPENGIST_MCP_HTTP_SESSION_IDLE_SECS",
         "[default: 262144]",
         "[default: 600]",
         "[default: 30]",

@@ -1,0 +1,319 @@
+//! Limits that keep slow or numerous HTTP clients from exhausting the server.
+//!
+//! - **Header read timeout** ([`HttpLimits::header_timeout`]): a connection that has not sent
+//!   a whole request head within it is closed. hyper's own `header_read_timeout`; it also
+//!   bounds how long an idle keep-alive connection is held open.
+//! - **Body read timeout** ([`HttpLimits::body_timeout`]): the whole request body must arrive
+//!   within it, counted from the end of the head, else `408` and the connection is closed.
+//!   tower-http's `RequestBodyTimeout` is not used: it restarts its clock at every frame, so a
+//!   body trickled one byte every few seconds is never cut. MCP bodies are JSON that rmcp reads
+//!   whole anyway, so reading it here first costs no extra memory at rest.
+//! - **Connection cap** ([`HttpLimits::max_connections`]): at the cap, no more connections are
+//!   accepted until one closes; new ones wait in the kernel's listen backlog (and are served
+//!   once a slow connection is cut) instead of taking file descriptors.
+//! - **Session cap** ([`HttpLimits::max_sessions`]): a legacy `initialize` that would open one
+//!   session too many gets `503 Service Unavailable` with `Retry-After`; requests on existing
+//!   sessions and stateless 2026-07-28 requests are not affected. Concurrent `initialize`s at
+//!   the cap can overshoot it by their number.
+//! - **Session idle timeout** ([`HttpLimits::session_idle`]): a legacy session with no traffic
+//!   for that long is closed by rmcp; the memory it held goes back to the allocator and, on
+//!   glibc, is returned to the operating system (`malloc_trim`) once sessions were closed.
+//!
+//! The pieces are used by [`crate::http`]: [`HttpLimits::session_config`] for rmcp's session
+//! manager, [`layer`] around the routes, [`serve`] instead of `axum::serve`.
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, Method, StatusCode, header};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, watch};
+use tokio::task::JoinSet;
+
+/// Default of `OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS`.
+pub const DEFAULT_HEADER_TIMEOUT_SECS: u64 = 10;
+/// Default of `OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS`.
+pub const DEFAULT_BODY_TIMEOUT_SECS: u64 = 30;
+/// Default of `OPENGIST_MCP_HTTP_MAX_CONNECTIONS`.
+pub const DEFAULT_MAX_CONNECTIONS: u64 = 256;
+/// Default of `OPENGIST_MCP_HTTP_MAX_SESSIONS`.
+pub const DEFAULT_MAX_SESSIONS: u64 = 512;
+/// Default of `OPENGIST_MCP_HTTP_SESSION_IDLE_SECS` (rmcp's own default).
+pub const DEFAULT_SESSION_IDLE_SECS: u64 = 300;
+/// Largest request body read, in bytes (as the stdio line cap); larger: `413`.
+pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+/// The `Retry-After` of a refused session, in seconds.
+pub const SESSION_RETRY_AFTER_SECS: u64 = 30;
+
+/// The limits of one HTTP server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpLimits {
+    /// How long a connection may take to send a request head.
+    pub header_timeout: Duration,
+    /// How long a request body may take to arrive, from the end of the head.
+    pub body_timeout: Duration,
+    /// Connections served at once.
+    pub max_connections: usize,
+    /// Legacy (stateful) sessions open at once.
+    pub max_sessions: usize,
+    /// How long a legacy session may be idle before it is closed.
+    pub session_idle: Duration,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        Self {
+            header_timeout: Duration::from_secs(DEFAULT_HEADER_TIMEOUT_SECS),
+            body_timeout: Duration::from_secs(DEFAULT_BODY_TIMEOUT_SECS),
+            max_connections: DEFAULT_MAX_CONNECTIONS as usize,
+            max_sessions: DEFAULT_MAX_SESSIONS as usize,
+            session_idle: Duration::from_secs(DEFAULT_SESSION_IDLE_SECS),
+        }
+    }
+}
+
+impl HttpLimits {
+    /// rmcp's session settings with this idle timeout.
+    pub fn session_config(&self) -> SessionConfig {
+        let mut config = SessionConfig::default();
+        config.keep_alive = Some(self.session_idle);
+        config
+    }
+
+    /// A session manager with this idle timeout.
+    pub fn session_manager(&self) -> LocalSessionManager {
+        let mut manager = LocalSessionManager::default();
+        manager.session_config = self.session_config();
+        manager
+    }
+}
+
+struct LimitState {
+    limits: HttpLimits,
+    sessions: Arc<LocalSessionManager>,
+}
+
+/// Wraps `router` in the body timeout and the session cap. Put it inside the gate (so nothing
+/// is read for a request the gate refuses): `layer(routes, ..).layer(gate)`.
+pub fn layer(router: Router, limits: HttpLimits, sessions: Arc<LocalSessionManager>) -> Router {
+    spawn_memory_return(sessions.clone());
+    router.layer(middleware::from_fn_with_state(
+        Arc::new(LimitState { limits, sessions }),
+        limit,
+    ))
+}
+
+async fn limit(State(state): State<Arc<LimitState>>, request: Request, next: Next) -> Response {
+    let has_body = !matches!(
+        *request.method(),
+        Method::GET | Method::HEAD | Method::DELETE | Method::OPTIONS
+    );
+    if !has_body {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let read = axum::body::to_bytes(body, MAX_BODY_BYTES);
+    let bytes = match tokio::time::timeout(state.limits.body_timeout, read).await {
+        Err(_) => {
+            tracing::warn!("cut an HTTP request whose body did not arrive in time");
+            return refusal(
+                StatusCode::REQUEST_TIMEOUT,
+                "body_timeout",
+                &format!(
+                    "the request body did not arrive within {} s \
+                     (OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS); send it at once",
+                    state.limits.body_timeout.as_secs()
+                ),
+                true,
+            );
+        }
+        Ok(Err(_)) => {
+            return refusal(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                &format!(
+                    "the request body is larger than {MAX_BODY_BYTES} bytes or broke off; send \
+                     smaller content"
+                ),
+                true,
+            );
+        }
+        Ok(Ok(bytes)) => bytes,
+    };
+    if !parts.headers.contains_key("mcp-session-id")
+        && state.sessions.sessions.read().await.len() >= state.limits.max_sessions
+        && is_initialize(&bytes)
+    {
+        tracing::warn!(
+            max_sessions = state.limits.max_sessions,
+            "refused a new MCP session: the session cap is reached"
+        );
+        let mut response = refusal(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too_many_sessions",
+            &format!(
+                "this server already holds {} sessions (OPENGIST_MCP_HTTP_MAX_SESSIONS); idle \
+                 ones close after {} s; try again later",
+                state.limits.max_sessions,
+                state.limits.session_idle.as_secs()
+            ),
+            false,
+        );
+        response.headers_mut().insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(SESSION_RETRY_AFTER_SECS),
+        );
+        return response;
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+/// Whether a body is a JSON-RPC `initialize` request (the only request that opens a session).
+fn is_initialize(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Method<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    serde_json::from_slice::<Method>(body)
+        .ok()
+        .and_then(|m| m.method)
+        .is_some_and(|method| method == "initialize")
+}
+
+fn refusal(status: StatusCode, code: &str, message: &str, close: bool) -> Response {
+    let body = serde_json::json!({ "error": code, "message": message }).to_string();
+    let mut response = (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        Body::from(body),
+    )
+        .into_response();
+    if close {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+/// Serves `router` on `listener` with the header timeout and the connection cap until
+/// `shutdown` completes, then lets open requests finish.
+pub async fn serve<G>(
+    listener: TcpListener,
+    router: Router,
+    limits: HttpLimits,
+    shutdown: G,
+) -> std::io::Result<()>
+where
+    G: Future + Send + 'static,
+{
+    let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let (stop, stopped) = watch::channel(false);
+    let mut connections = JoinSet::new();
+    let mut shutdown = pin!(shutdown);
+    loop {
+        while connections.try_join_next().is_some() {}
+        let permit = tokio::select! {
+            permit = permits.clone().acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+            _ = &mut shutdown => break,
+        };
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = &mut shutdown => break,
+        };
+        let tcp = match accepted {
+            Ok((tcp, _)) => tcp,
+            Err(error) => {
+                // Out of file descriptors and the like: wait instead of spinning.
+                tracing::warn!(%error, "could not accept an HTTP connection");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        // Each SSE answer goes out in more than one write; without TCP_NODELAY the second
+        // waits for the client's delayed ACK, about 40 ms per call on a reused connection.
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!(%error, "could not set TCP_NODELAY");
+        }
+        let service = TowerToHyperService::new(router.clone());
+        let mut stopped = stopped.clone();
+        connections.spawn(async move {
+            let _permit = permit;
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(limits.header_timeout);
+            let connection = builder
+                .serve_connection(TokioIo::new(tcp), service)
+                .with_upgrades();
+            let mut connection = pin!(connection);
+            tokio::select! {
+                result = connection.as_mut() => {
+                    if let Err(error) = result {
+                        tracing::debug!(%error, "an HTTP connection ended with an error");
+                    }
+                }
+                _ = async { let _ = stopped.wait_for(|stop| *stop).await; } => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+        });
+    }
+    let _ = stop.send(true);
+    while connections.join_next().await.is_some() {}
+    Ok(())
+}
+
+/// Hands memory back to the operating system after sessions closed: glibc keeps freed memory in
+/// its per-thread arenas (RSS stays at its peak) unless asked to trim.
+fn spawn_memory_return(sessions: Arc<LocalSessionManager>) {
+    tokio::spawn(async move {
+        let mut last = 0usize;
+        let mut ticks = tokio::time::interval(Duration::from_secs(5));
+        loop {
+            ticks.tick().await;
+            if Arc::strong_count(&sessions) == 1 {
+                return;
+            }
+            let now = sessions.sessions.read().await.len();
+            if now < last {
+                trim_heap();
+            }
+            last = now;
+        }
+    });
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn trim_heap() {
+    unsafe extern "C" {
+        fn malloc_trim(pad: usize) -> i32;
+    }
+    // SAFETY: glibc's malloc_trim only releases free memory; it takes the allocator's own
+    // locks and may be called from any thread at any time.
+    unsafe {
+        malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn trim_heap() {}
