@@ -278,10 +278,15 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
                     );
                 }
             };
+            // What the audit log records about this call, taken before the body consumes
+            // the proof; `None` without an audit sink.
+            let __mcp_guard_ticket = __mcp_guard_proof.audit_ticket();
             #bind_params
             #bind_proof
             let __mcp_guard_result = ::mcp_guard::__private::body::<#output, _>(async move #block).await;
-            #into_result
+            let __mcp_guard_response = #into_result;
+            __mcp_guard_guard.record_call(__mcp_guard_ticket.as_ref(), &__mcp_guard_response);
+            __mcp_guard_response
         }
     })
 }

@@ -35,6 +35,7 @@ pub mod http;
 pub mod limits;
 pub mod logging;
 pub mod opengist;
+pub mod replicas;
 pub mod server;
 pub mod targets;
 pub mod tools;

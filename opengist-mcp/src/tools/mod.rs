@@ -2,6 +2,7 @@
 //! bounded results and error shaping.
 
 mod arguments;
+mod outcome;
 pub mod read;
 pub mod search;
 pub mod users;

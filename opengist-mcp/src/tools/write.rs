@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Parameters;
+use super::outcome::write_failure;
 use super::read::GistIdArg;
 use super::{OpengistServer, ToolResult, opengist_failure, rejection};
 use crate::opengist::requests::{
@@ -458,10 +459,7 @@ impl OpengistServer {
     ) -> ToolResult<Created> {
         let client = self.client()?;
         let cleared_by = Clearing::of(clearance.approved_by());
-        let detail = client
-            .create_gist(clearance)
-            .await
-            .map_err(opengist_failure)?;
+        let detail = client.create_gist(clearance).await.map_err(write_failure)?;
         Ok(self.output(Created {
             gist: GistRef::from(&detail.summary),
             files: filenames(&detail),
@@ -486,10 +484,7 @@ impl OpengistServer {
         let client = self.client()?;
         let cleared_by = Clearing::of(clearance.approved_by());
         let previous_revision = clearance.target().previous_revision().map(str::to_owned);
-        let detail = client
-            .update_gist(clearance)
-            .await
-            .map_err(opengist_failure)?;
+        let detail = client.update_gist(clearance).await.map_err(write_failure)?;
         Ok(self.output(Updated {
             gist: GistRef::from(&detail.summary),
             previous_revision,
@@ -525,7 +520,7 @@ impl OpengistServer {
         let detail = client
             .delete_gist_files(approved)
             .await
-            .map_err(opengist_failure)?;
+            .map_err(write_failure)?;
         Ok(self.output(FilesDeleted {
             gist: GistRef::from(&detail.summary),
             deleted,
@@ -551,10 +546,7 @@ impl OpengistServer {
         let client = self.client()?;
         let cleared_by = Clearing::of(Some(approved.approved_by()));
         let gist_id = approved.target().gist_id().to_string();
-        client
-            .delete_gist(approved)
-            .await
-            .map_err(opengist_failure)?;
+        client.delete_gist(approved).await.map_err(write_failure)?;
         Ok(self.output(GistDeleted {
             gist_id,
             deleted: true,
