@@ -34,9 +34,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::serve::ListenerExt;
 use http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
-use rmcp::transport::streamable_http_server::{
-    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-};
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
@@ -59,6 +57,9 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<AllowedHost>,
     /// Extra accepted `Origin` values.
     pub allowed_origins: Vec<AllowedOrigin>,
+    /// The replica id legacy session ids start with (`<id>.<uuid>`), so a gateway can send a
+    /// session to the replica that holds it; `None`: plain ids.
+    pub session_prefix: Option<String>,
 }
 
 impl HttpOptions {
@@ -68,6 +69,7 @@ impl HttpOptions {
             bearer_token: config.http_token.clone(),
             allowed_hosts: config.allowed_hosts.clone(),
             allowed_origins: config.allowed_origins.clone(),
+            session_prefix: config.replica_id.clone(),
         }
     }
 }
@@ -196,8 +198,9 @@ where
         .with_allowed_hosts(gate.rmcp_allowed_hosts())
         .with_allowed_origins(gate.rmcp_allowed_origins());
     let token = config.cancellation_token.clone();
-    let service: StreamableHttpService<S, LocalSessionManager> =
-        StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
+    let sessions = crate::sessions::ReplicaSessionManager::new(options.session_prefix.clone());
+    let service: StreamableHttpService<S, crate::sessions::ReplicaSessionManager> =
+        StreamableHttpService::new(factory, Arc::new(sessions), config);
 
     let router = Router::new()
         .route(HEALTH_PATH, get(|| async { "ok" }))

@@ -37,5 +37,6 @@ pub mod logging;
 pub mod opengist;
 pub mod replicas;
 pub mod server;
+pub mod sessions;
 pub mod targets;
 pub mod tools;
