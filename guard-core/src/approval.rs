@@ -4,7 +4,6 @@
 //! none is `Clone`, `Copy`, `Default` or `Deserialize`, and each owns its target, so the
 //! operation that runs is the one that was approved.
 
-use crate::audit::AuditTicket;
 use crate::target::{Conditional, Target};
 
 /// How an approval was obtained.
@@ -27,19 +26,11 @@ pub enum ApprovedBy {
 pub struct Approved<T: Target> {
     target: T,
     by: ApprovedBy,
-    ticket: Option<AuditTicket>,
 }
 
 impl<T: Target> Approved<T> {
-    pub(crate) fn new(target: T, by: ApprovedBy, ticket: Option<AuditTicket>) -> Self {
-        Self { target, by, ticket }
-    }
-
-    /// What the audit log records about the call this approval clears (`None` when the guard
-    /// has no audit sink). Used by `#[guarded]`; not a stable API.
-    #[doc(hidden)]
-    pub fn audit_ticket(&self) -> Option<AuditTicket> {
-        self.ticket.clone()
+    pub(crate) fn new(target: T, by: ApprovedBy) -> Self {
+        Self { target, by }
     }
 
     /// The approved target.
@@ -72,12 +63,11 @@ impl<T: Target + std::fmt::Debug> std::fmt::Debug for Approved<T> {
 #[must_use = "an exemption does nothing until the operation consumes it"]
 pub struct Exempt<T: Conditional> {
     target: T,
-    ticket: Option<AuditTicket>,
 }
 
 impl<T: Conditional> Exempt<T> {
-    pub(crate) fn new(target: T, ticket: Option<AuditTicket>) -> Self {
-        Self { target, ticket }
+    pub(crate) fn new(target: T) -> Self {
+        Self { target }
     }
 
     /// The target.
@@ -114,16 +104,6 @@ impl<T: Conditional> Clearance<T> {
         match self {
             Self::Approved(approved) => approved.target(),
             Self::Exempt(exempt) => exempt.target(),
-        }
-    }
-
-    /// What the audit log records about the call this clearance clears (`None` when the
-    /// guard has no audit sink). Used by `#[guarded]`; not a stable API.
-    #[doc(hidden)]
-    pub fn audit_ticket(&self) -> Option<AuditTicket> {
-        match self {
-            Self::Approved(approved) => approved.audit_ticket(),
-            Self::Exempt(exempt) => exempt.ticket.clone(),
         }
     }
 

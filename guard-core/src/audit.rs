@@ -6,6 +6,7 @@
 //! never carries content, titles, filenames, questions, answers or seals: the guard fills it
 //! from what it already hashes, so a sink cannot leak what it was never given.
 
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use rmcp::ErrorData;
@@ -168,6 +169,29 @@ impl AuditTicket {
     /// The route the ticket's call was cleared by.
     pub fn route(&self) -> Route {
         self.route
+    }
+}
+
+/// Where the guard leaves the ticket of the call it cleared, for `#[guarded]` to record the
+/// call's outcome after the handler ran. Shared by a [`GuardCall`](crate::GuardCall) and its
+/// clones of the slot; empty without an audit sink, or until the call is cleared.
+#[derive(Debug, Clone, Default)]
+pub struct AuditSlot(Arc<Mutex<Option<AuditTicket>>>);
+
+impl AuditSlot {
+    pub(crate) fn set(&self, ticket: Option<AuditTicket>) {
+        match self.0.lock() {
+            Ok(mut slot) => *slot = ticket,
+            Err(poisoned) => *poisoned.into_inner() = ticket,
+        }
+    }
+
+    /// The ticket, if the call was cleared with an audit sink present.
+    pub fn take(&self) -> Option<AuditTicket> {
+        match self.0.lock() {
+            Ok(mut slot) => slot.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        }
     }
 }
 

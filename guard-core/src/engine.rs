@@ -476,7 +476,9 @@ impl Guard {
         if let Some(ticket) = &ticket {
             self.record(ticket, decision_outcome(&decided));
         }
-        Ok(Approved::new(target, decided?, ticket))
+        let by = decided?;
+        call.audit.set(ticket);
+        Ok(Approved::new(target, by))
     }
 
     /// Clears a conditional target: exempt when `needs_approval` is false, otherwise asked
@@ -488,8 +490,8 @@ impl Guard {
         needs_approval: bool,
     ) -> Result<Clearance<T>, Interruption> {
         if !needs_approval {
-            let ticket = self.ticket(&call, &target, Route::Exempt);
-            return Ok(Clearance::Exempt(Exempt::new(target, ticket)));
+            call.audit.set(self.ticket(&call, &target, Route::Exempt));
+            return Ok(Clearance::Exempt(Exempt::new(target)));
         }
         self.approve(call, target).await.map(Clearance::Approved)
     }

@@ -50,7 +50,8 @@ mod target;
 
 pub use approval::{Approved, ApprovedBy, Clearance, Exempt};
 pub use audit::{
-    AuditEvent, AuditOutcome, AuditSink, AuditTicket, OUTCOME_META_KEY, Route, outcome_of,
+    AuditEvent, AuditOutcome, AuditSink, AuditSlot, AuditTicket, OUTCOME_META_KEY, Route,
+    outcome_of,
 };
 pub use call::{CONFIRM_TOKEN_ARG, GuardCall};
 pub use engine::{

@@ -270,6 +270,8 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
                     return ::core::result::Result::Ok(::mcp_guard::Rejection::into_response(rejection));
                 }
             };
+            // Where the guard leaves what the audit log records about this call.
+            let __mcp_guard_slot = ::mcp_guard::GuardCall::audit_slot(&#call);
             __mcp_guard_proof = match #decide {
                 ::core::result::Result::Ok(proof) => proof,
                 ::core::result::Result::Err(interruption) => {
@@ -278,14 +280,11 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
                     );
                 }
             };
-            // What the audit log records about this call, taken before the body consumes
-            // the proof; `None` without an audit sink.
-            let __mcp_guard_ticket = __mcp_guard_proof.audit_ticket();
             #bind_params
             #bind_proof
             let __mcp_guard_result = ::mcp_guard::__private::body::<#output, _>(async move #block).await;
             let __mcp_guard_response = #into_result;
-            __mcp_guard_guard.record_call(__mcp_guard_ticket.as_ref(), &__mcp_guard_response);
+            __mcp_guard_guard.record_call(__mcp_guard_slot.take().as_ref(), &__mcp_guard_response);
             __mcp_guard_response
         }
     })
