@@ -7,7 +7,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -93,7 +93,7 @@ pub fn audit_sink(config: &Config) -> Result<Option<Arc<dyn AuditSink>>, Replica
     Ok(Some(Arc::new(JsonLinesAudit::new(replica, target))))
 }
 
-fn open_append(path: &PathBuf) -> Result<Mutex<File>, ReplicaSetupError> {
+fn open_append(path: &Path) -> Result<Mutex<File>, ReplicaSetupError> {
     OpenOptions::new()
         .create(true)
         .append(true)
