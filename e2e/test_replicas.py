@@ -216,10 +216,16 @@ def the_line(lines: list[dict[str, Any]], **fields: str) -> dict[str, Any]:
 
 
 def titled(rest, title: str) -> list[dict[str, Any]]:
-    """The token owner's gists with this title, as Opengist holds them."""
-    response = rest.get("/api/gists?per_page=100")
-    assert response.status == 200, response
-    return [g for g in response.body if g.get("title") == title]
+    """The token owner's gists with this title, as Opengist holds them (every page)."""
+    found: list[dict[str, Any]] = []
+    for page in range(1, 51):
+        response = rest.get(f"/api/gists?per_page=100&page={page}")
+        assert response.status == 200, response
+        found += [g for g in response.body if g.get("title") == title]
+        pages = int(response.headers.get("X-Total-Pages") or response.headers.get("x-total-pages") or 1)
+        if page >= pages or not response.body:
+            return found
+    raise AssertionError("more than 50 pages of gists: the seeded Opengist is not a throwaway one")
 
 
 def public_create_args(title: str) -> dict[str, Any]:

@@ -249,20 +249,37 @@ impl RedisNonceStore {
         // The seal opened, so it is still valid: at least a second remains. Keep the key as
         // long as the seal lives, and never ask Redis for a zero expiry (an error).
         let remaining_ms = expires_at.saturating_sub(now).saturating_mul(1000).max(1);
-        let mut connection = self.manager.clone();
-        let answer: Option<String> = redis::cmd("SET")
-            .arg(self.key(nonce))
-            .arg(1u8)
-            .arg("NX")
-            .arg("PX")
-            .arg(remaining_ms)
-            .query_async(&mut connection)
-            .await
-            .map_err(|error| {
-                tracing::warn!(address = %self.address, reason = %error.kind_description(), "Redis spend failed");
-                self.failure(&error)
-            })?;
-        Ok(answer.is_some())
+        let command = {
+            let mut command = redis::cmd("SET");
+            command
+                .arg(self.key(nonce))
+                .arg(1u8)
+                .arg("NX")
+                .arg("PX")
+                .arg(remaining_ms);
+            command
+        };
+        // A connection that broke while Redis was away fails its next command and is then
+        // re-made; one more try on the new connection makes recovery invisible. A retry can
+        // only err on the safe side: if the first SET did land, the second finds the key and
+        // the answer counts as spent (asked afresh), never as fresh twice.
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut connection = self.manager.clone();
+            match command.query_async::<Option<String>>(&mut connection).await {
+                Ok(answer) => return Ok(answer.is_some()),
+                Err(error)
+                    if attempt < 2 && (error.is_io_error() || error.is_connection_dropped()) =>
+                {
+                    tracing::debug!(address = %self.address, reason = %error.kind_description(), "Redis connection broke; retrying once");
+                }
+                Err(error) => {
+                    tracing::warn!(address = %self.address, reason = %error.kind_description(), "Redis spend failed");
+                    return Err(self.failure(&error));
+                }
+            }
+        }
     }
 }
 
