@@ -11,6 +11,11 @@
 //!      interleaved on one server.
 //! 3. For scale: issuing a two-call token (fingerprint, seal, text) for a client without
 //!    dialogs.
+//! 4. The cost of the shared store: a whole guarded round (a token issued, then quoted and
+//!    spent) with the in-memory store against the Redis store (`mcp-guard-redis`) on a real
+//!    `redis-server` on loopback, without persistence and with an fsync'd append-only file;
+//!    the median added latency per round is the paired difference. Needs `redis-server` on
+//!    PATH (`scripts/replica-env install`), or `GUARD_BENCH_REDIS_URL`; skipped otherwise.
 //!
 //! Figures are medians over samples; comparisons are ratios measured in the same run. Targets
 //! (reported, never asserted): seal+open < 20 µs, exempt overhead < 5 µs per call. Set
@@ -484,6 +489,178 @@ async fn bench_token(plan: &Plan, pair: &Pair) {
     report("Guard::clear(.., true) -> token text", &mut issued);
 }
 
+/// A `redis-server` this bench started, killed by its PID when dropped.
+struct BenchRedis {
+    child: Option<std::process::Child>,
+    url: String,
+    dir: Option<std::path::PathBuf>,
+}
+
+impl Drop for BenchRedis {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+fn start_redis(fsync: bool) -> Option<BenchRedis> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .ok()?
+        .port();
+    let dir = std::env::temp_dir().join(format!("guard-bench-redis-{}-{port}", std::process::id()));
+    std::fs::create_dir_all(&dir).ok()?;
+    let persistence: &[&str] = if fsync {
+        &["--appendonly", "yes", "--appendfsync", "always"]
+    } else {
+        &["--appendonly", "no"]
+    };
+    let child = std::process::Command::new("redis-server")
+        .args([
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "--save",
+            "",
+        ])
+        .args(persistence)
+        .arg("--dir")
+        .arg(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let redis = BenchRedis {
+        child: Some(child),
+        url: format!("redis://127.0.0.1:{port}/0"),
+        dir: Some(dir),
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Some(redis)
+}
+
+fn token_of(interruption: mcp_guard::Interruption) -> String {
+    let CallToolResponse::Complete(result) = interruption.into_response() else {
+        unreachable!("a token is a complete result")
+    };
+    let text: String = result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|t| t.text.clone()))
+        .collect();
+    text.lines()
+        .find_map(|line| line.strip_prefix("confirm_token: "))
+        .map(|token| token.trim().to_owned())
+        .unwrap_or_else(|| unreachable!("the token text carries the token"))
+}
+
+/// One guarded round on `guard`: a token issued, quoted, spent, approved.
+async fn round(guard: &Guard, context: &RequestContext<RoleServer>) {
+    let call = GuardCall::new(context.clone(), "engine_write", None, None, None);
+    let Err(issued) = guard
+        .clear(call, target(&args(true)).expect("valid"), true)
+        .await
+    else {
+        unreachable!("no dialog: a token is issued")
+    };
+    let token = token_of(issued);
+    let call = GuardCall::new(context.clone(), "engine_write", None, None, Some(token));
+    let cleared = guard
+        .clear(call, target(&args(true)).expect("valid"), true)
+        .await;
+    assert!(cleared.is_ok(), "a fresh token clears the call");
+    black_box(cleared.ok());
+}
+
+async fn bench_store(plan: &Plan, pair: &Pair) {
+    let context = RequestContext::new(NumberOrString::Number(3), pair.server_peer.clone());
+    let mut servers = Vec::new();
+    if let Ok(url) = std::env::var("GUARD_BENCH_REDIS_URL") {
+        servers.push((
+            "Redis at GUARD_BENCH_REDIS_URL".to_owned(),
+            BenchRedis {
+                child: None,
+                url,
+                dir: None,
+            },
+        ));
+    } else {
+        for (label, fsync) in [
+            ("Redis on loopback, no persistence", false),
+            ("Redis on loopback, appendfsync always", true),
+        ] {
+            match start_redis(fsync) {
+                Some(redis) => servers.push((label.to_owned(), redis)),
+                None => {
+                    println!(
+                        "4. store cost: SKIPPED, no redis-server could be started (install it with scripts/replica-env install, or set GUARD_BENCH_REDIS_URL)"
+                    );
+                    return;
+                }
+            }
+        }
+    }
+    let rounds = plan.call_iters;
+    println!(
+        "4. a guarded round (token issued, quoted, spent), in-memory vs Redis store ({} samples x {} rounds)",
+        plan.samples, rounds
+    );
+    let memory = Guard::builder("guard-bench").build();
+    for (label, redis) in &servers {
+        let store = match mcp_guard_redis::RedisNonceStore::open(&redis.url) {
+            Ok(store) => store,
+            Err(error) => {
+                println!("  {label}: SKIPPED ({error})");
+                continue;
+            }
+        };
+        let shared = Guard::builder("guard-bench")
+            .nonce_store(Arc::new(store))
+            .build();
+        for _ in 0..rounds / 10 + 1 {
+            round(&memory, &context).await;
+            round(&shared, &context).await;
+        }
+        let (mut in_memory, mut on_redis, mut added) = (vec![], vec![], vec![]);
+        for _ in 0..plan.samples {
+            let start = Instant::now();
+            for _ in 0..rounds {
+                round(&memory, &context).await;
+            }
+            let m = per_op(start.elapsed(), rounds);
+            let start = Instant::now();
+            for _ in 0..rounds {
+                round(&shared, &context).await;
+            }
+            let r = per_op(start.elapsed(), rounds);
+            in_memory.push(m);
+            on_redis.push(r);
+            added.push(r - m);
+        }
+        println!("  {label}:");
+        let m = report("round, in-memory store", &mut in_memory);
+        let r = report("round, Redis store", &mut on_redis);
+        let a = report("added by Redis per round (paired delta)", &mut added);
+        println!(
+            "  -> Redis adds {} per guarded round ({:.1}x the in-memory round)",
+            show(a),
+            r / m
+        );
+    }
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument is accepted and ignored.
     let plan = Plan::from_env();
@@ -498,6 +675,7 @@ fn main() {
         bench_clear_in_isolation(&plan, &pair).await;
         bench_over_duplex(&plan, &pair).await;
         bench_token(&plan, &pair).await;
+        bench_store(&plan, &pair).await;
         let _ = pair.client.cancel().await;
     });
 }

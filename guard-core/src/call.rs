@@ -8,6 +8,8 @@ use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::InputResponses;
 use rmcp::service::RequestContext;
 
+use crate::audit::AuditSlot;
+
 /// The name of the argument that carries a two-call confirmation token.
 ///
 /// A guarded tool's input schema should declare it as an optional string, so a model that is
@@ -26,6 +28,7 @@ pub struct GuardCall {
     pub(crate) request_state: Option<String>,
     pub(crate) input_responses: Option<InputResponses>,
     pub(crate) confirm_token: Option<String>,
+    pub(crate) audit: AuditSlot,
 }
 
 impl GuardCall {
@@ -43,7 +46,14 @@ impl GuardCall {
             request_state,
             input_responses,
             confirm_token,
+            audit: AuditSlot::default(),
         }
+    }
+
+    /// Where the guard leaves what the audit log records about this call once it is cleared;
+    /// `#[guarded]` takes it after the handler ran, for [`Guard::record_call`](crate::Guard::record_call).
+    pub fn audit_slot(&self) -> AuditSlot {
+        self.audit.clone()
     }
 
     /// The name of the tool being called.
@@ -81,6 +91,7 @@ impl<S> FromContextPart<ToolCallContext<'_, S>> for GuardCall {
             request_state: context.request_state.take(),
             input_responses: context.input_responses.take(),
             confirm_token,
+            audit: AuditSlot::default(),
         })
     }
 }

@@ -14,6 +14,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::approval::{Approved, ApprovedBy, Clearance, Exempt};
+use crate::audit::{AuditOutcome, AuditSink, AuditTicket, Route};
 use crate::call::{CONFIRM_TOKEN_ARG, GuardCall};
 use crate::dialog::Pushed;
 use crate::nonce::{MemoryNonceStore, NonceStore};
@@ -45,6 +46,7 @@ struct Inner {
     principal: Box<PrincipalFn>,
     input_key: String,
     altered_state: AlteredState,
+    audit: Option<Arc<dyn AuditSink>>,
 }
 
 /// What a 2026-07-28 retry gets when its `requestState` does not open: altered, forged, for
@@ -85,6 +87,7 @@ pub struct GuardBuilder {
     principal: Option<Box<PrincipalFn>>,
     input_key: String,
     altered_state: AlteredState,
+    audit: Option<Arc<dyn AuditSink>>,
 }
 
 impl GuardBuilder {
@@ -149,6 +152,12 @@ impl GuardBuilder {
         self
     }
 
+    /// Where to record every decision and every guarded call's outcome. Default: nowhere.
+    pub fn audit(mut self, sink: Arc<dyn AuditSink>) -> Self {
+        self.audit = Some(sink);
+        self
+    }
+
     /// The guard.
     pub fn build(self) -> Guard {
         Guard {
@@ -167,6 +176,7 @@ impl GuardBuilder {
                     .unwrap_or_else(|| Box::new(default_principal)),
                 input_key: self.input_key,
                 altered_state: self.altered_state,
+                audit: self.audit,
             }),
         }
     }
@@ -485,6 +495,52 @@ fn read_answer(action: &ElicitationAction, content: Option<&Value>) -> Answer {
     }
 }
 
+/// The route a decision took: the token path says so in its result; otherwise the era's
+/// dialog route.
+fn route_of(modern: bool, result: &Result<ApprovedBy, Interruption>) -> Route {
+    match result {
+        Ok(ApprovedBy::Token) => Route::Token,
+        Err(i)
+            if matches!(
+                i.kind,
+                InterruptionKind::TokenIssued | InterruptionKind::TokenRefused
+            ) =>
+        {
+            Route::Token
+        }
+        _ if modern => Route::InputRequired,
+        _ => Route::Dialog,
+    }
+}
+
+/// What the audit log calls a decision.
+fn decision_outcome(result: &Result<ApprovedBy, Interruption>) -> AuditOutcome {
+    match result {
+        Ok(_) => AuditOutcome::Approved,
+        Err(interruption) => match interruption.kind {
+            InterruptionKind::InputRequired
+            | InterruptionKind::TokenIssued
+            | InterruptionKind::TokenRefused => AuditOutcome::Asked,
+            InterruptionKind::Declined => AuditOutcome::Declined,
+            InterruptionKind::Cancelled | InterruptionKind::CallCancelled => {
+                AuditOutcome::Cancelled
+            }
+            InterruptionKind::StateRejected => AuditOutcome::Refused,
+            InterruptionKind::TimedOut => AuditOutcome::Expired,
+            InterruptionKind::NotAsked => AuditOutcome::NotAsked,
+            InterruptionKind::StoreFailed => AuditOutcome::StoreUnavailable,
+        },
+    }
+}
+
+/// What the audit log calls a state or token that did not open.
+fn refusal_outcome(reason: seal::SealError) -> AuditOutcome {
+    match reason {
+        seal::SealError::Expired => AuditOutcome::Expired,
+        _ => AuditOutcome::Refused,
+    }
+}
+
 impl Guard {
     /// Starts building a guard for the server named `server` (the name shown in fallback texts
     /// and the start-up notice).
@@ -500,12 +556,65 @@ impl Guard {
             principal: None,
             input_key: APPROVAL_INPUT_KEY.to_owned(),
             altered_state: AlteredState::AskAgain,
+            audit: None,
         }
     }
 
     /// The server's name.
     pub fn server(&self) -> &str {
         &self.inner.server
+    }
+
+    /// Records what became of a guarded call that `ticket`'s clearance let run: executed,
+    /// failed, or outcome unknown (see [`OUTCOME_META_KEY`](crate::OUTCOME_META_KEY)).
+    /// `#[guarded]` calls this after the handler's body; a hand-written handler may too.
+    pub fn record_call(
+        &self,
+        ticket: Option<&AuditTicket>,
+        response: &Result<CallToolResponse, rmcp::ErrorData>,
+    ) {
+        if let Some(ticket) = ticket {
+            self.record(ticket, crate::audit::outcome_of(response));
+        }
+    }
+
+    fn record(&self, ticket: &AuditTicket, outcome: AuditOutcome) {
+        if let Some(sink) = &self.inner.audit {
+            sink.record(&ticket.event(outcome));
+        }
+    }
+
+    /// The ticket for `target` on `route`; `None` (and no work) without an audit sink.
+    fn ticket<T: Target>(&self, call: &GuardCall, target: &T, route: Route) -> Option<AuditTicket> {
+        self.inner.audit.as_ref()?;
+        let principal = (self.inner.principal)(&call.context);
+        Some(AuditTicket::new(
+            &principal,
+            &call.tool,
+            T::OPERATION,
+            &target.fingerprint(),
+            route,
+        ))
+    }
+
+    /// Records a step inside a path whose fingerprint and principal are already at hand.
+    fn note<T: Target>(
+        &self,
+        call: &GuardCall,
+        scope: &SealScope<'_>,
+        route: Route,
+        outcome: AuditOutcome,
+    ) {
+        if self.inner.audit.is_some() {
+            let ticket = AuditTicket::new(
+                scope.principal,
+                &call.tool,
+                T::OPERATION,
+                scope.fingerprint,
+                route,
+            );
+            self.record(&ticket, outcome);
+        }
     }
 
     /// Whether dialogs are switched on (`ELICITATION`).
@@ -520,12 +629,18 @@ impl Guard {
         target: T,
     ) -> Result<Approved<T>, Interruption> {
         let cancelled = call.context.ct.clone();
-        let by = self.ask(call, &target).await?;
+        let (route, mut decided) = self.ask(&call, &target).await;
         // The client may have cancelled the call while it was being asked about: a cancelled
         // call never runs, whatever the answer was.
-        if cancelled.is_cancelled() {
-            return Err(Interruption::cancelled_call());
+        if decided.is_ok() && cancelled.is_cancelled() {
+            decided = Err(Interruption::cancelled_call());
         }
+        let ticket = self.ticket(&call, &target, route);
+        if let Some(ticket) = &ticket {
+            self.record(ticket, decision_outcome(&decided));
+        }
+        let by = decided?;
+        call.audit.set(ticket);
         Ok(Approved::new(target, by))
     }
 
@@ -541,6 +656,7 @@ impl Guard {
             if call.context.ct.is_cancelled() {
                 return Err(Interruption::cancelled_call());
             }
+            call.audit.set(self.ticket(&call, &target, Route::Exempt));
             return Ok(Clearance::Exempt(Exempt::new(target)));
         }
         self.approve(call, target).await.map(Clearance::Approved)
@@ -548,9 +664,9 @@ impl Guard {
 
     async fn ask<T: Target>(
         &self,
-        call: GuardCall,
+        call: &GuardCall,
         target: &T,
-    ) -> Result<ApprovedBy, Interruption> {
+    ) -> (Route, Result<ApprovedBy, Interruption>) {
         let modern = call
             .context
             .protocol_version()
@@ -571,12 +687,13 @@ impl Guard {
         let declared = capabilities
             .and_then(|c| c.elicitation)
             .is_some_and(|e| e.form.is_some() || e.url.is_none());
-        match (self.inner.elicitation, declared, modern) {
-            (false, _, _) => self.token_path(&call, target, NoDialog::SwitchedOff).await,
-            (true, false, _) => self.token_path(&call, target, NoDialog::NotDeclared).await,
-            (true, true, true) => self.input_required_path(&call, target).await,
-            (true, true, false) => self.push_path(&call, target).await,
-        }
+        let result = match (self.inner.elicitation, declared, modern) {
+            (false, _, _) => self.token_path(call, target, NoDialog::SwitchedOff).await,
+            (true, false, _) => self.token_path(call, target, NoDialog::NotDeclared).await,
+            (true, true, true) => self.input_required_path(call, target).await,
+            (true, true, false) => self.push_path(call, target).await,
+        };
+        (route_of(modern, &result), result)
     }
 
     fn scope<'a, T: Target>(
@@ -636,7 +753,9 @@ impl Guard {
                 tracing::warn!(%error, "spent-nonce store failed; refusing the answer");
                 Err(Interruption::text(
                     InterruptionKind::StoreFailed,
-                    "The answer could not be checked for reuse because the spent-nonce store failed: nothing was changed. Try again shortly.".to_owned(),
+                    format!(
+                        "Nothing was changed: the answer could not be checked for reuse, because {error}. It was refused rather than risk its being used twice. Once the store answers again, repeat the call."
+                    ),
                 ))
             }
         }
@@ -649,6 +768,9 @@ impl Guard {
         target: &T,
     ) -> Result<ApprovedBy, Interruption> {
         let params = Self::approval_form(target)?;
+        if let Some(ticket) = self.ticket(call, target, Route::Dialog) {
+            self.record(&ticket, AuditOutcome::Asked);
+        }
         let timeout = self.inner.dialog_timeout;
         match crate::dialog::push(&call.context, params, timeout).await {
             Pushed::Answered(result) => {
@@ -709,6 +831,12 @@ impl Guard {
                         if self.spend(&opened.nonce, opened.expires_at).await? {
                             return self.outcome(answer);
                         }
+                        self.note::<T>(
+                            call,
+                            &scope,
+                            Route::InputRequired,
+                            AuditOutcome::ReplayRefused,
+                        );
                         tracing::info!(tool = %call.tool, "replayed requestState: asking afresh");
                     } else {
                         tracing::info!(tool = %call.tool, "retry without a readable answer: asking afresh");
@@ -728,6 +856,7 @@ impl Guard {
                     });
                 }
                 Err(reason) => {
+                    self.note::<T>(call, &scope, Route::InputRequired, refusal_outcome(reason));
                     tracing::info!(tool = %call.tool, %reason, "requestState is no answer: asking afresh");
                 }
             }
@@ -770,9 +899,13 @@ impl Guard {
                         if self.spend(&opened.nonce, opened.expires_at).await? {
                             return Ok(ApprovedBy::Token);
                         }
+                        self.note::<T>(call, &scope, Route::Token, AuditOutcome::ReplayRefused);
                         Some("it has already been used; a token works once".to_owned())
                     }
-                    Err(reason) => Some(reason.to_string()),
+                    Err(reason) => {
+                        self.note::<T>(call, &scope, Route::Token, refusal_outcome(reason));
+                        Some(reason.to_string())
+                    }
                 }
             }
         };

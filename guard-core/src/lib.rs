@@ -39,6 +39,7 @@
 #![warn(missing_docs)]
 
 mod approval;
+mod audit;
 mod call;
 mod dialog;
 mod engine;
@@ -50,6 +51,10 @@ pub mod stdio;
 mod target;
 
 pub use approval::{Approved, ApprovedBy, Clearance, Exempt};
+pub use audit::{
+    AuditEvent, AuditOutcome, AuditSink, AuditSlot, AuditTicket, OUTCOME_META_KEY, Route,
+    outcome_of,
+};
 pub use call::{CONFIRM_TOKEN_ARG, GuardCall};
 pub use engine::{
     APPROVAL_INPUT_KEY, APPROVE_PROPERTY, Guard, GuardBuilder, Guarded, Interruption,

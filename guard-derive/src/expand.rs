@@ -284,6 +284,8 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
                     return ::core::result::Result::Ok(::mcp_guard::Rejection::into_response(rejection));
                 }
             };
+            // Where the guard leaves what the audit log records about this call.
+            let __mcp_guard_slot = ::mcp_guard::GuardCall::audit_slot(&#call);
             __mcp_guard_proof = match #decide {
                 ::core::result::Result::Ok(proof) => proof,
                 ::core::result::Result::Err(interruption) => {
@@ -293,7 +295,9 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
             #bind_params
             #bind_proof
             let __mcp_guard_result = ::mcp_guard::__private::body::<#output, _>(async move #block).await;
-            #into_result
+            let __mcp_guard_response = #into_result;
+            __mcp_guard_guard.record_call(__mcp_guard_slot.take().as_ref(), &__mcp_guard_response);
+            __mcp_guard_response
         }
     })
 }

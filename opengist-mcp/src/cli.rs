@@ -137,6 +137,24 @@ pub struct CliArgs {
     /// 1..=86400. [env: OPENGIST_MCP_HTTP_SESSION_IDLE_SECS] [default: 300]
     #[arg(long, value_name = "SECS", global = true)]
     pub http_session_idle_secs: Option<String>,
+
+    /// Redis that replicas share, so each approval is used once across all of them and across
+    /// restarts: redis://[user:password@]host[:port][/db], or rediss:// for TLS. When it cannot
+    /// be reached, guarded calls refuse to run (reading tools keep working). Prefer the
+    /// variable: a flag is visible in `ps`. [env: OPENGIST_MCP_REDIS_URL] [default: in memory,
+    /// this process only]
+    #[arg(long, value_name = "URL", global = true)]
+    pub redis_url: Option<String>,
+
+    /// Audit log: `stderr` or a file to append to; one JSON line per guard decision and per
+    /// guarded call's outcome, never content. [env: OPENGIST_MCP_AUDIT_LOG] [default: none]
+    #[arg(long, value_name = "stderr|PATH", global = true)]
+    pub audit_log: Option<String>,
+
+    /// This replica's name in the audit log: 1-64 letters, digits, `.`, `_`, `-`, `:`. [env:
+    /// OPENGIST_MCP_REPLICA_ID] [default: hostname:pid]
+    #[arg(long, value_name = "ID", global = true)]
+    pub replica_id: Option<String>,
 }
 
 /// Subcommands.

@@ -65,9 +65,15 @@ pub mod var {
     pub const OPENGIST_MCP_HTTP_MAX_SESSIONS: &str = "OPENGIST_MCP_HTTP_MAX_SESSIONS";
     /// HTTP: idle time after which a legacy session is closed.
     pub const OPENGIST_MCP_HTTP_SESSION_IDLE_SECS: &str = "OPENGIST_MCP_HTTP_SESSION_IDLE_SECS";
+    /// The Redis that replicas share for spent answers.
+    pub const OPENGIST_MCP_REDIS_URL: &str = "OPENGIST_MCP_REDIS_URL";
+    /// Where the audit log goes: `stderr` or a file path.
+    pub const OPENGIST_MCP_AUDIT_LOG: &str = "OPENGIST_MCP_AUDIT_LOG";
+    /// This replica's name in the audit log.
+    pub const OPENGIST_MCP_REPLICA_ID: &str = "OPENGIST_MCP_REPLICA_ID";
 
     /// Every variable [`super::Config::from_process`] reads.
-    pub const ALL: [&str; 20] = [
+    pub const ALL: [&str; 23] = [
         OPENGIST_URL,
         OPENGIST_TOKEN,
         OPENGIST_READ_ONLY,
@@ -88,6 +94,9 @@ pub mod var {
         OPENGIST_MCP_HTTP_MAX_CONNECTIONS,
         OPENGIST_MCP_HTTP_MAX_SESSIONS,
         OPENGIST_MCP_HTTP_SESSION_IDLE_SECS,
+        OPENGIST_MCP_REDIS_URL,
+        OPENGIST_MCP_AUDIT_LOG,
+        OPENGIST_MCP_REPLICA_ID,
     ];
 }
 
@@ -594,6 +603,18 @@ impl fmt::Display for AllowedOrigin {
     }
 }
 
+/// Where the audit log goes (`OPENGIST_MCP_AUDIT_LOG`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuditLog {
+    /// `stderr`: one JSON line each, between the log lines.
+    Stderr,
+    /// A file, appended to (created if missing).
+    File(std::path::PathBuf),
+}
+
+/// Longest accepted `OPENGIST_MCP_REPLICA_ID`.
+pub const MAX_REPLICA_ID_LEN: usize = 64;
+
 /// Everything the server needs to know, parsed and checked.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -632,6 +653,13 @@ pub struct Config {
     /// `OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS`, `_BODY_TIMEOUT_SECS`, `_MAX_CONNECTIONS`,
     /// `_MAX_SESSIONS`, `_SESSION_IDLE_SECS` (and their flags).
     pub http_limits: HttpLimits,
+    /// `OPENGIST_MCP_REDIS_URL` / `--redis-url`: the shared spent-answer store; `None`: in
+    /// memory, for this process only. Secret: the URL may hold a password.
+    pub redis_url: Option<Secret>,
+    /// `OPENGIST_MCP_AUDIT_LOG` / `--audit-log`; `None`: no audit log.
+    pub audit_log: Option<AuditLog>,
+    /// `OPENGIST_MCP_REPLICA_ID` / `--replica-id`; `None`: `hostname:pid`, worked out at start.
+    pub replica_id: Option<String>,
 }
 
 /// A parsed configuration and the warnings to log at start-up (none of which contains a
@@ -772,6 +800,25 @@ pub enum ConfigError {
         /// 1-based position among the non-empty entries.
         position: usize,
     },
+    /// The Redis URL is not a Redis URL.
+    #[error(
+        "OPENGIST_MCP_REDIS_URL (--redis-url) is not a Redis URL (the value is not shown: it may \
+         hold a password); expected redis://[user:password@]host[:port][/db], or rediss://... \
+         for TLS, such as redis://127.0.0.1:6379/0"
+    )]
+    RedisUrl,
+    /// The audit log setting is empty after trimming, or names a directory.
+    #[error(
+        "OPENGIST_MCP_AUDIT_LOG (--audit-log) must be `stderr` or the path of a file to append \
+         to, such as /var/log/opengist-mcp/audit.jsonl"
+    )]
+    AuditLog,
+    /// The replica id is not a short name.
+    #[error(
+        "OPENGIST_MCP_REPLICA_ID (--replica-id) must be 1 to 64 letters, digits or `.`, `_`, \
+         `-`, `:`, such as web-2 or host1:8081"
+    )]
+    ReplicaId,
     /// A variable holds bytes that are not UTF-8.
     #[error("{var} is not valid UTF-8 (the value is not shown); set it to plain text")]
     NotUnicode {
@@ -1017,6 +1064,33 @@ impl Config {
                 http_limits::DEFAULT_SESSION_IDLE_SECS,
             )?),
         };
+        if args.redis_url.is_some() {
+            warnings.push(
+                "--redis-url is visible to every user of this machine (ps), with any password \
+                 in it; prefer OPENGIST_MCP_REDIS_URL"
+                    .to_owned(),
+            );
+        }
+        let redis_url = match flag_or_env(&args.redis_url, var::OPENGIST_MCP_REDIS_URL) {
+            Some(raw) => Some(parse_redis_url(&raw)?),
+            None => None,
+        };
+        if redis_url.is_some() && !seal_key_configured {
+            warnings.push(
+                "OPENGIST_MCP_REDIS_URL is set but OPENGIST_MCP_SEAL_KEY is not: this process \
+                 seals with a random key, so other replicas cannot open its questions; give \
+                 every replica the same OPENGIST_MCP_SEAL_KEY"
+                    .to_owned(),
+            );
+        }
+        let audit_log = match flag_or_env(&args.audit_log, var::OPENGIST_MCP_AUDIT_LOG) {
+            Some(raw) => Some(parse_audit_log(&raw)?),
+            None => None,
+        };
+        let replica_id = match flag_or_env(&args.replica_id, var::OPENGIST_MCP_REPLICA_ID) {
+            Some(raw) => Some(parse_replica_id(&raw)?),
+            None => None,
+        };
 
         Ok(Loaded {
             config: Config {
@@ -1036,6 +1110,9 @@ impl Config {
                 dialog_timeout,
                 request_timeout,
                 http_limits,
+                redis_url,
+                audit_log,
+                replica_id,
             },
             warnings,
         })
@@ -1154,6 +1231,40 @@ fn parse_http_token(raw: &str) -> Result<Secret, ConfigError> {
         return Err(ConfigError::HttpToken);
     }
     Ok(Secret::new(token))
+}
+
+/// `redis://` or `rediss://` with a host. The value is never echoed.
+fn parse_redis_url(raw: &str) -> Result<Secret, ConfigError> {
+    let raw = raw.trim();
+    let url = Url::parse(raw).map_err(|_| ConfigError::RedisUrl)?;
+    if !matches!(url.scheme(), "redis" | "rediss") || url.host_str().is_none_or(str::is_empty) {
+        return Err(ConfigError::RedisUrl);
+    }
+    Ok(Secret::new(raw))
+}
+
+/// `stderr` (any case), or a path that does not end in `/`.
+fn parse_audit_log(raw: &str) -> Result<AuditLog, ConfigError> {
+    let raw = raw.trim();
+    if raw.eq_ignore_ascii_case("stderr") {
+        return Ok(AuditLog::Stderr);
+    }
+    if raw.ends_with('/') || raw == "." || raw == ".." {
+        return Err(ConfigError::AuditLog);
+    }
+    Ok(AuditLog::File(raw.into()))
+}
+
+fn parse_replica_id(raw: &str) -> Result<String, ConfigError> {
+    let id = raw.trim();
+    let shaped = (1..=MAX_REPLICA_ID_LEN).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b':'));
+    if !shaped {
+        return Err(ConfigError::ReplicaId);
+    }
+    Ok(id.to_owned())
 }
 
 /// `IP:PORT`, `[IPv6]:PORT`, `localhost:PORT`, or a bare `PORT` (127.0.0.1).

@@ -33,9 +33,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
-use rmcp::transport::streamable_http_server::{
-    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-};
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
@@ -63,6 +61,9 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<AllowedOrigin>,
     /// Timeouts and caps against slow or numerous clients.
     pub limits: HttpLimits,
+    /// The replica id legacy session ids start with (`<id>.<uuid>`), so a gateway can send a
+    /// session to the replica that holds it; `None`: plain ids.
+    pub session_prefix: Option<String>,
 }
 
 impl HttpOptions {
@@ -73,6 +74,7 @@ impl HttpOptions {
             allowed_hosts: config.allowed_hosts.clone(),
             allowed_origins: config.allowed_origins.clone(),
             limits: config.http_limits,
+            session_prefix: config.replica_id.clone(),
         }
     }
 }
@@ -197,8 +199,10 @@ where
     let token = config.cancellation_token.clone();
     let sessions = Arc::new(options.limits.session_manager());
     let owners = session_owner::SessionOwners::new(sessions.clone());
-    let service: StreamableHttpService<S, LocalSessionManager> =
-        StreamableHttpService::new(factory, sessions.clone(), config);
+    let manager =
+        crate::sessions::ReplicaSessionManager::new(sessions.clone(), options.session_prefix.clone());
+    let service: StreamableHttpService<S, crate::sessions::ReplicaSessionManager> =
+        StreamableHttpService::new(factory, Arc::new(manager), config);
 
     let router = Router::new()
         .route(HEALTH_PATH, get(|| async { "ok" }))

@@ -48,6 +48,9 @@ pub enum BuildError {
     /// The HTTP client could not be built.
     #[error(transparent)]
     Client(#[from] crate::opengist::error::OpengistError),
+    /// The Redis store or the audit log could not be set up.
+    #[error(transparent)]
+    Replicas(#[from] crate::replicas::ReplicaSetupError),
 }
 
 impl OpengistServer {
@@ -57,11 +60,17 @@ impl OpengistServer {
         let client = client_options(config)
             .map(OpengistClient::new)
             .transpose()?;
-        let guard = Guard::builder(SERVER_NAME)
+        let mut guard = Guard::builder(SERVER_NAME)
             .key(config.seal_key.clone())
             .elicitation(config.elicitation)
-            .dialog_timeout(config.dialog_timeout)
-            .build();
+            .dialog_timeout(config.dialog_timeout);
+        if let Some(store) = crate::replicas::redis_store(config)? {
+            guard = guard.nonce_store(crate::replicas::nonce_store(&store));
+        }
+        if let Some(sink) = crate::replicas::audit_sink(config)? {
+            guard = guard.audit(sink);
+        }
+        let guard = guard.build();
         let shared = Shared {
             client,
             base_url: config.opengist_url.as_ref().map(|u| u.url().clone()),

@@ -2,6 +2,7 @@
 //! bounded results and error shaping.
 
 mod arguments;
+mod audit_outcome;
 mod outcome;
 mod preflight;
 pub mod read;

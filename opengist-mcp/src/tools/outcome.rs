@@ -24,7 +24,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use rmcp::model::CallToolResult;
 
-use super::{failure, opengist_failure};
+use super::audit_outcome::{mark_unknown, write_failure};
+use super::failure;
 use crate::opengist::requests::{FileChange, GistId, NewGist};
 use crate::opengist::{
     ForkOutcome, GistDetail, GistFile, LikeChange, LikeState, ListScope, OpengistClient,
@@ -97,12 +98,12 @@ fn settle<T>(
             "{lost}. {} show {not_applied}: the change was NOT applied, as far as Opengist shows now. {how_to_check}",
             capitalise(&reads_said()),
         ))),
-        Ok(Seen::Mixed(what)) => Err(failure(format!(
+        Ok(Seen::Mixed(what)) => Err(mark_unknown(failure(format!(
             "{lost}. The outcome is UNKNOWN: reading back shows {what}. {how_to_check}"
-        ))),
-        Err(read_error) => Err(failure(format!(
+        )))),
+        Err(read_error) => Err(mark_unknown(failure(format!(
             "{lost}. The outcome is UNKNOWN: reading back failed too ({read_error}). {how_to_check}"
-        ))),
+        )))),
     }
 }
 
@@ -193,7 +194,7 @@ impl CreateReadBack {
         error: OpengistError,
     ) -> Result<GistDetail, CallToolResult> {
         if !error.write_may_have_applied() {
-            return Err(opengist_failure(error));
+            return Err(write_failure(error));
         }
         let seen = read_back(|| self.look(client)).await;
         settle(
@@ -311,7 +312,7 @@ impl UpdateReadBack {
         error: OpengistError,
     ) -> Result<GistDetail, CallToolResult> {
         if !error.write_may_have_applied() {
-            return Err(opengist_failure(error));
+            return Err(write_failure(error));
         }
         let seen = read_back(|| self.look(client)).await;
         let check = format!(
@@ -371,7 +372,7 @@ impl DeleteFilesReadBack {
         error: OpengistError,
     ) -> Result<GistDetail, CallToolResult> {
         if !error.write_may_have_applied() {
-            return Err(opengist_failure(error));
+            return Err(write_failure(error));
         }
         let seen = read_back(|| self.look(client)).await;
         let check = format!("Check which files remain with get_gist {}.", self.id);
@@ -415,7 +416,7 @@ impl DeleteReadBack {
         error: OpengistError,
     ) -> Result<(), CallToolResult> {
         if !error.write_may_have_applied() {
-            return Err(opengist_failure(error));
+            return Err(write_failure(error));
         }
         let seen = read_back(|| self.look(client)).await;
         let check = format!(
@@ -437,7 +438,7 @@ pub async fn fork_lost(
     error: OpengistError,
 ) -> Result<ForkOutcome, CallToolResult> {
     if !error.write_may_have_applied() {
-        return Err(opengist_failure(error));
+        return Err(write_failure(error));
     }
     let look = || async {
         let me = client.get_user_me().await?;
@@ -482,7 +483,7 @@ pub async fn like_lost(
     error: OpengistError,
 ) -> Result<LikeChange, CallToolResult> {
     if !error.write_may_have_applied() {
-        return Err(opengist_failure(error));
+        return Err(write_failure(error));
     }
     let look = || async {
         let now = client.is_liked(id).await? == LikeState::Liked;

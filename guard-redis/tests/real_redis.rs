@@ -1,0 +1,227 @@
+//! The Redis store against a real `redis-server` (installed by `scripts/replica-env install`),
+//! started on a free loopback port with throwaway data and stopped by its PID.
+//!
+//! Ignored by default, because a fresh machine has no Redis until the replica layer of
+//! `scripts/test` installs it; that layer runs them with `--ignored`.
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use mcp_guard_core::NonceStore;
+use mcp_guard_redis::RedisNonceStore;
+
+/// A redis-server of this test, killed (by PID) when dropped.
+struct Redis {
+    child: Child,
+    port: u16,
+    _dir: TempDir,
+}
+
+struct TempDir(std::path::PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+impl Redis {
+    fn start(password: Option<&str>) -> Self {
+        Self::start_on(free_port(), password)
+    }
+
+    fn start_on(port: u16, password: Option<&str>) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("mcp-guard-redis-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let mut command = Command::new("redis-server");
+        command
+            .args([
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+                "--save",
+                "",
+            ])
+            .args(["--appendonly", "no", "--daemonize", "no"])
+            .arg("--dir")
+            .arg(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if let Some(password) = password {
+            command.args(["--requirepass", password]);
+        }
+        let child = command
+            .spawn()
+            .expect("redis-server runs (install it with `scripts/replica-env install`)");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "redis-server did not listen on {port}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Self {
+            child,
+            port,
+            _dir: TempDir(dir),
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/0", self.port)
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server: scripts/replica-env install; run with --ignored"]
+async fn the_first_writer_wins_among_many_replicas_at_once() {
+    let redis = Redis::start(None);
+    // Three stores, as three replicas would hold, each with its own connection.
+    let stores: Vec<Arc<RedisNonceStore>> = (0..3)
+        .map(|_| Arc::new(RedisNonceStore::open(&redis.url()).expect("store")))
+        .collect();
+    for round in 0..20u8 {
+        let nonce = [round; 16];
+        let mut tasks = Vec::new();
+        for i in 0..30 {
+            let store = stores[i % 3].clone();
+            tasks.push(tokio::spawn(async move {
+                store.spend(&nonce, now() + 60, now()).await
+            }));
+        }
+        let mut fresh = 0;
+        for task in tasks {
+            if task.await.expect("joined").expect("spent") {
+                fresh += 1;
+            }
+        }
+        assert_eq!(fresh, 1, "round {round}: exactly one spend may win");
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server: scripts/replica-env install; run with --ignored"]
+async fn a_spent_nonce_expires_with_its_seal() {
+    let redis = Redis::start(None);
+    let store = RedisNonceStore::builder(redis.url())
+        .key_prefix("t:")
+        .build()
+        .expect("store");
+    let nonce = [7u8; 16];
+    assert!(store.spend(&nonce, now() + 3, now()).await.expect("spent"));
+    let client = redis::Client::open(redis.url()).expect("client");
+    let mut connection = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connection");
+    let key = format!("t:{}", "07".repeat(16));
+    let pttl: i64 = redis::cmd("PTTL")
+        .arg(&key)
+        .query_async(&mut connection)
+        .await
+        .expect("pttl");
+    assert!(
+        (1..=3000).contains(&pttl),
+        "expiry is the remaining lifetime: {pttl} ms"
+    );
+    assert!(!store.spend(&nonce, now() + 3, now()).await.expect("asked"));
+    tokio::time::sleep(Duration::from_millis(
+        u64::try_from(pttl).unwrap_or(3000) + 200,
+    ))
+    .await;
+    let exists: i64 = redis::cmd("EXISTS")
+        .arg(&key)
+        .query_async(&mut connection)
+        .await
+        .expect("exists");
+    assert_eq!(exists, 0, "Redis forgot the nonce once its seal expired");
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server: scripts/replica-env install; run with --ignored"]
+async fn a_password_in_the_url_is_used_and_a_missing_one_fails_closed() {
+    let redis = Redis::start(Some("s3cret-pass"));
+    let without = RedisNonceStore::builder(redis.url())
+        .setting_name("X_REDIS_URL")
+        .build()
+        .expect("store");
+    let error = without
+        .spend(&[1; 16], now() + 60, now())
+        .await
+        .expect_err("refused without the password");
+    assert!(error.to_string().contains("X_REDIS_URL"), "{error}");
+    let with = RedisNonceStore::open(&format!("redis://:s3cret-pass@127.0.0.1:{}/0", redis.port))
+        .expect("store");
+    assert!(
+        with.spend(&[1; 16], now() + 60, now())
+            .await
+            .expect("spent")
+    );
+    assert!(!format!("{with:?}").contains("s3cret"));
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server: scripts/replica-env install; run with --ignored"]
+async fn a_stopped_redis_fails_closed_and_a_restarted_one_is_used_again_without_rebuilding() {
+    let redis = Redis::start(None);
+    let port = redis.port;
+    let store = RedisNonceStore::open(&redis.url()).expect("store");
+    assert!(
+        store
+            .spend(&[2; 16], now() + 60, now())
+            .await
+            .expect("spent")
+    );
+    drop(redis);
+    let error = store
+        .spend(&[3; 16], now() + 60, now())
+        .await
+        .expect_err("fails closed");
+    assert!(
+        error.to_string().contains("Redis at redis://127.0.0.1"),
+        "{error}"
+    );
+    let _again = Redis::start_on(port, None);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        match store.spend(&[3; 16], now() + 60, now()).await {
+            Ok(fresh) => {
+                assert!(
+                    fresh,
+                    "the nonce was never spent: the failed spend wrote nothing"
+                );
+                break;
+            }
+            Err(error) => {
+                assert!(Instant::now() < deadline, "no recovery: {error}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
