@@ -54,9 +54,11 @@ pub mod var {
     pub const OPENGIST_MCP_DIALOG_TIMEOUT_SECS: &str = "OPENGIST_MCP_DIALOG_TIMEOUT_SECS";
     /// Timeout of each Opengist request.
     pub const OPENGIST_MCP_REQUEST_TIMEOUT_SECS: &str = "OPENGIST_MCP_REQUEST_TIMEOUT_SECS";
+    /// Bytes of gist files kept in memory for reuse.
+    pub const OPENGIST_MCP_CACHE_BYTES: &str = "OPENGIST_MCP_CACHE_BYTES";
 
     /// Every variable [`super::Config::from_process`] reads.
-    pub const ALL: [&str; 15] = [
+    pub const ALL: [&str; 16] = [
         OPENGIST_URL,
         OPENGIST_TOKEN,
         OPENGIST_READ_ONLY,
@@ -72,6 +74,7 @@ pub mod var {
         OPENGIST_MCP_ALLOWED_ORIGINS,
         OPENGIST_MCP_DIALOG_TIMEOUT_SECS,
         OPENGIST_MCP_REQUEST_TIMEOUT_SECS,
+        OPENGIST_MCP_CACHE_BYTES,
     ];
 }
 
@@ -104,6 +107,10 @@ pub const DEFAULT_MAX_RESULT_BYTES: usize = 262_144;
 pub const MIN_MAX_RESULT_BYTES: usize = 4096;
 /// Largest accepted `OPENGIST_MCP_MAX_RESULT_BYTES` (8 MiB).
 pub const MAX_MAX_RESULT_BYTES: usize = 8 * 1024 * 1024;
+/// Default of `OPENGIST_MCP_CACHE_BYTES` (64 MiB).
+pub const DEFAULT_CACHE_BYTES: u64 = crate::cache::DEFAULT_CACHE_BYTES;
+/// Largest accepted `OPENGIST_MCP_CACHE_BYTES` (4 GiB).
+pub const MAX_CACHE_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 /// Default of `OPENGIST_MCP_DIALOG_TIMEOUT_SECS`.
 pub const DEFAULT_DIALOG_TIMEOUT_SECS: u64 = 600;
 /// Largest accepted `OPENGIST_MCP_DIALOG_TIMEOUT_SECS` (a day).
@@ -613,6 +620,9 @@ pub struct Config {
     pub dialog_timeout: Duration,
     /// `OPENGIST_MCP_REQUEST_TIMEOUT_SECS` / `--request-timeout-secs`.
     pub request_timeout: Duration,
+    /// `OPENGIST_MCP_CACHE_BYTES` / `--cache-bytes`: bytes of gist files kept in memory for
+    /// reuse; 0 turns the cache off.
+    pub cache_bytes: u64,
 }
 
 /// A parsed configuration and the warnings to log at start-up (none of which contains a
@@ -772,6 +782,7 @@ impl ConfigError {
 const MAX_RESULT_BYTES_SETTING: &str = "OPENGIST_MCP_MAX_RESULT_BYTES (--max-result-bytes)";
 const DIALOG_TIMEOUT_SETTING: &str = "OPENGIST_MCP_DIALOG_TIMEOUT_SECS (--dialog-timeout-secs)";
 const REQUEST_TIMEOUT_SETTING: &str = "OPENGIST_MCP_REQUEST_TIMEOUT_SECS (--request-timeout-secs)";
+const CACHE_BYTES_SETTING: &str = "OPENGIST_MCP_CACHE_BYTES (--cache-bytes)";
 
 impl Config {
     /// Parses the configuration from command-line arguments and a variable lookup (`env(name)`
@@ -943,6 +954,11 @@ impl Config {
             },
         );
 
+        let cache_bytes = match flag_or_env(&args.cache_bytes, var::OPENGIST_MCP_CACHE_BYTES) {
+            Some(raw) => parse_number(&raw, CACHE_BYTES_SETTING, 0, MAX_CACHE_BYTES)?,
+            None => DEFAULT_CACHE_BYTES,
+        };
+
         Ok(Loaded {
             config: Config {
                 opengist_url,
@@ -960,6 +976,7 @@ impl Config {
                 allowed_origins,
                 dialog_timeout,
                 request_timeout,
+                cache_bytes,
             },
             warnings,
         })

@@ -31,6 +31,7 @@ use super::responses::{
     ApiInfo, Commit, ForkOutcome, GistDetail, GistSummary, Health, LikeChange, LikeState, Page,
     RawFile, User,
 };
+use crate::cache::ReadTime;
 use crate::targets::{CreateGist, DeleteGist, DeleteGistFiles, UpdateGist};
 
 /// Most items Opengist returns per page.
@@ -273,6 +274,27 @@ impl OpengistClient {
         let url = self.endpoint(&["api", "gists", id.as_str()])?;
         let call = CallInfo::new("read a gist", Scope::GistRead, format!("gist {id}"));
         self.get_json(url, &call).await
+    }
+
+    /// [`get_gist`](Self::get_gist), and when Opengist began answering at the earliest (from
+    /// its `Date` header), which tells the cache whether the read can be kept.
+    pub async fn get_gist_timed(
+        &self,
+        id: &GistId,
+    ) -> Result<(GistDetail, Option<ReadTime>), OpengistError> {
+        let url = self.endpoint(&["api", "gists", id.as_str()])?;
+        let call = CallInfo::new("read a gist", Scope::GistRead, format!("gist {id}"));
+        let started = Instant::now();
+        let response = self
+            .send_read(url, HeaderValue::from_static("application/json"), &call)
+            .await?;
+        let date = response
+            .headers()
+            .get(header::DATE)
+            .and_then(|v| v.to_str().ok());
+        let read = ReadTime::from_date_header(date, started.elapsed());
+        let response = self.check(response, &call).await?;
+        Ok((self.parse_json(response, &call).await?, read))
     }
 
     /// A gist as it stood at revision `sha` (4 to 40 hex digits, any case; Opengist refuses
@@ -1234,7 +1256,7 @@ async fn read_window(
 
 /// Whether `bytes` are UTF-8, forgiving a character cut at the start (when the window does
 /// not start at 0) or at the end (when the file goes on).
-fn utf8_window(bytes: &[u8], cut_start: bool, cut_end: bool) -> bool {
+pub(crate) fn utf8_window(bytes: &[u8], cut_start: bool, cut_end: bool) -> bool {
     let mut slice = bytes;
     if cut_start {
         let skip = slice

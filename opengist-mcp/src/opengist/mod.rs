@@ -11,6 +11,7 @@ pub mod responses;
 
 mod client;
 
+pub(crate) use client::utf8_window;
 pub use client::{
     ClientOptions, ListScope, MAX_JSON_BYTES, MAX_PER_PAGE, OpengistClient, RESOLVE_MAX_PAGES,
 };

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use super::Parameters;
 use super::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
+use crate::cache;
 use crate::limits::json_len;
 use crate::opengist::requests::{GistId, Visibility};
 use crate::opengist::{
@@ -1315,11 +1316,9 @@ impl OpengistServer {
             .map_err(failure)?;
         let client = self.client()?;
         let id = self.gist_id(&args.gist_id).await?;
-        let detail = match &options.sha {
-            Some(sha) => client.get_gist_at(&id, sha).await,
-            None => client.get_gist(&id).await,
-        }
-        .map_err(opengist_failure)?;
+        let detail = cache::read_gist(&self.shared.cache, client, &id, options.sha.as_ref())
+            .await
+            .map_err(opengist_failure)?;
         let budget = self.max_result_bytes() / 2;
         Ok(self.output(shape_gist_within(&detail, &options, budget)))
     }
@@ -1339,11 +1338,9 @@ impl OpengistServer {
         let request = args.validate(max_window).map_err(failure)?;
         let client = self.client()?;
         let id = self.gist_id(&args.gist_id).await?;
-        let detail = match &request.sha {
-            Some(sha) => client.get_gist_at(&id, sha).await,
-            None => client.get_gist(&id).await,
-        }
-        .map_err(opengist_failure)?;
+        let detail = cache::read_gist_files(&self.shared.cache, client, &id, request.sha.as_ref())
+            .await
+            .map_err(opengist_failure)?;
         let sha = match &request.sha {
             Some(sha) => sha.clone(),
             None => {
@@ -1401,17 +1398,19 @@ impl OpengistServer {
                 return Ok(self.output(shape(&source, Some(file.size))));
             }
         }
-        let raw = client
-            .raw_file(
-                &id,
-                &sha,
-                &request.filename,
-                request.offset,
-                request.max_bytes as u64,
-            )
-            .await
-            .map_err(opengist_failure)?;
         let size = file.map(|f| f.size);
+        let raw = cache::raw_window(
+            &self.shared.cache,
+            client,
+            &id,
+            &sha,
+            &request.filename,
+            request.offset,
+            request.max_bytes as u64,
+            size,
+        )
+        .await
+        .map_err(opengist_failure)?;
         let source = WindowSource::from_raw(&raw, size);
         Ok(self.output(shape(&source, size)))
     }

@@ -486,6 +486,7 @@ impl OpengistServer {
         let client = self.client()?;
         let cleared_by = Clearing::of(clearance.approved_by());
         let previous_revision = clearance.target().previous_revision().map(str::to_owned);
+        let _forget = self.shared.cache.forget_after(clearance.target().gist_id());
         let detail = client
             .update_gist(clearance)
             .await
@@ -522,6 +523,7 @@ impl OpengistServer {
             .cloned()
             .collect();
         let previous_revision = approved.target().previous_revision().map(str::to_owned);
+        let _forget = self.shared.cache.forget_after(approved.target().gist_id());
         let detail = client
             .delete_gist_files(approved)
             .await
@@ -551,6 +553,7 @@ impl OpengistServer {
         let client = self.client()?;
         let cleared_by = Clearing::of(Some(approved.approved_by()));
         let gist_id = approved.target().gist_id().to_string();
+        let _forget = self.shared.cache.forget_after(approved.target().gist_id());
         client
             .delete_gist(approved)
             .await
