@@ -61,7 +61,7 @@ async fn serve(config: Config) -> ExitCode {
     match config.http_addr {
         None => {
             tracing::info!(tools, "serving MCP on stdio");
-            let running = match server.serve(rmcp::transport::stdio()).await {
+            let running = match server.serve(rmcp::transport::stdio_pipes()).await {
                 Ok(running) => running,
                 Err(error) => return fail(format!("the MCP session could not start: {error}"), 1),
             };

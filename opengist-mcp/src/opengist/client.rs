@@ -887,7 +887,10 @@ impl OpengistClient {
         limit: u64,
         call: &CallInfo,
     ) -> Result<Vec<u8>, OpengistError> {
-        let mut out = Vec::new();
+        // Sized once when Opengist sends a Content-Length (Go's HTTP server does for small
+        // answers), instead of growing by doubling.
+        let expected = response.content_length().unwrap_or(0).min(limit);
+        let mut out = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
         while let Some(chunk) = response
             .chunk()
             .await

@@ -18,7 +18,9 @@ use serde_json::{Value, json};
 use super::Parameters;
 use super::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
 use crate::cache;
+#[cfg(test)]
 use crate::limits::json_len;
+use crate::limits::serialized_len;
 use crate::opengist::requests::{GistId, Visibility};
 use crate::opengist::{
     Commit, GistDetail, GistSummary, LikeState, ListScope, MAX_PER_PAGE, Page, RawFile, Sha,
@@ -185,7 +187,7 @@ pub(crate) fn fit_within<T: Serialize>(
 ) -> T {
     let mut out = build(allowance);
     for _ in 0..8 {
-        let size = serde_json::to_value(&out).map_or(usize::MAX, |v| json_len(&v));
+        let size = serialized_len(&out);
         if size <= budget || allowance == 0 {
             break;
         }
