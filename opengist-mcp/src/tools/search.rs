@@ -963,7 +963,7 @@ impl OpengistServer {
                 }
                 listed
             },
-            |id| async move { reads.detail(id).await.map(|d| Arc::unwrap_or_clone(d)) },
+            |id| async move { reads.detail(id).await.map(Arc::unwrap_or_clone) },
         )
         .await
         .map_err(opengist_failure)?;
