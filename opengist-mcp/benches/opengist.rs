@@ -576,11 +576,13 @@ async fn bench_added(
             diffs.push(t - d);
         }
         println!(
-            "    {label:<8} {case:<18} direct ({direct_path}) median {:>6.2} ms | tool median {:>6.2} ms | added: median of pair differences {:>+6.2} ms, p90 {:>+6.2} ms ({pairs} pairs)",
+            "    {label:<8} {case:<18} direct ({direct_path}) median {:>6.2} ms | tool median {:>6.2} ms | added: median of pair differences {:>+6.2} ms, p25 {:>+6.2}, p90 {:>+6.2}; p10 tool - p10 direct {:>+6.2} ms ({pairs} pairs)",
             median(&direct),
             median(&tool),
             median(&diffs),
-            percentile(&diffs, 90.0)
+            percentile(&diffs, 25.0),
+            percentile(&diffs, 90.0),
+            percentile(&tool, 10.0) - percentile(&direct, 10.0)
         );
     }
     Ok(())
