@@ -63,6 +63,18 @@ fn rss_kib(pid: u32) -> Option<u64> {
     })
 }
 
+/// CPU time of every thread of a process so far, in nanoseconds (`/proc/<pid>/task/*/schedstat`).
+fn cpu_ns(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
+        .filter_map(|stat| stat.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
 fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
@@ -538,6 +550,8 @@ async fn bench_added(
         let mut direct = Vec::new();
         let mut tool = Vec::new();
         let mut diffs = Vec::new();
+        let pid = server.pid();
+        let cpu_before = cpu_ns(pid);
         for i in 0..pairs {
             let (id, sha, file) = &targets[i % targets.len()];
             let path = if case.ends_with("sha") {
@@ -576,13 +590,14 @@ async fn bench_added(
             diffs.push(t - d);
         }
         println!(
-            "    {label:<8} {case:<18} direct ({direct_path}) median {:>6.2} ms | tool median {:>6.2} ms | added: median of pair differences {:>+6.2} ms, p25 {:>+6.2}, p90 {:>+6.2}; p10 tool - p10 direct {:>+6.2} ms ({pairs} pairs)",
+            "    {label:<8} {case:<18} direct ({direct_path}) median {:>6.2} ms | tool median {:>6.2} ms | added: median of pair differences {:>+6.2} ms, p25 {:>+6.2}, p90 {:>+6.2}; p10 tool - p10 direct {:>+6.2} ms; server CPU per call {:.3} ms ({pairs} pairs)",
             median(&direct),
             median(&tool),
             median(&diffs),
             percentile(&diffs, 25.0),
             percentile(&diffs, 90.0),
-            percentile(&tool, 10.0) - percentile(&direct, 10.0)
+            percentile(&tool, 10.0) - percentile(&direct, 10.0),
+            cpu_ns(pid).saturating_sub(cpu_before) as f64 / 1e6 / pairs.max(1) as f64
         );
     }
     Ok(())
