@@ -155,6 +155,12 @@ pub struct CliArgs {
     /// OPENGIST_MCP_REPLICA_ID] [default: hostname:pid]
     #[arg(long, value_name = "ID", global = true)]
     pub replica_id: Option<String>,
+
+    /// Bytes of gist files kept in memory (never on disk) so repeated searches and revision
+    /// reads do not fetch them again; 0 turns the cache off. 0..=4294967296. [env:
+    /// OPENGIST_MCP_CACHE_BYTES] [default: 67108864]
+    #[arg(long, value_name = "N", global = true)]
+    pub cache_bytes: Option<String>,
 }
 
 /// Subcommands.

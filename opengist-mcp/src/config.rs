@@ -71,9 +71,12 @@ pub mod var {
     pub const OPENGIST_MCP_AUDIT_LOG: &str = "OPENGIST_MCP_AUDIT_LOG";
     /// This replica's name in the audit log.
     pub const OPENGIST_MCP_REPLICA_ID: &str = "OPENGIST_MCP_REPLICA_ID";
+    /// Bytes of gist files kept in memory for reuse.
+    pub const OPENGIST_MCP_CACHE_BYTES: &str = "OPENGIST_MCP_CACHE_BYTES";
+
 
     /// Every variable [`super::Config::from_process`] reads.
-    pub const ALL: [&str; 23] = [
+    pub const ALL: [&str; 24] = [
         OPENGIST_URL,
         OPENGIST_TOKEN,
         OPENGIST_READ_ONLY,
@@ -97,6 +100,7 @@ pub mod var {
         OPENGIST_MCP_REDIS_URL,
         OPENGIST_MCP_AUDIT_LOG,
         OPENGIST_MCP_REPLICA_ID,
+        OPENGIST_MCP_CACHE_BYTES,
     ];
 }
 
@@ -129,6 +133,10 @@ pub const DEFAULT_MAX_RESULT_BYTES: usize = 262_144;
 pub const MIN_MAX_RESULT_BYTES: usize = 4096;
 /// Largest accepted `OPENGIST_MCP_MAX_RESULT_BYTES` (8 MiB).
 pub const MAX_MAX_RESULT_BYTES: usize = 8 * 1024 * 1024;
+/// Default of `OPENGIST_MCP_CACHE_BYTES` (64 MiB).
+pub const DEFAULT_CACHE_BYTES: u64 = crate::cache::DEFAULT_CACHE_BYTES;
+/// Largest accepted `OPENGIST_MCP_CACHE_BYTES` (4 GiB).
+pub const MAX_CACHE_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 /// Default of `OPENGIST_MCP_DIALOG_TIMEOUT_SECS`.
 pub const DEFAULT_DIALOG_TIMEOUT_SECS: u64 = 600;
 /// Largest accepted `OPENGIST_MCP_DIALOG_TIMEOUT_SECS` (a day).
@@ -660,6 +668,9 @@ pub struct Config {
     pub audit_log: Option<AuditLog>,
     /// `OPENGIST_MCP_REPLICA_ID` / `--replica-id`; `None`: `hostname:pid`, worked out at start.
     pub replica_id: Option<String>,
+    /// `OPENGIST_MCP_CACHE_BYTES` / `--cache-bytes`: bytes of gist files kept in memory for
+    /// reuse; 0 turns the cache off.
+    pub cache_bytes: u64,
 }
 
 /// A parsed configuration and the warnings to log at start-up (none of which contains a
@@ -844,6 +855,8 @@ const BODY_TIMEOUT_SETTING: &str = "OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS (--http-
 const MAX_CONNECTIONS_SETTING: &str = "OPENGIST_MCP_HTTP_MAX_CONNECTIONS (--http-max-connections)";
 const MAX_SESSIONS_SETTING: &str = "OPENGIST_MCP_HTTP_MAX_SESSIONS (--http-max-sessions)";
 const SESSION_IDLE_SETTING: &str = "OPENGIST_MCP_HTTP_SESSION_IDLE_SECS (--http-session-idle-secs)";
+        };
+const CACHE_BYTES_SETTING: &str = "OPENGIST_MCP_CACHE_BYTES (--cache-bytes)";
 
 impl Config {
     /// Parses the configuration from command-line arguments and a variable lookup (`env(name)`
@@ -1090,6 +1103,9 @@ impl Config {
         let replica_id = match flag_or_env(&args.replica_id, var::OPENGIST_MCP_REPLICA_ID) {
             Some(raw) => Some(parse_replica_id(&raw)?),
             None => None,
+        let cache_bytes = match flag_or_env(&args.cache_bytes, var::OPENGIST_MCP_CACHE_BYTES) {
+            Some(raw) => parse_number(&raw, CACHE_BYTES_SETTING, 0, MAX_CACHE_BYTES)?,
+            None => DEFAULT_CACHE_BYTES,
         };
 
         Ok(Loaded {
@@ -1113,6 +1129,7 @@ impl Config {
                 redis_url,
                 audit_log,
                 replica_id,
+                cache_bytes,
             },
             warnings,
         })

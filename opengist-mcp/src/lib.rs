@@ -28,6 +28,7 @@
 
 #![warn(missing_docs)]
 
+pub mod cache;
 pub mod cli;
 pub mod config;
 pub mod doctor;

@@ -13,7 +13,27 @@ pub const CUT_MARK: &str = "…[cut to fit the result-size ceiling]";
 
 /// Serialized size of `value` in bytes.
 pub fn json_len(value: &Value) -> usize {
-    serde_json::to_vec(value).map_or(usize::MAX, |bytes| bytes.len())
+    serialized_len(value)
+}
+
+/// Serialized JSON size of anything serializable, in bytes, counted without building the
+/// text (or a `Value`) in memory. `usize::MAX` if it cannot be serialized.
+pub fn serialized_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(bytes.len());
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
 }
 
 /// Shortens the longest strings in `value` until its JSON form is at most `budget` bytes.
@@ -102,5 +122,9 @@ mod tests {
         let mut value = json!((0..1000).collect::<Vec<u32>>());
         assert!(fit_to_budget(&mut value, 100));
         assert!(json_len(&value) > 100);
+        assert_eq!(
+            json_len(&value),
+            serde_json::to_vec(&value).map(|v| v.len()).unwrap_or(0)
+        );
     }
 }

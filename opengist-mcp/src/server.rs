@@ -7,6 +7,7 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, tool_handler};
 
+use crate::cache::{GistCache, Principal};
 use crate::config::{Config, DEFAULT_MAX_RESULT_BYTES, FilterError, READING_TOOLS};
 use crate::opengist::{ClientOptions, OpengistClient};
 use crate::tools::{OpengistServer, Shared, WRITE_TOOLS};
@@ -57,9 +58,15 @@ impl OpengistServer {
     /// Builds the shared state and the filtered tool router from `config`.
     pub fn from_config(config: &Config) -> Result<Self, BuildError> {
         let enabled = config.tools.resolve(&all_tool_names(), config.read_only)?;
-        let client = client_options(config)
-            .map(OpengistClient::new)
-            .transpose()?;
+        let options = client_options(config);
+        let cache = match &options {
+            Some(o) => GistCache::new(
+                Principal::of(o.base_url.as_str(), o.token.as_deref()),
+                config.cache_bytes,
+            ),
+            None => GistCache::disabled(),
+        };
+        let client = options.map(OpengistClient::new).transpose()?;
         let mut guard = Guard::builder(SERVER_NAME)
             .key(config.seal_key.clone())
             .elicitation(config.elicitation)
@@ -76,6 +83,7 @@ impl OpengistServer {
             base_url: config.opengist_url.as_ref().map(|u| u.url().clone()),
             guard,
             max_result_bytes: config.max_result_bytes,
+            cache,
         };
         Ok(Self::new(Arc::new(shared), &enabled))
     }
@@ -110,6 +118,7 @@ impl OpengistServer {
             base_url: None,
             guard: Guard::builder(SERVER_NAME).build(),
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+            cache: GistCache::disabled(),
         };
         let all: Vec<String> = all_tool_names().iter().map(|s| (*s).to_owned()).collect();
         Self::new(Arc::new(shared), &all)

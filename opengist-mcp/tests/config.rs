@@ -77,6 +77,7 @@ fn defaults_with_nothing_set() {
     assert!(config.allowed_origins.is_empty());
     assert_eq!(config.dialog_timeout, Duration::from_secs(600));
     assert_eq!(config.request_timeout, Duration::from_secs(30));
+    assert_eq!(config.cache_bytes, 64 * 1024 * 1024);
     assert!(warnings.is_empty(), "{warnings:?}");
 }
 
@@ -756,6 +757,34 @@ fn http_limits() {
 }
 
 #[test]
+fn cache_bytes_range() {
+    let v = "OPENGIST_MCP_CACHE_BYTES";
+    assert_eq!(
+        ok(&[(v, "0")]).config.cache_bytes,
+        0,
+        "0 turns the cache off"
+    );
+    assert_eq!(ok(&[(v, " 1048576 ")]).config.cache_bytes, 1_048_576);
+    assert_eq!(ok(&[(v, "4294967296")]).config.cache_bytes, 4_294_967_296);
+    for (bad, out_of_range) in [("4294967297", true), ("-1", false), ("64MiB", false)] {
+        let error = err(&[(v, bad)]);
+        let message = error.to_string();
+        assert!(
+            message.contains(v) && message.contains("--cache-bytes"),
+            "{message}"
+        );
+        assert!(message.contains("4294967296"), "{message}");
+        assert_eq!(
+            matches!(error, ConfigError::OutOfRange { .. }),
+            out_of_range,
+            "{bad}"
+        );
+    }
+    let loaded = load_with(&cli(&["--cache-bytes", "5000"]), &[(v, "1")]).expect("flag wins");
+    assert_eq!(loaded.config.cache_bytes, 5000);
+}
+
+#[test]
 fn timeouts() {
     let dialog = "OPENGIST_MCP_DIALOG_TIMEOUT_SECS";
     let request = "OPENGIST_MCP_REQUEST_TIMEOUT_SECS";
@@ -918,6 +947,7 @@ fn no_error_message_echoes_a_value() {
         "OPENGIST_MCP_HTTP_MAX_CONNECTIONS",
         "OPENGIST_MCP_HTTP_MAX_SESSIONS",
         "OPENGIST_MCP_HTTP_SESSION_IDLE_SECS",
+        "OPENGIST_MCP_CACHE_BYTES",
     ];
     for var in vars {
         for value in [
@@ -974,6 +1004,8 @@ fn every_flag_parses() {
         "5",
         "--request-timeout-secs",
         "6",
+        "--cache-bytes",
+        "7",
     ]);
     assert_eq!(args.http.as_deref(), Some("127.0.0.1:1"));
     assert!(args.read_only && args.insecure_tls);
@@ -986,6 +1018,7 @@ fn every_flag_parses() {
     assert_eq!(args.allowed_origins.as_deref(), Some("o"));
     assert_eq!(args.dialog_timeout_secs.as_deref(), Some("5"));
     assert_eq!(args.request_timeout_secs.as_deref(), Some("6"));
+    assert_eq!(args.cache_bytes.as_deref(), Some("7"));
     assert_eq!(args.command, None);
 }
 
@@ -1039,6 +1072,8 @@ fn version_and_help() {
         "OPENGIST_MCP_HTTP_MAX_CONNECTIONS",
         "OPENGIST_MCP_HTTP_MAX_SESSIONS",
         "OPENGIST_MCP_HTTP_SESSION_IDLE_SECS",
+        "OPENGIST_MCP_CACHE_BYTES",
+        "[default: 67108864]",
         "[default: 262144]",
         "[default: 600]",
         "[default: 30]",

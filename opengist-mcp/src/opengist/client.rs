@@ -32,6 +32,7 @@ use super::responses::{
     ApiInfo, Commit, ForkOutcome, GistDetail, GistSummary, Health, LikeChange, LikeState, Page,
     RawFile, User,
 };
+use crate::cache::ReadTime;
 use crate::targets::{CreateGist, DeleteGist, DeleteGistFiles, UpdateGist};
 
 /// Most items Opengist returns per page.
@@ -287,6 +288,27 @@ impl OpengistClient {
         let mut detail: GistDetail = self.get_json(url, &call).await?;
         self.complete_head(&mut detail).await;
         Ok(detail)
+    }
+
+    /// [`get_gist`](Self::get_gist), and when Opengist began answering at the earliest (from
+    /// its `Date` header), which tells the cache whether the read can be kept.
+    pub async fn get_gist_timed(
+        &self,
+        id: &GistId,
+    ) -> Result<(GistDetail, Option<ReadTime>), OpengistError> {
+        let url = self.endpoint(&["api", "gists", id.as_str()])?;
+        let call = CallInfo::new("read a gist", Scope::GistRead, format!("gist {id}"));
+        let started = Instant::now();
+        let response = self
+            .send_read(url, HeaderValue::from_static("application/json"), &call)
+            .await?;
+        let date = response
+            .headers()
+            .get(header::DATE)
+            .and_then(|v| v.to_str().ok());
+        let read = ReadTime::from_date_header(date, started.elapsed());
+        let response = self.check(response, &call).await?;
+        Ok((self.parse_json(response, &call).await?, read))
     }
 
     /// A gist as it stood at revision `sha` (4 to 40 hex digits, any case; Opengist refuses
@@ -963,7 +985,10 @@ impl OpengistClient {
         limit: u64,
         call: &CallInfo,
     ) -> Result<Vec<u8>, OpengistError> {
-        let mut out = Vec::new();
+        // Sized once when Opengist sends a Content-Length (Go's HTTP server does for small
+        // answers), instead of growing by doubling.
+        let expected = response.content_length().unwrap_or(0).min(limit);
+        let mut out = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
         while let Some(chunk) = response
             .chunk()
             .await
@@ -1333,7 +1358,7 @@ async fn read_window(
 
 /// Whether `bytes` are UTF-8, forgiving a character cut at the start (when the window does
 /// not start at 0) or at the end (when the file goes on).
-fn utf8_window(bytes: &[u8], cut_start: bool, cut_end: bool) -> bool {
+pub(crate) fn utf8_window(bytes: &[u8], cut_start: bool, cut_end: bool) -> bool {
     let mut slice = bytes;
     if cut_start {
         let skip = slice

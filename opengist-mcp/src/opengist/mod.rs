@@ -15,6 +15,7 @@ pub mod topics;
 mod client;
 
 pub use access::{Change, Grant, Identity, TokenAccess};
+pub(crate) use client::utf8_window;
 pub use client::{
     ClientOptions, ListScope, MAX_JSON_BYTES, MAX_PER_PAGE, OpengistClient, RESOLVE_MAX_PAGES,
 };

@@ -20,6 +20,7 @@ use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 use serde::Serialize;
 use url::Url;
 
+use crate::cache::GistCache;
 use crate::limits::{fit_to_budget, json_len};
 use crate::opengist::OpengistClient;
 use crate::opengist::error::OpengistError;
@@ -46,6 +47,8 @@ pub struct Shared {
     pub guard: Guard,
     /// The result-size ceiling, in bytes.
     pub max_result_bytes: usize,
+    /// Gist files kept for reuse, for this server's one token (see [`crate::cache`]).
+    pub cache: GistCache,
 }
 
 /// The MCP server: one per session, cheap to clone.

@@ -17,7 +17,10 @@ use serde_json::{Value, json};
 
 use super::Parameters;
 use super::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
+use crate::cache;
+#[cfg(test)]
 use crate::limits::json_len;
+use crate::limits::serialized_len;
 use crate::opengist::requests::{GistId, Visibility};
 use crate::opengist::{
     Commit, GistDetail, GistSummary, Grant, LikeState, ListScope, MAX_PER_PAGE, Page, RawFile, Sha,
@@ -184,7 +187,7 @@ pub(crate) fn fit_within<T: Serialize>(
 ) -> T {
     let mut out = build(allowance);
     for _ in 0..8 {
-        let size = serde_json::to_value(&out).map_or(usize::MAX, |v| json_len(&v));
+        let size = serialized_len(&out);
         if size <= budget || allowance == 0 {
             break;
         }
@@ -1374,11 +1377,9 @@ impl OpengistServer {
             .map_err(failure)?;
         let client = self.client()?;
         let id = self.gist_id(&args.gist_id).await?;
-        let mut detail = match &options.sha {
-            Some(sha) => client.get_gist_at(&id, sha).await,
-            None => client.get_gist(&id).await,
-        }
-        .map_err(opengist_failure)?;
+        let mut detail = cache::read_gist(&self.shared.cache, client, &id, options.sha.as_ref())
+            .await
+            .map_err(opengist_failure)?;
         // Opengist's single-gist answer always says `topics: []`; its lists carry them.
         let topics = client.gist_topics(&detail.summary).await.ok().flatten();
         let topics_known = topics.is_some();
@@ -1408,11 +1409,9 @@ impl OpengistServer {
         let request = args.validate(max_window).map_err(failure)?;
         let client = self.client()?;
         let id = self.gist_id(&args.gist_id).await?;
-        let detail = match &request.sha {
-            Some(sha) => client.get_gist_at(&id, sha).await,
-            None => client.get_gist(&id).await,
-        }
-        .map_err(opengist_failure)?;
+        let detail = cache::read_gist_files(&self.shared.cache, client, &id, request.sha.as_ref())
+            .await
+            .map_err(opengist_failure)?;
         let sha = match &request.sha {
             Some(sha) => sha.clone(),
             None => {
@@ -1470,17 +1469,19 @@ impl OpengistServer {
                 return Ok(self.output(shape(&source, Some(file.size))));
             }
         }
-        let raw = client
-            .raw_file(
-                &id,
-                &sha,
-                &request.filename,
-                request.offset,
-                request.max_bytes as u64,
-            )
-            .await
-            .map_err(opengist_failure)?;
         let size = file.map(|f| f.size);
+        let raw = cache::raw_window(
+            &self.shared.cache,
+            client,
+            &id,
+            &sha,
+            &request.filename,
+            request.offset,
+            request.max_bytes as u64,
+            size,
+        )
+        .await
+        .map_err(opengist_failure)?;
         let source = WindowSource::from_raw(&raw, size);
         Ok(self.output(shape(&source, size)))
     }

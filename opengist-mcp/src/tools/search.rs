@@ -18,6 +18,7 @@
 //! whitespace-separated term occurs in some chosen field.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
@@ -32,6 +33,7 @@ use super::read::{
     check_username, list_scope, parse_since,
 };
 use super::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
+use crate::cache::SearchReads;
 use crate::opengist::requests::{GistId, Visibility};
 use crate::opengist::{GistDetail, GistSummary, ListScope, MAX_PER_PAGE, OpengistError, Page};
 
@@ -947,10 +949,22 @@ impl OpengistServer {
     ) -> ToolResult<SearchOut> {
         let plan = args.validate().map_err(failure)?;
         let client = self.client()?;
+        // Each gist is read at most once per search, and not at all when the cache holds its
+        // files at the `updated_at` the list shows.
+        let reads = SearchReads::new(&self.shared.cache, client);
+        let (reads, plan) = (&reads, &plan);
         let out = run_search(
-            &plan,
-            |page| client.list_gists(plan.scope.clone(), page, MAX_PER_PAGE, plan.since),
-            |id| async move { client.get_gist(&id).await },
+            plan,
+            |page| async move {
+                let listed = client
+                    .list_gists(plan.scope.clone(), page, MAX_PER_PAGE, plan.since)
+                    .await;
+                if let Ok(listed) = &listed {
+                    reads.note_page(listed);
+                }
+                listed
+            },
+            |id| async move { reads.detail(id).await.map(Arc::unwrap_or_clone) },
         )
         .await
         .map_err(opengist_failure)?;

@@ -525,6 +525,7 @@ impl OpengistServer {
         let client = self.client()?;
         let cleared_by = Clearing::of(clearance.approved_by());
         let previous_revision = clearance.target().previous_revision().map(str::to_owned);
+        let _forget = self.shared.cache.forget_after(clearance.target().gist_id());
         let topics_removed = clearance.target().topics_note();
         let read_back = outcome::UpdateReadBack::before(clearance.target());
         let detail = match client.update_gist(clearance).await {
@@ -564,6 +565,7 @@ impl OpengistServer {
             .cloned()
             .collect();
         let previous_revision = approved.target().previous_revision().map(str::to_owned);
+        let _forget = self.shared.cache.forget_after(approved.target().gist_id());
         let topics_removed = approved.target().topics_note();
         let read_back = outcome::DeleteFilesReadBack::before(approved.target());
         let detail = match client.delete_gist_files(approved).await {
@@ -596,6 +598,7 @@ impl OpengistServer {
         let client = self.client()?;
         let cleared_by = Clearing::of(Some(approved.approved_by()));
         let gist_id = approved.target().gist_id().to_string();
+        let _forget = self.shared.cache.forget_after(approved.target().gist_id());
         let read_back = outcome::DeleteReadBack::before(approved.target());
         if let Err(error) = client.delete_gist(approved).await {
             read_back.find_out(client, error).await?;

@@ -1,0 +1,170 @@
+"""The gist cache against a REAL Opengist (marker `opengist`): it is used, and it never
+serves a gist that changed.
+
+The server runs with `RUST_LOG=opengist_mcp::opengist=debug`, which logs one line per
+Opengist request (method, path, status; never a token or content), so a test can tell
+whether a search read a gist from Opengist or from the cache. Changes are made through
+Opengist's REST API directly (or through the server, then checked there), and every answer
+is compared with what Opengist holds.
+
+Opengist keeps `updated_at` in whole seconds, and the cache keeps only reads that began a
+full second after the gist's `updated_at`: the tests wait that out where they need a read
+to be kept, and also change a gist twice within one second on purpose.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from conftest import target_of
+from live import api, marker
+from support import Dialog, connect, text_of
+
+pytestmark = [pytest.mark.anyio, pytest.mark.opengist]
+
+DEBUG_LOG = {"RUST_LOG": "warn,opengist_mcp::opengist=debug"}
+# Long enough that a read begun now provably starts after the gist's updated_at second, even
+# when the read itself takes over a second on a loaded machine (its round trip is subtracted).
+SETTLE_SECONDS = 3.5
+
+
+def detail_reads(stderr_path: Path, gist_id: str) -> int:
+    """How many times the server read this gist in full (GET /api/gists/<id>) so far."""
+    text = stderr_path.read_text(errors="replace") if stderr_path.exists() else ""
+    return len(re.findall(rf"/api/gists/{gist_id}(?![/0-9a-f])", text))
+
+
+def since_arg(started: datetime) -> str:
+    """A `since` that keeps the search to this test's gists and the few others changed
+    meanwhile."""
+    return (started - timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+async def search(client, query: str, since: str, fields: list[str] | None = None) -> dict:
+    args = {"query": query, "since": since}
+    if fields is not None:
+        args["fields"] = fields
+    result = await client.call_tool("search_gists", args)
+    assert not result.is_error, text_of(result)
+    return result.structured_content
+
+
+def ids_of(out: dict) -> list[str]:
+    return [m["id"] for m in out["matches"]]
+
+
+async def test_search_and_reads_never_serve_a_changed_gist(opengist_env, live_server, era):
+    m = marker()
+    og = api(opengist_env)
+    started = datetime.now(timezone.utc)
+    since = since_arg(started)
+    filename = f"{m}-one.txt"
+    gist_id = og.create({filename: f"first line\nold-{m} here\n"}, title=f"cache {m}")
+    time.sleep(SETTLE_SECONDS)
+    handle = live_server(extra=DEBUG_LOG)
+    async with connect(target_of(handle), era, Dialog("decline")) as client:
+        out = await search(client, f"old-{m}", since, ["content"])
+        assert ids_of(out) == [gist_id], out
+        assert out["matches"][0]["snippets"][0]["text"] == f"old-{m} here"
+        reads = detail_reads(handle.stderr_path, gist_id)
+        assert reads == 1, f"the first search reads the gist once: {reads}"
+
+        # Unchanged: the repeated search is served from the cache, not from Opengist.
+        again = await search(client, f"old-{m}", since, ["content"])
+        assert ids_of(again) == [gist_id], again
+        assert detail_reads(handle.stderr_path, gist_id) == reads, "a repeated search read the gist again"
+
+        # Changed directly in Opengist (not through the server): the next search and reads
+        # see the change at once.
+        patched = og.request("PATCH", f"/api/gists/{gist_id}", {"files": {filename: {"content": f"new-{m} now\n"}}})
+        assert patched.status == 200, patched
+        assert og.files(gist_id) == {filename: f"new-{m} now\n"}
+        assert ids_of(await search(client, f"old-{m}", since, ["content"])) == []
+        new = await search(client, f"new-{m}", since, ["content"])
+        assert ids_of(new) == [gist_id], new
+        assert detail_reads(handle.stderr_path, gist_id) > reads, "the changed gist was not read again"
+
+        result = await client.call_tool("get_gist_file", {"gist_id": gist_id, "filename": filename})
+        assert not result.is_error, text_of(result)
+        assert result.structured_content["content"] == f"new-{m} now\n"
+        result = await client.call_tool("get_gist", {"gist_id": gist_id})
+        assert not result.is_error, text_of(result)
+        files = {f["filename"]: f.get("content") for f in result.structured_content["files"]}
+        assert files == og.files(gist_id), files
+
+        # A rename is a change too: filename search follows it.
+        renamed = f"{m}-renamed.txt"
+        patched = og.request("PATCH", f"/api/gists/{gist_id}", {"files": {filename: {"filename": renamed}}})
+        assert patched.status == 200, patched
+        assert list(og.files(gist_id)) == [renamed]
+        assert ids_of(await search(client, f"{m}-one", since, ["filenames"])) == []
+        assert ids_of(await search(client, f"{m}-renamed", since, ["filenames"])) == [gist_id]
+
+
+async def test_two_changes_within_one_second_are_both_seen(opengist_env, live_server, era):
+    m = marker()
+    og = api(opengist_env)
+    since = since_arg(datetime.now(timezone.utc))
+    filename = f"{m}.txt"
+    gist_id = og.create({filename: f"v1-{m}\n"})
+    handle = live_server(extra=DEBUG_LOG)
+    async with connect(target_of(handle), era, Dialog("decline")) as client:
+        await search(client, m, since, ["content"])  # starts the connection
+        for version in range(2, 6):
+            # Change, read through the server, change again: the two changes may share one
+            # updated_at second; the read in between must not be kept under it.
+            patched = og.request("PATCH", f"/api/gists/{gist_id}", {"files": {filename: {"content": f"v{version}-{m}\n"}}})
+            assert patched.status == 200, patched
+            seen = await search(client, f"v{version}-{m}", since, ["content"])
+            assert ids_of(seen) == [gist_id], (version, seen)
+            patched = og.request(
+                "PATCH", f"/api/gists/{gist_id}", {"files": {filename: {"content": f"w{version}-{m}\n"}}}
+            )
+            assert patched.status == 200, patched
+            assert og.files(gist_id) == {filename: f"w{version}-{m}\n"}
+            seen = await search(client, f"w{version}-{m}", since, ["content"])
+            assert ids_of(seen) == [gist_id], (version, seen)
+            assert ids_of(await search(client, f"v{version}-{m}", since, ["content"])) == []
+
+
+async def test_the_servers_own_writes_drop_what_they_touch(opengist_env, live_server, era):
+    m = marker()
+    og = api(opengist_env)
+    since = since_arg(datetime.now(timezone.utc))
+    filename = f"{m}.txt"
+    gist_id = og.create({filename: f"before-{m}\n"})
+    first_sha = og.gist(gist_id)["commits"][0]["version"]
+    time.sleep(SETTLE_SECONDS)
+    handle = live_server(extra=DEBUG_LOG)
+    async with connect(target_of(handle), era, Dialog("decline")) as client:
+        assert ids_of(await search(client, f"before-{m}", since, ["content"])) == [gist_id]
+        # A revision read by full sha: kept, and the same bytes whatever happens later.
+        result = await client.call_tool("get_gist_file", {"gist_id": gist_id, "filename": filename, "sha": first_sha})
+        assert not result.is_error, text_of(result)
+        assert result.structured_content["content"] == f"before-{m}\n"
+
+        # A private gist stays private: update_gist asks nothing.
+        result = await client.call_tool(
+            "update_gist",
+            {"gist_id": gist_id, "file_ops": [{"op": "write", "filename": filename, "content": f"after-{m}\n"}]},
+        )
+        assert not result.is_error, text_of(result)
+        assert og.files(gist_id) == {filename: f"after-{m}\n"}, "Opengist does not hold the update"
+        assert ids_of(await search(client, f"before-{m}", since, ["content"])) == []
+        assert ids_of(await search(client, f"after-{m}", since, ["content"])) == [gist_id]
+
+        # The old revision still reads as it was (Opengist agrees), the latest as it is now.
+        old = og.get(f"/api/gists/{gist_id}/{first_sha}").body["files"][filename]["content"]
+        result = await client.call_tool("get_gist_file", {"gist_id": gist_id, "filename": filename, "sha": first_sha})
+        assert result.structured_content["content"] == old == f"before-{m}\n"
+        result = await client.call_tool("get_gist_file", {"gist_id": gist_id, "filename": filename})
+        assert result.structured_content["content"] == f"after-{m}\n"
+
+        # Deleted through Opengist: the search stops finding it (the list no longer has it).
+        assert og.delete(gist_id) == 204
+        assert not og.exists(gist_id)
+        assert ids_of(await search(client, f"after-{m}", since, ["content"])) == []

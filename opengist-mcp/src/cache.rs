@@ -1,0 +1,769 @@
+//! The gist cache: gist files Opengist already sent, kept in memory (never on disk), bounded
+//! by bytes, for one principal, and keyed so that an entry is only ever served for the exact
+//! state it was read at.
+//!
+//! Two kinds of key:
+//! - **(gist, `updated_at`)**: the files of a gist as they stood at that `updated_at`. Every
+//!   change to a gist's files moves its `updated_at` (Opengist 1.15: API and web edits save
+//!   the gist with a fresh timestamp; git pushes over HTTP and SSH call `SetLastActiveNow`), and
+//!   every gist list carries `updated_at`, so `search_gists` can tell from the list alone which
+//!   cached files are still the gist's files.
+//! - **(gist, revision sha)**: the files of a gist at a full 40-hex commit sha, which never
+//!   change; and a whole raw file at such a revision.
+//!
+//! Opengist keeps `updated_at` in whole seconds, so two changes within one second share one
+//! value. A read is therefore kept under its `updated_at` only when Opengist provably began
+//! answering it in a later second ([`ReadTime`], from the answer's `Date` header less the time
+//! the request took): any change after such a read gets a later `updated_at`. A read that
+//! cannot prove it (no `Date` header, a gist changed within the last seconds) is used once and
+//! not kept.
+//!
+//! What an entry is trusted for: its files (names, contents, sizes, encodings and Opengist's
+//! cuts), and for a revision its commits. Title, description, visibility and counts can change
+//! without a new `updated_at` (likes, the web's visibility switch), so no tool serves them from
+//! here: `get_gist` always asks Opengist, and only stores what it read.
+//!
+//! Per principal: a server holds one Opengist token, and its cache is built for that token's
+//! [`Principal`] (a digest of the instance URL and the token), which is part of every key, so
+//! one token's reads can never answer another's. The server's own writes drop every entry of
+//! the gist they touch ([`GistCache::forget_gist`]).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use quick_cache::Weighter;
+use quick_cache::sync::Cache;
+use sha2::{Digest, Sha256};
+
+use crate::opengist::gist_ref::Sha;
+use crate::opengist::requests::GistId;
+use crate::opengist::{
+    GistDetail, GistSummary, OpengistClient, OpengistError, Page, RawFile, utf8_window,
+};
+
+/// Default size of the cache: 64 MiB of gist files (`OPENGIST_MCP_CACHE_BYTES`).
+pub const DEFAULT_CACHE_BYTES: u64 = 64 * 1024 * 1024;
+/// Bytes counted for an entry besides its file contents and names (the map, the metadata).
+const ENTRY_OVERHEAD: u64 = 1024;
+/// Bytes counted per file besides its content and name.
+const FILE_OVERHEAD: u64 = 160;
+/// Bytes counted per commit or fork an entry carries.
+const ITEM_OVERHEAD: u64 = 256;
+
+/// Whose reads an entry holds: a digest of the instance's URL and the token, never the token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Principal([u8; 16]);
+
+impl Principal {
+    /// The principal of `token` (or of no token) on the instance at `base_url`.
+    pub fn of(base_url: &str, token: Option<&str>) -> Self {
+        let mut hasher = Sha256::new();
+        hasher.update(b"opengist-mcp cache principal\0");
+        hasher.update(base_url.as_bytes());
+        hasher.update(b"\0");
+        match token.map(str::trim).filter(|t| !t.is_empty()) {
+            Some(token) => {
+                hasher.update(b"token\0");
+                hasher.update(token.as_bytes());
+            }
+            None => hasher.update(b"anonymous"),
+        }
+        let digest = hasher.finalize();
+        let mut out = [0u8; 16];
+        out.copy_from_slice(digest.get(..16).unwrap_or(&[0u8; 16]));
+        Self(out)
+    }
+}
+
+/// The earliest second at which Opengist can have begun answering a read: the answer's `Date`
+/// (whole seconds) less the time the request took, rounded up. Assumes Opengist's clock does
+/// not go backwards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadTime {
+    began_no_earlier_than: i64,
+}
+
+impl ReadTime {
+    /// From a `Date` header (`Tue, 01 Dec 2026 08:28:32 GMT`) and the time from sending the
+    /// request to its answer's headers. `None` when the header is missing or unreadable.
+    pub fn from_date_header(date: Option<&str>, elapsed: Duration) -> Option<Self> {
+        let date = DateTime::parse_from_rfc2822(date?.trim()).ok()?;
+        let elapsed_secs = elapsed.as_secs() + u64::from(elapsed.subsec_nanos() > 0);
+        let elapsed_secs = i64::try_from(elapsed_secs).ok()?;
+        Some(Self {
+            began_no_earlier_than: date.timestamp().checked_sub(elapsed_secs)?,
+        })
+    }
+
+    /// Whether a gist this read saw at `updated_at` cannot have changed again within that same
+    /// second after the read: the read began in a later second.
+    pub fn settles(&self, updated_at: DateTime<Utc>) -> bool {
+        self.began_no_earlier_than > updated_at.timestamp()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Key {
+    /// A gist's files at an `updated_at` (microseconds since the epoch).
+    Updated {
+        principal: Principal,
+        id: GistId,
+        at: i64,
+    },
+    /// A gist's files at a full 40-hex revision (lowercase).
+    Revision {
+        principal: Principal,
+        id: GistId,
+        sha: String,
+    },
+    /// One whole raw file at a full 40-hex revision.
+    Raw {
+        principal: Principal,
+        id: GistId,
+        sha: String,
+        filename: String,
+    },
+}
+
+impl Key {
+    fn id(&self) -> &GistId {
+        match self {
+            Self::Updated { id, .. } | Self::Revision { id, .. } | Self::Raw { id, .. } => id,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Entry {
+    Detail(Arc<GistDetail>),
+    Raw(Arc<[u8]>),
+}
+
+/// The weight of an entry: its bytes, roughly as held in memory.
+#[derive(Debug, Clone, Copy)]
+struct Bytes;
+
+impl Weighter<Key, Entry> for Bytes {
+    fn weight(&self, key: &Key, entry: &Entry) -> u64 {
+        let key_bytes = match key {
+            Key::Raw { filename, .. } => filename.len() as u64,
+            _ => 0,
+        };
+        ENTRY_OVERHEAD
+            + key_bytes
+            + match entry {
+                Entry::Detail(detail) => detail_bytes(detail),
+                Entry::Raw(bytes) => bytes.len() as u64,
+            }
+    }
+}
+
+/// The bytes a cached gist is counted for: file contents and names, plus a fixed allowance per
+/// file, commit and fork.
+pub fn detail_bytes(detail: &GistDetail) -> u64 {
+    let files: u64 = detail
+        .files
+        .iter()
+        .map(|(name, file)| {
+            FILE_OVERHEAD
+                + name.len() as u64
+                + file.filename.len() as u64
+                + file.content.len() as u64
+                + file.mime_type.len() as u64
+                + file.language.len() as u64
+                + file.encoding.len() as u64
+        })
+        .sum();
+    let text = detail.summary.title.len() + detail.summary.description.len();
+    files + text as u64 + (detail.commits.len() + detail.forks.len()) as u64 * ITEM_OVERHEAD
+}
+
+/// The lowercase form of a full 40-hex sha; `None` for a shorter one, which could later come to
+/// name another commit.
+fn full_sha(sha: &str) -> Option<String> {
+    (sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit())).then(|| sha.to_lowercase())
+}
+
+/// Micro-seconds since the epoch, the key form of an `updated_at`.
+fn at_key(updated_at: DateTime<Utc>) -> i64 {
+    updated_at.timestamp_micros()
+}
+
+/// Gist files kept for reuse; see the module documentation for why an entry is never stale.
+pub struct GistCache {
+    principal: Principal,
+    capacity: u64,
+    entries: Option<Cache<Key, Entry, Bytes>>,
+}
+
+impl std::fmt::Debug for GistCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GistCache")
+            .field("capacity", &self.capacity)
+            .field("bytes", &self.bytes())
+            .field("entries", &self.len())
+            .finish()
+    }
+}
+
+impl GistCache {
+    /// A cache of at most `capacity` bytes for `principal`; 0 keeps nothing.
+    pub fn new(principal: Principal, capacity: u64) -> Self {
+        // Room for about one entry per 8 KiB (a typical gist), at least 64.
+        let estimated_items = usize::try_from(capacity / 8192)
+            .unwrap_or(usize::MAX)
+            .max(64);
+        let entries =
+            (capacity > 0).then(|| Cache::with_weighter(estimated_items, capacity, Bytes));
+        Self {
+            principal,
+            capacity,
+            entries,
+        }
+    }
+
+    /// A cache that keeps nothing (no Opengist configured, or `OPENGIST_MCP_CACHE_BYTES=0`).
+    pub fn disabled() -> Self {
+        Self::new(Principal([0; 16]), 0)
+    }
+
+    /// The configured size in bytes.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Bytes held now.
+    pub fn bytes(&self) -> u64 {
+        self.entries.as_ref().map_or(0, Cache::weight)
+    }
+
+    /// Entries held now.
+    pub fn len(&self) -> usize {
+        self.entries.as_ref().map_or(0, Cache::len)
+    }
+
+    /// Whether nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Largest raw file kept whole: a sixteenth of the cache, so one file never pushes out
+    /// most of the rest (and fits any shard).
+    pub fn max_raw_bytes(&self) -> u64 {
+        self.capacity / 16
+    }
+
+    fn detail(&self, key: &Key) -> Option<Arc<GistDetail>> {
+        match self.entries.as_ref()?.get(key)? {
+            Entry::Detail(detail) => Some(detail),
+            Entry::Raw(_) => None,
+        }
+    }
+
+    /// The files of gist `id` as they were when its `updated_at` was `updated_at` (only the
+    /// files and Opengist's cuts may be used from it).
+    pub fn files_at_update(
+        &self,
+        id: &GistId,
+        updated_at: DateTime<Utc>,
+    ) -> Option<Arc<GistDetail>> {
+        self.detail(&Key::Updated {
+            principal: self.principal,
+            id: id.clone(),
+            at: at_key(updated_at),
+        })
+    }
+
+    /// The files and commits of gist `id` at revision `sha` (a full 40-hex sha only).
+    pub fn files_at_revision(&self, id: &GistId, sha: &str) -> Option<Arc<GistDetail>> {
+        self.detail(&Key::Revision {
+            principal: self.principal,
+            id: id.clone(),
+            sha: full_sha(sha)?,
+        })
+    }
+
+    /// Keeps a gist read at its latest state (`GET /api/gists/:id`) under its `updated_at`,
+    /// when `read` proves no change can share that `updated_at`. Returns whether it was kept.
+    pub fn keep_current(&self, detail: &Arc<GistDetail>, read: Option<ReadTime>) -> bool {
+        let (Some(entries), Some(updated_at), Some(read)) =
+            (&self.entries, detail.summary.updated_at, read)
+        else {
+            return false;
+        };
+        if !read.settles(updated_at) {
+            return false;
+        }
+        entries.insert(
+            Key::Updated {
+                principal: self.principal,
+                id: detail.id().clone(),
+                at: at_key(updated_at),
+            },
+            Entry::Detail(Arc::clone(detail)),
+        );
+        true
+    }
+
+    /// Keeps a gist read at revision `sha` (`GET /api/gists/:id/:sha`), when `sha` is a full
+    /// 40-hex sha and the answer starts at that very commit. Returns whether it was kept.
+    pub fn keep_revision(&self, id: &GistId, sha: &Sha, detail: &Arc<GistDetail>) -> bool {
+        let (Some(entries), Some(sha)) = (&self.entries, full_sha(sha.as_str())) else {
+            return false;
+        };
+        let starts_there = detail
+            .commits
+            .first()
+            .is_some_and(|c| c.version.eq_ignore_ascii_case(&sha));
+        if !starts_there || detail.id() != id {
+            return false;
+        }
+        entries.insert(
+            Key::Revision {
+                principal: self.principal,
+                id: id.clone(),
+                sha,
+            },
+            Entry::Detail(Arc::clone(detail)),
+        );
+        true
+    }
+
+    /// The whole raw file `filename` of gist `id` at revision `sha` (full 40-hex only).
+    pub fn raw_file(&self, id: &GistId, sha: &str, filename: &str) -> Option<Arc<[u8]>> {
+        let key = Key::Raw {
+            principal: self.principal,
+            id: id.clone(),
+            sha: full_sha(sha)?,
+            filename: filename.to_owned(),
+        };
+        match self.entries.as_ref()?.get(&key)? {
+            Entry::Raw(bytes) => Some(bytes),
+            Entry::Detail(_) => None,
+        }
+    }
+
+    /// Keeps a whole raw file read at revision `sha` (full 40-hex only), up to
+    /// [`max_raw_bytes`](Self::max_raw_bytes). Returns whether it was kept.
+    pub fn keep_raw_file(&self, id: &GistId, sha: &str, filename: &str, bytes: Arc<[u8]>) -> bool {
+        let (Some(entries), Some(sha)) = (&self.entries, full_sha(sha)) else {
+            return false;
+        };
+        if bytes.len() as u64 > self.max_raw_bytes() {
+            return false;
+        }
+        entries.insert(
+            Key::Raw {
+                principal: self.principal,
+                id: id.clone(),
+                sha,
+                filename: filename.to_owned(),
+            },
+            Entry::Raw(bytes),
+        );
+        true
+    }
+
+    /// Drops every entry of gist `id` now and again when the returned guard is dropped: held
+    /// across a write, so whatever the write's outcome (done, refused, or unknown), nothing
+    /// read before or during it is served after it.
+    pub fn forget_after(&self, id: &GistId) -> ForgetOnDrop<'_> {
+        self.forget_gist(id);
+        ForgetOnDrop {
+            cache: self,
+            id: id.clone(),
+        }
+    }
+
+    /// Drops every entry of gist `id` (after this server wrote to it, or tried to).
+    pub fn forget_gist(&self, id: &GistId) {
+        if let Some(entries) = &self.entries {
+            entries.retain(|key, _| key.id() != id);
+        }
+    }
+}
+
+/// Forgets a gist's entries when dropped; see [`GistCache::forget_after`].
+#[must_use = "the gist is forgotten again when this is dropped: hold it across the write"]
+pub struct ForgetOnDrop<'a> {
+    cache: &'a GistCache,
+    id: GistId,
+}
+
+impl Drop for ForgetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.cache.forget_gist(&self.id);
+    }
+}
+
+/// Gist `id` as Opengist holds it now (`sha` `None`) or at revision `sha`, always asked of
+/// Opengist (its title, description, visibility and counts are current even at a revision);
+/// the answer is kept for later searches and revision reads when it can be.
+pub async fn read_gist(
+    cache: &GistCache,
+    client: &OpengistClient,
+    id: &GistId,
+    sha: Option<&Sha>,
+) -> Result<Arc<GistDetail>, OpengistError> {
+    match sha {
+        Some(sha) => {
+            let detail = Arc::new(client.get_gist_at(id, sha).await?);
+            cache.keep_revision(id, sha, &detail);
+            Ok(detail)
+        }
+        None => {
+            let (detail, read) = client.get_gist_timed(id).await?;
+            let detail = Arc::new(detail);
+            cache.keep_current(&detail, read);
+            Ok(detail)
+        }
+    }
+}
+
+/// The files of gist `id` at revision `sha` (its commits included) for `get_gist_file`: from
+/// the cache when `sha` is a full sha read before, which no later change can alter; otherwise
+/// as [`read_gist`] reads them. Only the files and commits may be used from the answer.
+pub async fn read_gist_files(
+    cache: &GistCache,
+    client: &OpengistClient,
+    id: &GistId,
+    sha: Option<&Sha>,
+) -> Result<Arc<GistDetail>, OpengistError> {
+    if let Some(hit) = sha.and_then(|sha| cache.files_at_revision(id, sha.as_str())) {
+        return Ok(hit);
+    }
+    read_gist(cache, client, id, sha).await
+}
+
+/// A window of raw file `filename` of gist `id` at revision `sha`, as
+/// [`OpengistClient::raw_file`] reads it. When `sha` is a full sha and the file's size is
+/// known and small enough to keep ([`GistCache::max_raw_bytes`]), the whole file is read once,
+/// kept, and every window is cut from it; otherwise only the window is read.
+#[allow(clippy::too_many_arguments)]
+pub async fn raw_window(
+    cache: &GistCache,
+    client: &OpengistClient,
+    id: &GistId,
+    sha: &Sha,
+    filename: &str,
+    offset: u64,
+    max_bytes: u64,
+    known_size: Option<u64>,
+) -> Result<RawFile, OpengistError> {
+    if max_bytes > 0
+        && let Some(bytes) = cache.raw_file(id, sha.as_str(), filename)
+    {
+        return Ok(window_of(&bytes, offset, max_bytes));
+    }
+    let keepable = full_sha(sha.as_str()).is_some()
+        && max_bytes > 0
+        && known_size.is_some_and(|size| size > 0 && size <= cache.max_raw_bytes());
+    if let (true, Some(size)) = (keepable, known_size) {
+        let whole = client.raw_file(id, sha, filename, 0, size).await?;
+        if !whole.truncated && whole.bytes.len() as u64 == size {
+            let bytes: Arc<[u8]> = whole.bytes.into();
+            cache.keep_raw_file(id, sha.as_str(), filename, Arc::clone(&bytes));
+            return Ok(window_of(&bytes, offset, max_bytes));
+        }
+    }
+    client.raw_file(id, sha, filename, offset, max_bytes).await
+}
+
+/// The window of `bytes` (a whole file) from `offset`, at most `max_bytes`, as
+/// [`OpengistClient::raw_file`] would have read it.
+pub fn window_of(bytes: &[u8], offset: u64, max_bytes: u64) -> RawFile {
+    let total = bytes.len() as u64;
+    let start = offset.min(total);
+    let end = offset.saturating_add(max_bytes).min(total);
+    let window = bytes
+        .get(start as usize..end as usize)
+        .unwrap_or_default()
+        .to_vec();
+    let truncated = end < total;
+    let is_utf8 = utf8_window(&window, offset > 0, truncated);
+    RawFile {
+        bytes: window,
+        offset,
+        total_bytes: Some(total),
+        truncated,
+        is_utf8,
+    }
+}
+
+/// How a search's full reads were served.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadCounts {
+    /// Served from the cache.
+    pub cached: u64,
+    /// Read from Opengist.
+    pub fetched: u64,
+}
+
+/// The full reads of one search: each gist is read from Opengist at most once per
+/// `updated_at` within the search, and from the cache when the list's `updated_at` matches a
+/// kept read.
+pub struct SearchReads<'a> {
+    cache: &'a GistCache,
+    client: &'a OpengistClient,
+    /// `updated_at` of each listed gist, from the latest page that listed it.
+    listed: Mutex<HashMap<GistId, Option<DateTime<Utc>>>>,
+    /// What this search already read, by gist, with the `updated_at` it was read at.
+    read: Mutex<HashMap<GistId, Arc<GistDetail>>>,
+    counts: Mutex<ReadCounts>,
+}
+
+impl<'a> SearchReads<'a> {
+    /// The reads of one search through `client`, using `cache`.
+    pub fn new(cache: &'a GistCache, client: &'a OpengistClient) -> Self {
+        Self {
+            cache,
+            client,
+            listed: Mutex::new(HashMap::new()),
+            read: Mutex::new(HashMap::new()),
+            counts: Mutex::new(ReadCounts::default()),
+        }
+    }
+
+    /// Notes the `updated_at` of every gist of a listed page.
+    pub fn note_page(&self, page: &Page<GistSummary>) {
+        if let Ok(mut listed) = self.listed.lock() {
+            for gist in &page.items {
+                listed.insert(gist.id.clone(), gist.updated_at);
+            }
+        }
+    }
+
+    /// How the reads so far were served.
+    pub fn counts(&self) -> ReadCounts {
+        self.counts.lock().map(|c| *c).unwrap_or_default()
+    }
+
+    fn count(&self, cached: bool) {
+        if let Ok(mut counts) = self.counts.lock() {
+            if cached {
+                counts.cached += 1;
+            } else {
+                counts.fetched += 1;
+            }
+        }
+    }
+
+    /// Gist `id` in full: from this search's own reads or the cache when its listed
+    /// `updated_at` matches, else from Opengist (and kept when that read can be proven
+    /// settled).
+    pub async fn detail(&self, id: GistId) -> Result<Arc<GistDetail>, OpengistError> {
+        let listed = self
+            .listed
+            .lock()
+            .ok()
+            .and_then(|listed| listed.get(&id).copied().flatten());
+        if let Some(updated_at) = listed {
+            let own = self
+                .read
+                .lock()
+                .ok()
+                .and_then(|read| read.get(&id).cloned())
+                .filter(|d| d.summary.updated_at == Some(updated_at));
+            if let Some(detail) = own.or_else(|| self.cache.files_at_update(&id, updated_at)) {
+                self.count(true);
+                return Ok(detail);
+            }
+        }
+        let (detail, read_time) = self.client.get_gist_timed(&id).await?;
+        let detail = Arc::new(detail);
+        self.count(false);
+        self.cache.keep_current(&detail, read_time);
+        if let Ok(mut read) = self.read.lock() {
+            read.insert(id, Arc::clone(&detail));
+        }
+        Ok(detail)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    const ID: &str = "3f2a9c91e0b14f0b9a1c0d3e4f5a6b7c";
+    const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
+
+    fn id() -> GistId {
+        GistId::parse(ID).expect("id")
+    }
+
+    fn principal() -> Principal {
+        Principal::of("http://127.0.0.1:1", Some("og_one"))
+    }
+
+    fn detail(updated: &str, content: &str, sha: &str) -> Arc<GistDetail> {
+        let value: Value = json!({
+            "id": ID,
+            "title": "t",
+            "visibility": "private",
+            "updated_at": updated,
+            "files": {"a.txt": {"filename": "a.txt", "size": content.len(), "content": content}},
+            "commits": [{"version": sha}],
+        });
+        Arc::new(serde_json::from_value(value).expect("detail"))
+    }
+
+    fn at(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text)
+            .expect("date")
+            .with_timezone(&Utc)
+    }
+
+    /// A read that Opengist began answering at `date` (an HTTP date) and took `ms`.
+    fn read_at(date: &str, ms: u64) -> Option<ReadTime> {
+        ReadTime::from_date_header(Some(date), Duration::from_millis(ms))
+    }
+
+    #[test]
+    fn read_times_come_from_the_date_header_less_the_round_trip() {
+        let t = read_at("Tue, 01 Dec 2026 08:28:32 GMT", 0).expect("parsed");
+        assert!(t.settles(at("2026-12-01T08:28:31Z")));
+        assert!(!t.settles(at("2026-12-01T08:28:32Z")));
+        // 1 ms of round trip: Opengist may have begun in the second before.
+        let t = read_at("Tue, 01 Dec 2026 08:28:32 GMT", 1).expect("parsed");
+        assert!(!t.settles(at("2026-12-01T08:28:31Z")));
+        assert!(t.settles(at("2026-12-01T08:28:30Z")));
+        assert_eq!(
+            ReadTime::from_date_header(None, Duration::ZERO),
+            None,
+            "no Date header: nothing is proven"
+        );
+        assert_eq!(
+            ReadTime::from_date_header(Some("yesterday"), Duration::ZERO),
+            None
+        );
+    }
+
+    #[test]
+    fn a_settled_read_is_served_only_for_its_own_updated_at() {
+        let cache = GistCache::new(principal(), 1 << 20);
+        let d = detail("2026-12-01T08:00:00Z", "one", SHA);
+        assert!(cache.keep_current(&d, read_at("Tue, 01 Dec 2026 08:00:05 GMT", 10)));
+        let hit = cache.files_at_update(&id(), at("2026-12-01T08:00:00Z"));
+        assert_eq!(
+            hit.map(|h| h.files["a.txt"].content.clone()).as_deref(),
+            Some("one")
+        );
+        assert!(
+            cache
+                .files_at_update(&id(), at("2026-12-01T08:00:01Z"))
+                .is_none()
+        );
+        assert!(
+            cache
+                .files_at_update(&id(), at("2026-12-01T07:59:59Z"))
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_read_within_the_second_of_its_update_is_not_kept() {
+        let cache = GistCache::new(principal(), 1 << 20);
+        let d = detail("2026-12-01T08:00:00Z", "one", SHA);
+        // Answered in the same second as the update: a second change could share it.
+        assert!(!cache.keep_current(&d, read_at("Tue, 01 Dec 2026 08:00:00 GMT", 3)));
+        // Answered in the next second, but the round trip may reach back into it.
+        assert!(!cache.keep_current(&d, read_at("Tue, 01 Dec 2026 08:00:01 GMT", 3)));
+        assert!(!cache.keep_current(&d, None));
+        assert!(cache.is_empty());
+    }
+
+    #[test]
+    fn revisions_are_kept_only_under_a_full_sha_the_answer_starts_at() {
+        let cache = GistCache::new(principal(), 1 << 20);
+        let d = detail("2026-12-01T08:00:00Z", "one", SHA);
+        let short = Sha::parse("0123abcd").expect("sha");
+        assert!(!cache.keep_revision(&id(), &short, &d));
+        let other = Sha::parse(&"f".repeat(40)).expect("sha");
+        assert!(
+            !cache.keep_revision(&id(), &other, &d),
+            "answer is another commit"
+        );
+        let full = Sha::parse(&SHA.to_uppercase()).expect("sha");
+        assert!(cache.keep_revision(&id(), &full, &d));
+        assert!(cache.files_at_revision(&id(), SHA).is_some());
+        assert!(
+            cache
+                .files_at_revision(&id(), &SHA.to_uppercase())
+                .is_some()
+        );
+        assert!(cache.files_at_revision(&id(), "0123abcd").is_none());
+    }
+
+    #[test]
+    fn one_principal_never_sees_anothers_entries() {
+        let mine = GistCache::new(principal(), 1 << 20);
+        let theirs = GistCache::new(Principal::of("http://127.0.0.1:1", Some("og_two")), 1 << 20);
+        let d = detail("2026-12-01T08:00:00Z", "one", SHA);
+        assert!(mine.keep_current(&d, read_at("Tue, 01 Dec 2026 09:00:00 GMT", 10)));
+        assert!(
+            theirs
+                .files_at_update(&id(), at("2026-12-01T08:00:00Z"))
+                .is_none()
+        );
+        assert_ne!(
+            Principal::of("http://a", Some("og_x")),
+            Principal::of("http://b", Some("og_x")),
+            "same token, other instance"
+        );
+        assert_ne!(
+            Principal::of("http://a", None),
+            Principal::of("http://a", Some("og_x"))
+        );
+    }
+
+    #[test]
+    fn writes_forget_every_entry_of_the_gist() {
+        let cache = GistCache::new(principal(), 1 << 20);
+        let d = detail("2026-12-01T08:00:00Z", "one", SHA);
+        assert!(cache.keep_current(&d, read_at("Tue, 01 Dec 2026 09:00:00 GMT", 10)));
+        let full = Sha::parse(SHA).expect("sha");
+        assert!(cache.keep_revision(&id(), &full, &d));
+        assert!(cache.keep_raw_file(&id(), SHA, "a.txt", Arc::from(&b"one"[..])));
+        let other = GistId::parse(&"b".repeat(32)).expect("id");
+        assert!(cache.keep_raw_file(&other, SHA, "a.txt", Arc::from(&b"two"[..])));
+        assert_eq!(cache.len(), 4);
+        cache.forget_gist(&id());
+        assert_eq!(cache.len(), 1);
+        assert!(cache.raw_file(&other, SHA, "a.txt").is_some());
+        assert!(cache.raw_file(&id(), SHA, "a.txt").is_none());
+    }
+
+    #[test]
+    fn the_cache_stays_within_its_bytes() {
+        let capacity = 256 * 1024;
+        let cache = GistCache::new(principal(), capacity);
+        let body = "x".repeat(8 * 1024);
+        for n in 0..200u32 {
+            let id = format!("{n:032x}");
+            let value = json!({
+                "id": id, "visibility": "public", "updated_at": "2026-01-01T00:00:00Z",
+                "files": {"f": {"filename": "f", "size": body.len(), "content": body}},
+            });
+            let d: Arc<GistDetail> = Arc::new(serde_json::from_value(value).expect("detail"));
+            cache.keep_current(&d, read_at("Tue, 01 Dec 2026 09:00:00 GMT", 10));
+            assert!(cache.bytes() <= capacity, "{} > {capacity}", cache.bytes());
+        }
+        assert!(cache.len() > 5 && cache.len() < 200, "{}", cache.len());
+        // A raw file over a sixteenth of the cache is not kept.
+        let big: Arc<[u8]> = vec![0u8; (capacity / 16 + 1) as usize].into();
+        assert!(!cache.keep_raw_file(&id(), SHA, "big", big));
+    }
+
+    #[test]
+    fn a_disabled_cache_keeps_nothing() {
+        let cache = GistCache::disabled();
+        let d = detail("2026-12-01T08:00:00Z", "one", SHA);
+        assert!(!cache.keep_current(&d, read_at("Tue, 01 Dec 2026 09:00:00 GMT", 10)));
+        assert!(!cache.keep_revision(&id(), &Sha::parse(SHA).expect("sha"), &d));
+        assert!(!cache.keep_raw_file(&id(), SHA, "a.txt", Arc::from(&b"x"[..])));
+        assert!(cache.is_empty() && cache.bytes() == 0);
+    }
+}
