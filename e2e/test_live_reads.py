@@ -137,7 +137,7 @@ async def test_search_titles_descriptions_and_owners(opengist_env, live_server, 
         by_owner = await ok(
             client,
             "search_gists",
-            {"query": opengist_env["OPENGIST_E2E_USER2"], "fields": ["owner"], "scope": "public", "since": since},
+            {"query": opengist_env["OPENGIST_E2E_USER2"], "fields": ["owner"], "scope": "public", "since": since, "limit": 100},
         )
     matches = {g["id"]: g["matched_fields"] for g in found["matches"]}
     assert matches.get(by_title) == ["title"], found
