@@ -855,7 +855,6 @@ const BODY_TIMEOUT_SETTING: &str = "OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS (--http-
 const MAX_CONNECTIONS_SETTING: &str = "OPENGIST_MCP_HTTP_MAX_CONNECTIONS (--http-max-connections)";
 const MAX_SESSIONS_SETTING: &str = "OPENGIST_MCP_HTTP_MAX_SESSIONS (--http-max-sessions)";
 const SESSION_IDLE_SETTING: &str = "OPENGIST_MCP_HTTP_SESSION_IDLE_SECS (--http-session-idle-secs)";
-        };
 const CACHE_BYTES_SETTING: &str = "OPENGIST_MCP_CACHE_BYTES (--cache-bytes)";
 
 impl Config {
@@ -1103,6 +1102,7 @@ impl Config {
         let replica_id = match flag_or_env(&args.replica_id, var::OPENGIST_MCP_REPLICA_ID) {
             Some(raw) => Some(parse_replica_id(&raw)?),
             None => None,
+        };
         let cache_bytes = match flag_or_env(&args.cache_bytes, var::OPENGIST_MCP_CACHE_BYTES) {
             Some(raw) => parse_number(&raw, CACHE_BYTES_SETTING, 0, MAX_CACHE_BYTES)?,
             None => DEFAULT_CACHE_BYTES,

@@ -7,7 +7,7 @@
 //! `executed` instead of `failed`.
 
 use mcp_guard::OUTCOME_META_KEY;
-use rmcp::model::{CallToolResult, MetaObject};
+use rmcp::model::CallToolResult;
 
 use super::opengist_failure;
 use crate::opengist::error::{OpengistError, TimeoutPhase};

@@ -1377,19 +1377,16 @@ impl OpengistServer {
             .map_err(failure)?;
         let client = self.client()?;
         let id = self.gist_id(&args.gist_id).await?;
-        let mut detail = cache::read_gist(&self.shared.cache, client, &id, options.sha.as_ref())
+        let detail = cache::read_gist(&self.shared.cache, client, &id, options.sha.as_ref())
             .await
             .map_err(opengist_failure)?;
         // Opengist's single-gist answer always says `topics: []`; its lists carry them.
         let topics = client.gist_topics(&detail.summary).await.ok().flatten();
-        let topics_known = topics.is_some();
-        if let Some(topics) = topics {
-            detail.summary.topics = topics;
-        }
         let budget = self.max_result_bytes() / 2;
         let mut out = shape_gist_within(&detail, &options, budget);
-        if !topics_known {
-            out.notes.push(TOPICS_UNKNOWN_NOTE.to_owned());
+        match topics {
+            Some(topics) => out.gist.topics = topics,
+            None => out.notes.push(TOPICS_UNKNOWN_NOTE.to_owned()),
         }
         Ok(self.output(out))
     }
