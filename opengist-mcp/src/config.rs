@@ -74,7 +74,6 @@ pub mod var {
     /// Bytes of gist files kept in memory for reuse.
     pub const OPENGIST_MCP_CACHE_BYTES: &str = "OPENGIST_MCP_CACHE_BYTES";
 
-
     /// Every variable [`super::Config::from_process`] reads.
     pub const ALL: [&str; 24] = [
         OPENGIST_URL,

@@ -199,8 +199,10 @@ where
     let token = config.cancellation_token.clone();
     let sessions = Arc::new(options.limits.session_manager());
     let owners = session_owner::SessionOwners::new(sessions.clone());
-    let manager =
-        crate::sessions::ReplicaSessionManager::new(sessions.clone(), options.session_prefix.clone());
+    let manager = crate::sessions::ReplicaSessionManager::new(
+        sessions.clone(),
+        options.session_prefix.clone(),
+    );
     let service: StreamableHttpService<S, crate::sessions::ReplicaSessionManager> =
         StreamableHttpService::new(factory, Arc::new(manager), config);
 

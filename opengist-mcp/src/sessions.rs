@@ -126,14 +126,14 @@ mod tests {
 
     #[tokio::test]
     async fn ids_start_with_the_replica_and_stay_unique() {
-        let manager = ReplicaSessionManager::new(Some("web-2".to_owned()));
+        let manager = ReplicaSessionManager::new(Default::default(), Some("web-2".to_owned()));
         let (a, _ta) = manager.create_session().await.expect("session");
         let (b, _tb) = manager.create_session().await.expect("session");
         assert!(a.starts_with("web-2."), "{a}");
         assert_ne!(a, b);
         assert_eq!(a.len(), "web-2.".len() + 36);
         assert!(manager.has_session(&a).await.expect("lookup"));
-        let plain = ReplicaSessionManager::new(None);
+        let plain = ReplicaSessionManager::new(Default::default(), None);
         let (c, _tc) = plain.create_session().await.expect("session");
         assert!(!c.contains('.'), "{c}");
     }
