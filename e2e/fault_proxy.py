@@ -11,8 +11,11 @@ matches a rule (method and path), the proxy does what the rule says:
 - `refuse`: closes the connection after reading the request, without forwarding it (the write
   never reaches Opengist).
 
-Each rule fires `times` times (default once); everything else passes through untouched.
-`hits` records every request (method, path) that reached the proxy.
+Each rule fires `times` times (default once); everything else passes through untouched. A
+request whose body is exactly `{}` is the server's side-effect-free check before it asks
+(Opengist answers 422 and changes nothing), not the write under test: rules never fire on it.
+`hits` records every other request (method, path) that reached the proxy, `probes` those
+checks.
 """
 
 from __future__ import annotations
@@ -44,12 +47,16 @@ class FaultProxy:
     upstream: str
     rules: list[Rule] = field(default_factory=list)
     hits: list[tuple[str, str]] = field(default_factory=list)
+    probes: list[tuple[str, str]] = field(default_factory=list)
     url: str = ""
     _server: ThreadingHTTPServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def rule_for(self, method: str, path: str) -> Rule | None:
+    def rule_for(self, method: str, path: str, body: bytes | None = None) -> Rule | None:
         with self._lock:
+            if body is not None and body.strip() == b"{}":
+                self.probes.append((method, path))
+                return None
             self.hits.append((method, path))
             for rule in self.rules:
                 if rule.fired < rule.times and rule.method == method and re.fullmatch(rule.path, path):
@@ -71,7 +78,7 @@ class FaultProxy:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else None
                 path = urlsplit(self.path).path
-                rule = proxy.rule_for(self.command, path)
+                rule = proxy.rule_for(self.command, path, body)
                 if rule is not None and rule.mode == "refuse":
                     self._hang_up()
                     return

@@ -409,7 +409,9 @@ def _pipe(src: socket.socket, dst: socket.socket, replies_of: TcpProxy | None, l
                 if chunk.startswith(b"GET ") or chunk.startswith(b"HEAD "):
                     last_request["write"] = False
                 elif chunk.startswith(WRITE_METHODS):
-                    last_request["write"] = True
+                    # A body of exactly `{}` is the server's side-effect-free check before it
+                    # asks (Opengist answers 422, changes nothing): not a write to lose.
+                    last_request["write"] = not chunk.rstrip().endswith(b"\r\n\r\n{}")
             elif replies_of.drop_write_replies and last_request["write"]:
                 for end in (dst, src):
                     try:

@@ -249,14 +249,6 @@ WRITES_WHOSE_ANSWER_IS_LOST = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: when Opengist carries out a write but its answer is lost (connection closed after "
-    "the request was sent), the tool answers 'the connection was closed before a complete answer "
-    "arrived ...; try again' although the write happened (a retried create makes a duplicate). It "
-    "should say the outcome is unknown and find out (read the gist back / look for it) instead of "
-    "telling the caller to try again.",
-)
 @DIAGONAL
 @pytest.mark.parametrize("tool", sorted(WRITES_WHOSE_ANSWER_IS_LOST))
 async def test_write_whose_answer_is_lost_is_not_try_again(opengist_env, live_server, era, tool):

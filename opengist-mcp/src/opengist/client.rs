@@ -308,7 +308,9 @@ impl OpengistClient {
             .and_then(|v| v.to_str().ok());
         let read = ReadTime::from_date_header(date, started.elapsed());
         let response = self.check(response, &call).await?;
-        Ok((self.parse_json(response, &call).await?, read))
+        let mut detail: GistDetail = self.parse_json(response, &call).await?;
+        self.complete_head(&mut detail).await;
+        Ok((detail, read))
     }
 
     /// A gist as it stood at revision `sha` (4 to 40 hex digits, any case; Opengist refuses
