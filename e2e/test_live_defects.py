@@ -231,6 +231,17 @@ async def test_the_gist_read_note_follows_the_token(opengist_env, live_server, e
         assert not result.is_error, text_of(result)
         assert "gist:read" in (result.structured_content.get("note") or ""), result.structured_content
 
+    # search_gists lists the same way, so it carries the note on the same terms.
+    search = {"query": marker(), "fields": ["title"], "max_pages": 1}
+    async with connect(target_of(live_server("full")), era) as client:
+        result = await client.call_tool("search_gists", search)
+        assert not result.is_error, text_of(result)
+        assert not any("gist:read" in n for n in result.structured_content.get("notes", [])), result.structured_content
+    async with connect(target_of(live_server("nogist")), era) as client:
+        result = await client.call_tool("search_gists", search)
+        assert not result.is_error, text_of(result)
+        assert any("gist:read" in n for n in result.structured_content.get("notes", [])), result.structured_content
+
 
 # ---- 3. own_account -------------------------------------------------------------------------
 

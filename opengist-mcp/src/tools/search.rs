@@ -953,7 +953,7 @@ impl OpengistServer {
         // files at the `updated_at` the list shows.
         let reads = SearchReads::new(&self.shared.cache, client);
         let (reads, plan) = (&reads, &plan);
-        let out = run_search(
+        let mut out = run_search(
             plan,
             |page| async move {
                 let listed = client
@@ -968,6 +968,14 @@ impl OpengistServer {
         )
         .await
         .map_err(opengist_failure)?;
+        // As list_gists: no gist:read note when the token is known to hold that scope.
+        let gist_read = client
+            .token_access()
+            .await
+            .map_or(crate::opengist::Grant::Unknown, |access| access.gist_read);
+        if gist_read == crate::opengist::Grant::Present {
+            out.notes.retain(|note| note != GIST_READ_NOTE);
+        }
         Ok(self.output(out))
     }
 }
