@@ -118,14 +118,6 @@ async def test_wrong_token_is_named_and_nothing_is_written(opengist_env, live_se
     assert api(opengist_env).gist(public)["like_count"] == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: with OPENGIST_URL set and OPENGIST_TOKEN unset, start-up warns 'only public gists "
-    "can be read and every write will be refused by Opengist', then warns that every call answers with "
-    "setup instructions, and get_gist on a public gist does answer 'not configured, so no request was "
-    "made'. The warning and the behaviour should agree (read public gists anonymously, or do not "
-    "promise it).",
-)
 @pytest.mark.parametrize("transport", ["stdio"])
 async def test_url_without_token_does_what_its_warning_says(opengist_env, live_server, transport):
     from conftest import target_of

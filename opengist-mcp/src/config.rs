@@ -895,8 +895,9 @@ impl Config {
                     .to_owned(),
             ),
             (Some(_), None) => warnings.push(
-                "OPENGIST_URL is set but OPENGIST_TOKEN is not: only public gists can be read \
-                 and every write will be refused by Opengist"
+                "OPENGIST_URL is set but OPENGIST_TOKEN is not: the server starts unconfigured \
+                 and every tool call answers with setup instructions (make a token in Opengist \
+                 under Settings -> Access Tokens and set OPENGIST_TOKEN)"
                     .to_owned(),
             ),
             _ => {}
