@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import target_of
-from live import api, follow, marker
+from live import api, follow, marker, set_topics
 from support import Dialog, connect, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.opengist]
@@ -182,3 +182,70 @@ async def test_the_servers_own_writes_drop_what_they_touch(opengist_env, live_se
         assert og.delete(gist_id) == 204
         assert not og.exists(gist_id)
         assert ids_of(await search(client, f"after-{m}", since, ["content"])) == []
+
+
+def topic_lookups(stderr_path: Path, owner: str) -> int:
+    """How many times the server read the owner's list to learn a gist's topics so far."""
+    text = stderr_path.read_text(errors="replace") if stderr_path.exists() else ""
+    return len(re.findall(rf"/api/users/{owner}/gists(?![/0-9a-zA-Z])", text))
+
+
+async def topics_of(client, gist_id: str) -> list[str]:
+    result = await client.call_tool("get_gist", {"gist_id": gist_id})
+    assert not result.is_error, text_of(result)
+    return result.structured_content["gist"]["topics"]
+
+
+def listed_topics(og, gist_id: str) -> list[str]:
+    """The topics Opengist holds, from its list (its single-gist answer never carries them)."""
+    for page in range(1, 50):
+        response = og.get(f"/api/gists?per_page=100&page={page}")
+        assert response.status == 200, response
+        for gist in response.body:
+            if gist["id"] == gist_id:
+                return gist["topics"]
+        if len(response.body) < 100:
+            break
+    raise AssertionError(f"gist {gist_id} is not in its owner's list")
+
+
+async def test_get_gist_topics_are_kept_and_follow_every_change(opengist_env, live_server, era):
+    m = marker()
+    og = api(opengist_env)
+    gist_id = og.create({f"{m}.txt": f"topics {m}\n"}, title=f"topics {m}")
+    set_topics(opengist_env, "admin", "admin", og.gist(gist_id), ["alpha", "beta"])
+    assert listed_topics(og, gist_id) == ["alpha", "beta"]
+    time.sleep(SETTLE_SECONDS)
+    handle = live_server(extra=DEBUG_LOG)
+    async with connect(target_of(handle), era, Dialog("decline")) as client:
+        assert await topics_of(client, gist_id) == ["alpha", "beta"]
+        lookups = topic_lookups(handle.stderr_path, "admin")
+        assert lookups >= 1, "the first get_gist did not read the list for the topics"
+        # Unchanged: the topics come from the cache, the gist itself from Opengist.
+        reads = detail_reads(handle.stderr_path, gist_id)
+        assert await topics_of(client, gist_id) == ["alpha", "beta"]
+        assert topic_lookups(handle.stderr_path, "admin") == lookups, "unchanged topics were read again"
+        assert detail_reads(handle.stderr_path, gist_id) == reads + 1, "get_gist must always read the gist"
+
+        # Changed directly in Opengist, twice in quick succession (likely within one second,
+        # sharing one updated_at): each get_gist shows what Opengist holds at that moment.
+        for topics in (["gamma"], ["delta", "epsilon"], []):
+            set_topics(opengist_env, "admin", "admin", og.gist(gist_id), topics)
+            assert listed_topics(og, gist_id) == topics
+            assert await topics_of(client, gist_id) == topics
+
+
+async def test_a_listed_page_answers_get_gist_topics(opengist_env, live_server, era):
+    m = marker()
+    og = api(opengist_env)
+    gist_id = og.create({f"{m}.txt": f"listed {m}\n"}, title=f"listed {m}")
+    set_topics(opengist_env, "admin", "admin", og.gist(gist_id), ["listed"])
+    time.sleep(SETTLE_SECONDS)
+    handle = live_server(extra=DEBUG_LOG)
+    async with connect(target_of(handle), era, Dialog("decline")) as client:
+        result = await client.call_tool("list_gists", {"per_page": 100})
+        assert not result.is_error, text_of(result)
+        shown = [g for g in result.structured_content["gists"] if g["id"] == gist_id]
+        assert shown and shown[0]["topics"] == ["listed"], result.structured_content
+        assert await topics_of(client, gist_id) == ["listed"] == listed_topics(og, gist_id)
+        assert topic_lookups(handle.stderr_path, "admin") == 0, "the list just read already showed the topics"

@@ -68,8 +68,14 @@ pub const INVALID_PARAMS: i64 = -32602;
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The process's stdin and stdout as a [`StdioTransport`].
-pub fn stdio() -> StdioTransport<tokio::io::Stdin, tokio::io::Stdout> {
-    StdioTransport::new(tokio::io::stdin(), tokio::io::stdout())
+///
+/// When both are pipes (the way MCP clients launch stdio servers) they are read and written on
+/// Tokio's IO reactor ([`rmcp::transport::stdio_pipes`]), with no hand-off to the blocking
+/// thread pool per line; otherwise (a terminal, a file) through the blocking handles. Call it
+/// inside a Tokio runtime with IO enabled (`#[tokio::main]` has it).
+pub fn stdio() -> StdioTransport<rmcp::transport::StdioReader, rmcp::transport::StdioWriter> {
+    let (read, write) = rmcp::transport::stdio_pipes();
+    StdioTransport::new(read, write)
 }
 
 type SharedWriter<W> = Arc<Mutex<Option<W>>>;

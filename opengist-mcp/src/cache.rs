@@ -3,11 +3,13 @@
 //! state it was read at.
 //!
 //! Two kinds of key:
-//! - **(gist, `updated_at`)**: the files of a gist as they stood at that `updated_at`. Every
-//!   change to a gist's files moves its `updated_at` (Opengist 1.15: API and web edits save
-//!   the gist with a fresh timestamp; git pushes over HTTP and SSH call `SetLastActiveNow`), and
-//!   every gist list carries `updated_at`, so `search_gists` can tell from the list alone which
-//!   cached files are still the gist's files.
+//! - **(gist, `updated_at`)**: the files of a gist as they stood at that `updated_at`, and
+//!   apart from them its topics. Every change to a gist's files or topics moves its
+//!   `updated_at` (Opengist 1.15: API and web edits save the gist with a fresh timestamp,
+//!   `Gist.Update` rewriting its topics; git pushes over HTTP and SSH, whose push options can
+//!   set topics, call `SetLastActiveNow`), and every gist list carries `updated_at`, so
+//!   `search_gists` can tell from the list alone which cached files are still the gist's
+//!   files, and `get_gist` from the `updated_at` it has just read which topics are the gist's.
 //! - **(gist, revision sha)**: the files of a gist at a full 40-hex commit sha, which never
 //!   change; and a whole raw file at such a revision.
 //!
@@ -18,8 +20,12 @@
 //! cannot prove it (no `Date` header, a gist changed within the last seconds) is used once and
 //! not kept.
 //!
+//! Topics come from lists (Opengist's single-gist answer never carries them): every list page
+//! the server reads keeps the topics of its gists ([`GistCache::keep_listed`]), settled the
+//! same way.
+//!
 //! What an entry is trusted for: its files (names, contents, sizes, encodings and Opengist's
-//! cuts), and for a revision its commits. Title, description, visibility and counts can change
+//! cuts), for a revision its commits, and for a topics entry the topics. Title, description, visibility and counts can change
 //! without a new `updated_at` (likes, the web's visibility switch), so no tool serves them from
 //! here: `get_gist` always asks Opengist, and only stores what it read.
 //!
@@ -39,6 +45,7 @@ use sha2::{Digest, Sha256};
 
 use crate::opengist::gist_ref::Sha;
 use crate::opengist::requests::GistId;
+use crate::opengist::topics::ListedTopics;
 use crate::opengist::{
     GistDetail, GistSummary, OpengistClient, OpengistError, Page, RawFile, utf8_window,
 };
@@ -49,8 +56,11 @@ pub const DEFAULT_CACHE_BYTES: u64 = 64 * 1024 * 1024;
 const ENTRY_OVERHEAD: u64 = 1024;
 /// Bytes counted per file besides its content and name.
 const FILE_OVERHEAD: u64 = 160;
-/// Bytes counted per commit or fork an entry carries.
+/// Bytes counted per commit or fork an entry carries (an eighth of it per topic).
 const ITEM_OVERHEAD: u64 = 256;
+/// Bytes counted for a topics entry besides its topics: one is kept for every listed gist,
+/// most with no topic at all.
+const TOPICS_OVERHEAD: u64 = 192;
 
 /// Whose reads an entry holds: a digest of the instance's URL and the token, never the token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -118,6 +128,13 @@ enum Key {
         id: GistId,
         sha: String,
     },
+    /// A gist's topics at an `updated_at` (microseconds since the epoch), as a list showed
+    /// them.
+    Topics {
+        principal: Principal,
+        id: GistId,
+        at: i64,
+    },
     /// One whole raw file at a full 40-hex revision.
     Raw {
         principal: Principal,
@@ -130,7 +147,10 @@ enum Key {
 impl Key {
     fn id(&self) -> &GistId {
         match self {
-            Self::Updated { id, .. } | Self::Revision { id, .. } | Self::Raw { id, .. } => id,
+            Self::Updated { id, .. }
+            | Self::Revision { id, .. }
+            | Self::Topics { id, .. }
+            | Self::Raw { id, .. } => id,
         }
     }
 }
@@ -138,6 +158,7 @@ impl Key {
 #[derive(Debug, Clone)]
 enum Entry {
     Detail(Arc<GistDetail>),
+    Topics(Arc<[String]>),
     Raw(Arc<[u8]>),
 }
 
@@ -151,12 +172,17 @@ impl Weighter<Key, Entry> for Bytes {
             Key::Raw { filename, .. } => filename.len() as u64,
             _ => 0,
         };
-        ENTRY_OVERHEAD
-            + key_bytes
-            + match entry {
-                Entry::Detail(detail) => detail_bytes(detail),
-                Entry::Raw(bytes) => bytes.len() as u64,
+        match entry {
+            Entry::Detail(detail) => ENTRY_OVERHEAD + detail_bytes(detail),
+            Entry::Topics(topics) => {
+                TOPICS_OVERHEAD
+                    + topics
+                        .iter()
+                        .map(|t| ITEM_OVERHEAD / 8 + t.len() as u64)
+                        .sum::<u64>()
             }
+            Entry::Raw(bytes) => ENTRY_OVERHEAD + key_bytes + bytes.len() as u64,
+        }
     }
 }
 
@@ -258,7 +284,60 @@ impl GistCache {
     fn detail(&self, key: &Key) -> Option<Arc<GistDetail>> {
         match self.entries.as_ref()?.get(key)? {
             Entry::Detail(detail) => Some(detail),
-            Entry::Raw(_) => None,
+            Entry::Topics(_) | Entry::Raw(_) => None,
+        }
+    }
+
+    /// The topics of gist `id` at `updated_at`, as a list read no earlier than that second
+    /// showed them.
+    pub fn topics_at_update(
+        &self,
+        id: &GistId,
+        updated_at: DateTime<Utc>,
+    ) -> Option<Arc<[String]>> {
+        let key = Key::Topics {
+            principal: self.principal,
+            id: id.clone(),
+            at: at_key(updated_at),
+        };
+        match self.entries.as_ref()?.get(&key)? {
+            Entry::Topics(topics) => Some(topics),
+            Entry::Detail(_) | Entry::Raw(_) => None,
+        }
+    }
+
+    /// Keeps the topics of gist `id` shown at `updated_at` by a list read at `read`, when that
+    /// read proves no change can share that `updated_at`. Returns whether they were kept.
+    pub fn keep_topics(
+        &self,
+        id: &GistId,
+        updated_at: Option<DateTime<Utc>>,
+        topics: &[String],
+        read: Option<ReadTime>,
+    ) -> bool {
+        let (Some(entries), Some(updated_at), Some(read)) = (&self.entries, updated_at, read)
+        else {
+            return false;
+        };
+        if !read.settles(updated_at) {
+            return false;
+        }
+        entries.insert(
+            Key::Topics {
+                principal: self.principal,
+                id: id.clone(),
+                at: at_key(updated_at),
+            },
+            Entry::Topics(topics.into()),
+        );
+        true
+    }
+
+    /// Keeps the topics of every gist of a list page read at `read` (see
+    /// [`keep_topics`](Self::keep_topics)).
+    pub fn keep_listed(&self, page: &Page<GistSummary>, read: Option<ReadTime>) {
+        for gist in &page.items {
+            self.keep_topics(&gist.id, gist.updated_at, &gist.topics, read);
         }
     }
 
@@ -341,7 +420,7 @@ impl GistCache {
         };
         match self.entries.as_ref()?.get(&key)? {
             Entry::Raw(bytes) => Some(bytes),
-            Entry::Detail(_) => None,
+            Entry::Detail(_) | Entry::Topics(_) => None,
         }
     }
 
@@ -420,6 +499,33 @@ pub async fn read_gist(
             Ok(detail)
         }
     }
+}
+
+/// The topics of the gist `summary` describes, which Opengist's single-gist answer never
+/// carries: from the cache when a list showed them at the `updated_at` in `summary` (just read
+/// from Opengist), else from the owner's list ([`OpengistClient::gist_topics`]), kept when that
+/// read is settled. `None` when no list this token can read shows the gist.
+pub async fn gist_topics(
+    cache: &GistCache,
+    client: &OpengistClient,
+    summary: &GistSummary,
+) -> Result<Option<Vec<String>>, OpengistError> {
+    if let Some(hit) = summary
+        .updated_at
+        .and_then(|at| cache.topics_at_update(&summary.id, at))
+    {
+        return Ok(Some(hit.to_vec()));
+    }
+    let Some(ListedTopics {
+        topics,
+        updated_at,
+        read,
+    }) = client.gist_topics(summary).await?
+    else {
+        return Ok(None);
+    };
+    cache.keep_topics(&summary.id, updated_at, &topics, read);
+    Ok(Some(topics))
 }
 
 /// The files of gist `id` at revision `sha` (its commits included) for `get_gist_file`: from
@@ -526,8 +632,10 @@ impl<'a> SearchReads<'a> {
         }
     }
 
-    /// Notes the `updated_at` of every gist of a listed page.
-    pub fn note_page(&self, page: &Page<GistSummary>) {
+    /// Notes the `updated_at` of every gist of a listed page read at `read`, and keeps their
+    /// topics in the cache.
+    pub fn note_page(&self, page: &Page<GistSummary>, read: Option<ReadTime>) {
+        self.cache.keep_listed(page, read);
         if let Ok(mut listed) = self.listed.lock() {
             for gist in &page.items {
                 listed.insert(gist.id.clone(), gist.updated_at);
@@ -755,6 +863,89 @@ mod tests {
         // A raw file over a sixteenth of the cache is not kept.
         let big: Arc<[u8]> = vec![0u8; (capacity / 16 + 1) as usize].into();
         assert!(!cache.keep_raw_file(&id(), SHA, "big", big));
+    }
+
+    fn listed(updated: &str, topics: &[&str]) -> Page<GistSummary> {
+        let value = json!([{
+            "id": ID, "visibility": "public", "updated_at": updated, "topics": topics,
+        }]);
+        Page {
+            items: serde_json::from_value(value).expect("summaries"),
+            page: 1,
+            per_page: 100,
+            total: Some(1),
+            total_pages: Some(1),
+            has_next: false,
+        }
+    }
+
+    #[test]
+    fn listed_topics_are_served_only_for_their_own_updated_at() {
+        let cache = GistCache::new(principal(), 1 << 20);
+        let page = listed("2026-12-01T08:00:00Z", &["rust", "cli"]);
+        cache.keep_listed(&page, read_at("Tue, 01 Dec 2026 08:00:05 GMT", 10));
+        let hit = cache.topics_at_update(&id(), at("2026-12-01T08:00:00Z"));
+        assert_eq!(
+            hit.as_deref(),
+            Some(&["rust".to_owned(), "cli".to_owned()][..])
+        );
+        assert!(
+            cache
+                .topics_at_update(&id(), at("2026-12-01T08:00:01Z"))
+                .is_none()
+        );
+        // No topics is an answer too: kept, so get_gist does not ask again.
+        cache.keep_listed(
+            &listed("2026-12-01T09:00:00Z", &[]),
+            read_at("Tue, 01 Dec 2026 09:00:02 GMT", 1),
+        );
+        assert_eq!(
+            cache
+                .topics_at_update(&id(), at("2026-12-01T09:00:00Z"))
+                .as_deref(),
+            Some(&[][..])
+        );
+        // Files and topics are separate entries: neither answers for the other.
+        assert!(
+            cache
+                .files_at_update(&id(), at("2026-12-01T08:00:00Z"))
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn topics_listed_within_the_second_of_their_update_are_not_kept() {
+        let cache = GistCache::new(principal(), 1 << 20);
+        let page = listed("2026-12-01T08:00:00Z", &["rust"]);
+        cache.keep_listed(&page, read_at("Tue, 01 Dec 2026 08:00:00 GMT", 3));
+        cache.keep_listed(&page, read_at("Tue, 01 Dec 2026 08:00:01 GMT", 3));
+        cache.keep_listed(&page, None);
+        assert!(cache.is_empty());
+        assert!(!cache.keep_topics(
+            &id(),
+            None,
+            &[],
+            read_at("Tue, 01 Dec 2026 09:00:00 GMT", 1)
+        ));
+    }
+
+    #[test]
+    fn writes_forget_a_gists_topics_and_other_principals_never_see_them() {
+        let cache = GistCache::new(principal(), 1 << 20);
+        let theirs = GistCache::new(Principal::of("http://127.0.0.1:1", Some("og_two")), 1 << 20);
+        let page = listed("2026-12-01T08:00:00Z", &["rust"]);
+        cache.keep_listed(&page, read_at("Tue, 01 Dec 2026 09:00:00 GMT", 10));
+        assert!(
+            theirs
+                .topics_at_update(&id(), at("2026-12-01T08:00:00Z"))
+                .is_none()
+        );
+        cache.forget_gist(&id());
+        assert!(
+            cache
+                .topics_at_update(&id(), at("2026-12-01T08:00:00Z"))
+                .is_none()
+        );
     }
 
     #[test]

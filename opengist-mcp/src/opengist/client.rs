@@ -232,6 +232,21 @@ impl OpengistClient {
         per_page: u32,
         since: Option<DateTime<Utc>>,
     ) -> Result<Page<GistSummary>, OpengistError> {
+        self.list_gists_timed(scope, page, per_page, since)
+            .await
+            .map(|(page, _)| page)
+    }
+
+    /// [`list_gists`](Self::list_gists), and when Opengist began answering at the earliest,
+    /// which tells the cache whether the topics the page shows can be kept
+    /// ([`GistCache::keep_listed`](crate::cache::GistCache::keep_listed)).
+    pub async fn list_gists_timed(
+        &self,
+        scope: ListScope,
+        page: u32,
+        per_page: u32,
+        since: Option<DateTime<Utc>>,
+    ) -> Result<(Page<GistSummary>, Option<ReadTime>), OpengistError> {
         let (segments, call): (Vec<&str>, CallInfo) = match &scope {
             ListScope::Mine => (
                 vec!["api", "gists"],
@@ -276,7 +291,11 @@ impl OpengistClient {
                 query.append_pair("since", &since.to_rfc3339_opts(SecondsFormat::Secs, true));
             }
         }
-        self.get_page(url, page, per_page, &call).await
+        let (response, read) = self.send_read_timed(url, &call).await?;
+        let response = self.check(response, &call).await?;
+        let headers = PageHeaders::parse(response.headers());
+        let items: Vec<GistSummary> = self.parse_json(response, &call).await?;
+        Ok((headers.into_page(items, page, per_page), read))
     }
 
     /// A gist with its files (each content at most 512 KiB, at most 50 files), its 10 newest
@@ -298,15 +317,7 @@ impl OpengistClient {
     ) -> Result<(GistDetail, Option<ReadTime>), OpengistError> {
         let url = self.endpoint(&["api", "gists", id.as_str()])?;
         let call = CallInfo::new("read a gist", Scope::GistRead, format!("gist {id}"));
-        let started = Instant::now();
-        let response = self
-            .send_read(url, HeaderValue::from_static("application/json"), &call)
-            .await?;
-        let date = response
-            .headers()
-            .get(header::DATE)
-            .and_then(|v| v.to_str().ok());
-        let read = ReadTime::from_date_header(date, started.elapsed());
+        let (response, read) = self.send_read_timed(url, &call).await?;
         let response = self.check(response, &call).await?;
         let mut detail: GistDetail = self.parse_json(response, &call).await?;
         self.complete_head(&mut detail).await;
@@ -815,6 +826,25 @@ impl OpengistClient {
             .send_read(url, HeaderValue::from_static("application/json"), &call)
             .await?;
         self.check(response, &call).await.map(drop)
+    }
+
+    /// A JSON GET as [`send_read`](Self::send_read) sends it, and when Opengist began
+    /// answering at the earliest (its `Date` header less the time the request took).
+    async fn send_read_timed(
+        &self,
+        url: Url,
+        call: &CallInfo,
+    ) -> Result<(Response, Option<ReadTime>), OpengistError> {
+        let started = Instant::now();
+        let response = self
+            .send_read(url, HeaderValue::from_static("application/json"), call)
+            .await?;
+        let date = response
+            .headers()
+            .get(header::DATE)
+            .and_then(|v| v.to_str().ok());
+        let read = ReadTime::from_date_header(date, started.elapsed());
+        Ok((response, read))
     }
 
     /// GET with retries on 502/503/504 and dropped connections. Returns any status.

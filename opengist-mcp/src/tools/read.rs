@@ -1347,8 +1347,8 @@ impl OpengistServer {
     ) -> ToolResult<GistList> {
         let request = args.validate().map_err(failure)?;
         let client = self.client()?;
-        let page = client
-            .list_gists(
+        let (page, read) = client
+            .list_gists_timed(
                 request.scope.clone(),
                 request.page,
                 request.per_page,
@@ -1356,6 +1356,8 @@ impl OpengistServer {
             )
             .await
             .map_err(opengist_failure)?;
+        // The topics a list shows are the ones get_gist cannot read from the gist itself.
+        self.shared.cache.keep_listed(&page, read);
         // Learned once per token (requests that change nothing), then remembered.
         let gist_read = client
             .token_access()
@@ -1381,7 +1383,10 @@ impl OpengistServer {
             .await
             .map_err(opengist_failure)?;
         // Opengist's single-gist answer always says `topics: []`; its lists carry them.
-        let topics = client.gist_topics(&detail.summary).await.ok().flatten();
+        let topics = cache::gist_topics(&self.shared.cache, client, &detail.summary)
+            .await
+            .ok()
+            .flatten();
         let budget = self.max_result_bytes() / 2;
         let mut out = shape_gist_within(&detail, &options, budget);
         match topics {

@@ -17,8 +17,8 @@
 //! runs of whitespace read as one space) occurs in one of the chosen fields, or when every
 //! whitespace-separated term occurs in some chosen field.
 
+use std::borrow::Borrow;
 use std::future::Future;
-use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
@@ -801,9 +801,9 @@ fn stop_reason(plan: &SearchPlan, kind: &StopKind, state: &ScanState, resume_pag
 }
 
 /// Runs a search with `list` (one page of 100 gists by page number) and `fetch` (one gist in
-/// full). Fails only when the very first page cannot be listed; any later failure ends the
+/// full, owned or shared: a cached gist is scanned where it lies, never copied). Fails only when the very first page cannot be listed; any later failure ends the
 /// search early with what was found and the call that resumes it.
-pub async fn run_search<L, LF, F, FF>(
+pub async fn run_search<L, LF, F, FF, D>(
     plan: &SearchPlan,
     mut list: L,
     fetch: F,
@@ -812,7 +812,8 @@ where
     L: FnMut(u32) -> LF,
     LF: Future<Output = Result<Page<GistSummary>, OpengistError>>,
     F: Fn(GistId) -> FF,
-    FF: Future<Output = Result<GistDetail, OpengistError>>,
+    FF: Future<Output = Result<D, OpengistError>>,
+    D: Borrow<GistDetail>,
 {
     let mut state = ScanState::default();
     let mut scanned = Scanned::default();
@@ -853,9 +854,11 @@ where
                     Step::NeedFetch => match reads.next().await {
                         Some((index, result)) => {
                             let fetched = match result {
-                                Ok(detail) => {
-                                    Fetched::Scan(scan_detail(&plan.query, &plan.fields, &detail))
-                                }
+                                Ok(detail) => Fetched::Scan(scan_detail(
+                                    &plan.query,
+                                    &plan.fields,
+                                    detail.borrow(),
+                                )),
                                 Err(error) if error.is_not_found() => Fetched::Gone,
                                 Err(error) => Fetched::Failed(error.to_string()),
                             };
@@ -956,15 +959,13 @@ impl OpengistServer {
         let mut out = run_search(
             plan,
             |page| async move {
-                let listed = client
-                    .list_gists(plan.scope.clone(), page, MAX_PER_PAGE, plan.since)
-                    .await;
-                if let Ok(listed) = &listed {
-                    reads.note_page(listed);
-                }
-                listed
+                let (listed, read) = client
+                    .list_gists_timed(plan.scope.clone(), page, MAX_PER_PAGE, plan.since)
+                    .await?;
+                reads.note_page(&listed, read);
+                Ok(listed)
             },
-            |id| async move { reads.detail(id).await.map(Arc::unwrap_or_clone) },
+            |id| reads.detail(id),
         )
         .await
         .map_err(opengist_failure)?;
@@ -1282,7 +1283,7 @@ mod tests {
                 listed.fetch_add(1, Ordering::SeqCst);
                 std::future::ready(lists.page(n))
             },
-            |_| std::future::ready(Err(OpengistError::CreatedWithoutId)),
+            |_| std::future::ready(Err::<GistDetail, _>(OpengistError::CreatedWithoutId)),
         )
         .await
         .expect("search");
@@ -1314,7 +1315,7 @@ mod tests {
         let out = run_search(
             &p,
             |n| std::future::ready(lists.page(n)),
-            |_| std::future::ready(Err(OpengistError::CreatedWithoutId)),
+            |_| std::future::ready(Err::<GistDetail, _>(OpengistError::CreatedWithoutId)),
         )
         .await
         .expect("search");
@@ -1335,7 +1336,7 @@ mod tests {
         let out = run_search(
             &p,
             |n| std::future::ready(lists.page(n)),
-            |_| std::future::ready(Err(OpengistError::CreatedWithoutId)),
+            |_| std::future::ready(Err::<GistDetail, _>(OpengistError::CreatedWithoutId)),
         )
         .await
         .expect("search");
@@ -1364,7 +1365,7 @@ mod tests {
         let out = run_search(
             &p,
             |n| std::future::ready(lists.page(n)),
-            |_| std::future::ready(Err(OpengistError::CreatedWithoutId)),
+            |_| std::future::ready(Err::<GistDetail, _>(OpengistError::CreatedWithoutId)),
         )
         .await
         .expect("search");
@@ -1376,7 +1377,7 @@ mod tests {
         let out = run_search(
             &p,
             |n| std::future::ready(lists.page(n)),
-            |_| std::future::ready(Err(OpengistError::CreatedWithoutId)),
+            |_| std::future::ready(Err::<GistDetail, _>(OpengistError::CreatedWithoutId)),
         )
         .await
         .expect("search");
@@ -1484,7 +1485,7 @@ mod tests {
         let err = run_search(
             &p,
             |_| std::future::ready(Err(OpengistError::CreatedWithoutId)),
-            |_| std::future::ready(Err(OpengistError::CreatedWithoutId)),
+            |_| std::future::ready(Err::<GistDetail, _>(OpengistError::CreatedWithoutId)),
         )
         .await;
         assert!(err.is_err());
@@ -1500,7 +1501,7 @@ mod tests {
                     Err(OpengistError::CreatedWithoutId)
                 })
             },
-            |_| std::future::ready(Err(OpengistError::CreatedWithoutId)),
+            |_| std::future::ready(Err::<GistDetail, _>(OpengistError::CreatedWithoutId)),
         )
         .await
         .expect("partial");

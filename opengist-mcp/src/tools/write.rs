@@ -65,7 +65,10 @@ pub fn facts_of(detail: &GistDetail) -> GistFacts {
 /// read (Opengist's single-gist answer never carries them; see `opengist/topics.rs`).
 async fn topics_of(server: &OpengistServer, detail: &GistDetail) -> Option<Vec<String>> {
     let client = server.client().ok()?;
-    client.gist_topics(&detail.summary).await.ok().flatten()
+    crate::cache::gist_topics(&server.shared.cache, client, &detail.summary)
+        .await
+        .ok()
+        .flatten()
 }
 
 /// Opengist lists at most 50 files of a gist; beyond that, names cannot be checked, so file
