@@ -249,3 +249,52 @@ async def test_a_listed_page_answers_get_gist_topics(opengist_env, live_server, 
         assert shown and shown[0]["topics"] == ["listed"], result.structured_content
         assert await topics_of(client, gist_id) == ["listed"] == listed_topics(og, gist_id)
         assert topic_lookups(handle.stderr_path, "admin") == 0, "the list just read already showed the topics"
+
+
+def git_head_reads(stderr_path: Path) -> int:
+    """How many times the server asked git for a gist's head (smart-HTTP ref advertisement)."""
+    text = stderr_path.read_text(errors="replace") if stderr_path.exists() else ""
+    return text.count("opengist git request")
+
+
+async def test_a_head_git_had_to_tell_is_asked_once_per_change(opengist_env, live_server, era):
+    m = marker()
+    og = api(opengist_env)
+    filename = f"{m}.txt"
+    gist_id = og.create({filename: f"head {m}\n"}, title=f"head {m}")
+    # A title change moves updated_at without a commit: the newest listed commit is older
+    # than the gist's updated_at, which an unlisted head commit would explain too.
+    time.sleep(1.2)
+    patched = og.request("PATCH", f"/api/gists/{gist_id}", {"title": f"head {m} renamed"})
+    assert patched.status == 200, patched
+    held = og.gist(gist_id)
+    head = held["commits"][0]["version"]
+    assert held["commits"][0]["committed_at"] < held["updated_at"], held
+    time.sleep(SETTLE_SECONDS)
+    handle = live_server(extra=DEBUG_LOG)
+    since = since_arg(datetime.now(timezone.utc) - timedelta(seconds=30))
+    async with connect(target_of(handle), era, Dialog("decline")) as client:
+        # A search reads only files: it never asks git.
+        assert ids_of(await search(client, f"head {m}", since, ["content"])) == [gist_id]
+        assert git_head_reads(handle.stderr_path) == 0, "a search asked git for a head"
+
+        async def revision() -> str:
+            result = await client.call_tool("get_gist", {"gist_id": gist_id})
+            assert not result.is_error, text_of(result)
+            return result.structured_content["revision"]
+
+        assert await revision() == head
+        asked = git_head_reads(handle.stderr_path)
+        assert asked == 1, f"git was asked {asked} times for the first read"
+        assert await revision() == head
+        assert git_head_reads(handle.stderr_path) == asked, "an unchanged gist's head was asked again"
+
+        # A new commit made directly in Opengist is seen at once.
+        patched = og.request("PATCH", f"/api/gists/{gist_id}", {"files": {filename: {"content": f"moved {m}\n"}}})
+        assert patched.status == 200, patched
+        new_head = og.gist(gist_id)["commits"][0]["version"]
+        assert new_head != head
+        assert await revision() == new_head
+        result = await client.call_tool("get_gist_file", {"gist_id": gist_id, "filename": filename})
+        assert not result.is_error, text_of(result)
+        assert result.structured_content["content"] == f"moved {m}\n" == og.files(gist_id)[filename]

@@ -14,7 +14,11 @@
 //!   three repeats, each with the number of Opengist requests it made (counted from the
 //!   server's own debug log lines, one per request) and the server's RSS during and after;
 //! - `get_gist` and `get_gist_file` against the same GET sent directly on a kept-alive
-//!   connection, interleaved call by call, as the median of the per-pair differences.
+//!   connection, interleaved call by call, as the median of the per-pair differences. Each
+//!   request waits `OPENGIST_BENCH_GAP_MS` (default 10) after the one before: Opengist goes on
+//!   working for a few ms after it answers a gist read, and a request sent within a
+//!   millisecond of that answer waited 8 to 25 ms longer in about one case of five, which
+//!   without the pause fell mostly on whichever request was sent right after the other.
 //!
 //! Before that, once: Opengist's own throughput for gist reads at 1 to 16 in flight, which
 //! is what the search's read concurrency is tuned to.
@@ -233,6 +237,8 @@ struct Server {
     stdin: ChildStdin,
     stdout: Lines<BufReader<ChildStdout>>,
     requests: Arc<AtomicU64>,
+    /// `elapsed_ms` of the last Opengist request the server logged (sent to headers).
+    last_elapsed_ms: Arc<AtomicU64>,
     next_id: u64,
 }
 
@@ -259,11 +265,20 @@ impl Server {
         let stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?).lines();
         let mut stderr = BufReader::new(child.stderr.take().ok_or("no stderr")?).lines();
         let requests = Arc::new(AtomicU64::new(0));
-        let counted = Arc::clone(&requests);
+        let last_elapsed_ms = Arc::new(AtomicU64::new(0));
+        let (counted, elapsed) = (Arc::clone(&requests), Arc::clone(&last_elapsed_ms));
         tokio::spawn(async move {
             while let Ok(Some(line)) = stderr.next_line().await {
                 if line.contains("opengist request") {
                     counted.fetch_add(1, Ordering::SeqCst);
+                    let ms = line
+                        .split("elapsed_ms=")
+                        .nth(1)
+                        .and_then(|rest| rest.split(' ').next())
+                        .and_then(|n| n.parse().ok());
+                    if let Some(ms) = ms {
+                        elapsed.store(ms, Ordering::SeqCst);
+                    }
                 }
             }
         });
@@ -272,6 +287,7 @@ impl Server {
             stdin,
             stdout,
             requests,
+            last_elapsed_ms,
             next_id: 1,
         };
         server
@@ -494,6 +510,7 @@ async fn bench_added(
     og: &Opengist,
     ids: &[String],
     pairs: usize,
+    gap: Duration,
 ) -> BenchResult<()> {
     let mut server = Server::start(bin, &og.base, &og.token).await?;
     // The head sha and first file of each gist used, for get_gist_file.
@@ -550,6 +567,7 @@ async fn bench_added(
         let mut direct = Vec::new();
         let mut tool = Vec::new();
         let mut diffs = Vec::new();
+        let mut opengist_ms = Vec::new();
         let pid = server.pid();
         let cpu_before = cpu_ns(pid);
         for i in 0..pairs {
@@ -564,22 +582,27 @@ async fn bench_added(
                 "get_gist_file" => json!({"gist_id": id, "filename": file}),
                 _ => json!({"gist_id": id, "filename": file, "sha": sha}),
             };
-            // Alternate which goes first, so neither always meets a warmer Opengist.
+            // Alternate which goes first, so neither always meets a warmer Opengist; pause
+            // before each, so neither meets one still busy with the other.
             let (d, t) = if i % 2 == 0 {
+                tokio::time::sleep(gap).await;
                 let t0 = Instant::now();
                 og.get(&path).await?;
                 let d = t0.elapsed();
+                tokio::time::sleep(gap).await;
                 let t1 = Instant::now();
                 server
                     .tool(case.split(' ').next().unwrap_or(case), args)
                     .await?;
                 (d, t1.elapsed())
             } else {
+                tokio::time::sleep(gap).await;
                 let t1 = Instant::now();
                 server
                     .tool(case.split(' ').next().unwrap_or(case), args)
                     .await?;
                 let t = t1.elapsed();
+                tokio::time::sleep(gap).await;
                 let t0 = Instant::now();
                 og.get(&path).await?;
                 (t0.elapsed(), t)
@@ -588,7 +611,24 @@ async fn bench_added(
             direct.push(d);
             tool.push(t);
             diffs.push(t - d);
+            // The server logs its request before it answers; let that line arrive.
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            opengist_ms.push(server.last_elapsed_ms.swap(u64::MAX, Ordering::SeqCst));
         }
+        // Where the slowest tenth of the pairs lost their time: in Opengist's answer to the
+        // server (its own log: request sent to headers) or in the server and stdio.
+        let mut order: Vec<usize> = (0..diffs.len()).collect();
+        order.sort_by(|a, b| diffs[*b].total_cmp(&diffs[*a]));
+        let slow: Vec<usize> = order.iter().take(pairs.div_ceil(10)).copied().collect();
+        let logged = |set: &[usize]| -> Vec<f64> {
+            set.iter()
+                .filter(|i| opengist_ms[**i] != u64::MAX)
+                .map(|i| opengist_ms[*i] as f64)
+                .collect()
+        };
+        let all: Vec<usize> = (0..diffs.len()).collect();
+        let slow_direct: Vec<f64> = slow.iter().map(|i| direct[*i]).collect();
+        let slow_tool: Vec<f64> = slow.iter().map(|i| tool[*i]).collect();
         println!(
             "    {label:<8} {case:<18} direct ({direct_path}) median {:>6.2} ms | tool median {:>6.2} ms | added: median of pair differences {:>+6.2} ms, p25 {:>+6.2}, p90 {:>+6.2}; p10 tool - p10 direct {:>+6.2} ms; server CPU per call {:.3} ms ({pairs} pairs)",
             median(&direct),
@@ -599,6 +639,16 @@ async fn bench_added(
             percentile(&tool, 10.0) - percentile(&direct, 10.0),
             cpu_ns(pid).saturating_sub(cpu_before) as f64 / 1e6 / pairs.max(1) as f64
         );
+        let (slow_logged, all_logged) = (logged(&slow), logged(&all));
+        if !all_logged.is_empty() {
+            println!(
+                "    {label:<8} {case:<18}   slowest tenth of pairs: direct median {:.2} ms, tool median {:.2} ms, Opengist's answer to the server (its log, request to headers) median {:.0} ms against {:.0} ms over all pairs",
+                median(&slow_direct),
+                median(&slow_tool),
+                median(&slow_logged),
+                median(&all_logged)
+            );
+        }
     }
     Ok(())
 }
@@ -623,6 +673,12 @@ async fn run(og: Opengist) -> BenchResult<()> {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(100);
+    let gap = Duration::from_millis(
+        std::env::var("OPENGIST_BENCH_GAP_MS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(10),
+    );
     let og = Arc::new(og);
     let bins = binaries();
     println!(
@@ -650,9 +706,12 @@ async fn run(og: Opengist) -> BenchResult<()> {
                 bench_search(label, bin, &og, kind).await?;
             }
         }
-        println!("  added latency over a direct GET (kept-alive), interleaved:");
+        println!(
+            "  added latency over a direct GET (kept-alive), interleaved, {} ms between requests:",
+            gap.as_millis()
+        );
         for (label, bin) in &bins {
-            bench_added(label, bin, &og, &ids, pairs).await?;
+            bench_added(label, bin, &og, &ids, pairs, gap).await?;
         }
     }
     println!("\nload at the end: {}", load_average());

@@ -44,6 +44,7 @@ use quick_cache::sync::Cache;
 use sha2::{Digest, Sha256};
 
 use crate::opengist::gist_ref::Sha;
+use crate::opengist::git_head::head_may_be_unlisted;
 use crate::opengist::requests::GistId;
 use crate::opengist::topics::ListedTopics;
 use crate::opengist::{
@@ -58,8 +59,8 @@ const ENTRY_OVERHEAD: u64 = 1024;
 const FILE_OVERHEAD: u64 = 160;
 /// Bytes counted per commit or fork an entry carries (an eighth of it per topic).
 const ITEM_OVERHEAD: u64 = 256;
-/// Bytes counted for a topics entry besides its topics: one is kept for every listed gist,
-/// most with no topic at all.
+/// Bytes counted for a topics or head entry besides its text: a topics entry is kept for every
+/// listed gist, most with no topic at all.
 const TOPICS_OVERHEAD: u64 = 192;
 
 /// Whose reads an entry holds: a digest of the instance's URL and the token, never the token.
@@ -128,6 +129,13 @@ enum Key {
         id: GistId,
         sha: String,
     },
+    /// A gist's head sha at an `updated_at` (microseconds since the epoch), as git advertised
+    /// it (asked only when the API's commit list may leave the head out).
+    Head {
+        principal: Principal,
+        id: GistId,
+        at: i64,
+    },
     /// A gist's topics at an `updated_at` (microseconds since the epoch), as a list showed
     /// them.
     Topics {
@@ -149,6 +157,7 @@ impl Key {
         match self {
             Self::Updated { id, .. }
             | Self::Revision { id, .. }
+            | Self::Head { id, .. }
             | Self::Topics { id, .. }
             | Self::Raw { id, .. } => id,
         }
@@ -158,6 +167,7 @@ impl Key {
 #[derive(Debug, Clone)]
 enum Entry {
     Detail(Arc<GistDetail>),
+    Head(Arc<str>),
     Topics(Arc<[String]>),
     Raw(Arc<[u8]>),
 }
@@ -174,6 +184,7 @@ impl Weighter<Key, Entry> for Bytes {
         };
         match entry {
             Entry::Detail(detail) => ENTRY_OVERHEAD + detail_bytes(detail),
+            Entry::Head(sha) => TOPICS_OVERHEAD + sha.len() as u64,
             Entry::Topics(topics) => {
                 TOPICS_OVERHEAD
                     + topics
@@ -284,7 +295,7 @@ impl GistCache {
     fn detail(&self, key: &Key) -> Option<Arc<GistDetail>> {
         match self.entries.as_ref()?.get(key)? {
             Entry::Detail(detail) => Some(detail),
-            Entry::Topics(_) | Entry::Raw(_) => None,
+            Entry::Head(_) | Entry::Topics(_) | Entry::Raw(_) => None,
         }
     }
 
@@ -302,7 +313,7 @@ impl GistCache {
         };
         match self.entries.as_ref()?.get(&key)? {
             Entry::Topics(topics) => Some(topics),
-            Entry::Detail(_) | Entry::Raw(_) => None,
+            Entry::Detail(_) | Entry::Head(_) | Entry::Raw(_) => None,
         }
     }
 
@@ -329,6 +340,42 @@ impl GistCache {
                 at: at_key(updated_at),
             },
             Entry::Topics(topics.into()),
+        );
+        true
+    }
+
+    /// The head sha git advertised for gist `id` when its `updated_at` was `updated_at`.
+    pub fn head_at_update(&self, id: &GistId, updated_at: DateTime<Utc>) -> Option<Arc<str>> {
+        let key = Key::Head {
+            principal: self.principal,
+            id: id.clone(),
+            at: at_key(updated_at),
+        };
+        match self.entries.as_ref()?.get(&key)? {
+            Entry::Head(sha) => Some(sha),
+            Entry::Detail(_) | Entry::Topics(_) | Entry::Raw(_) => None,
+        }
+    }
+
+    /// Keeps the head sha git advertised for the gist `detail` shows, read (the detail) at
+    /// `read`, when that read proves no change can share its `updated_at`: every commit moves
+    /// `updated_at`. Returns whether it was kept.
+    pub fn keep_head(&self, detail: &GistDetail, sha: &str, read: Option<ReadTime>) -> bool {
+        let (Some(entries), Some(updated_at), Some(read)) =
+            (&self.entries, detail.summary.updated_at, read)
+        else {
+            return false;
+        };
+        if !read.settles(updated_at) || full_sha(sha).is_none() {
+            return false;
+        }
+        entries.insert(
+            Key::Head {
+                principal: self.principal,
+                id: detail.id().clone(),
+                at: at_key(updated_at),
+            },
+            Entry::Head(sha.to_ascii_lowercase().into()),
         );
         true
     }
@@ -420,7 +467,7 @@ impl GistCache {
         };
         match self.entries.as_ref()?.get(&key)? {
             Entry::Raw(bytes) => Some(bytes),
-            Entry::Detail(_) | Entry::Topics(_) => None,
+            Entry::Detail(_) | Entry::Head(_) | Entry::Topics(_) => None,
         }
     }
 
@@ -493,11 +540,40 @@ pub async fn read_gist(
             Ok(detail)
         }
         None => {
-            let (detail, read) = client.get_gist_timed(id).await?;
+            let (mut detail, read) = client.get_gist_timed(id).await?;
+            complete_head(cache, client, &mut detail, read).await;
             let detail = Arc::new(detail);
             cache.keep_current(&detail, read);
             Ok(detail)
         }
+    }
+}
+
+/// Makes [`GistDetail::head_sha`] name the real head when the API's commit list may not start
+/// at it (see `opengist/git_head.rs`): from the cache when git was asked at this `updated_at`
+/// before, else from git (kept when `read`, the detail's, is settled). A gist created across a
+/// second boundary, or whose title changed, lists a commit older than its `updated_at` too, so
+/// without the cache every read of such a gist would cost a git request.
+async fn complete_head(
+    cache: &GistCache,
+    client: &OpengistClient,
+    detail: &mut GistDetail,
+    read: Option<ReadTime>,
+) {
+    if !head_may_be_unlisted(detail) {
+        return;
+    }
+    let known = detail
+        .summary
+        .updated_at
+        .and_then(|at| cache.head_at_update(detail.id(), at));
+    if let Some(sha) = known {
+        detail.git_head = Some(sha.to_string());
+        return;
+    }
+    detail.git_head = client.git_head(detail).await;
+    if let Some(sha) = &detail.git_head {
+        cache.keep_head(detail, sha, read);
     }
 }
 
@@ -944,6 +1020,36 @@ mod tests {
         assert!(
             cache
                 .topics_at_update(&id(), at("2026-12-01T08:00:00Z"))
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_head_is_kept_under_its_settled_updated_at_only() {
+        let cache = GistCache::new(principal(), 1 << 20);
+        let d = detail("2026-12-01T08:00:00Z", "one", SHA);
+        assert!(!cache.keep_head(&d, SHA, read_at("Tue, 01 Dec 2026 08:00:00 GMT", 3)));
+        assert!(!cache.keep_head(&d, "0123abcd", read_at("Tue, 01 Dec 2026 09:00:00 GMT", 3)));
+        assert!(cache.keep_head(
+            &d,
+            &SHA.to_uppercase(),
+            read_at("Tue, 01 Dec 2026 09:00:00 GMT", 3)
+        ));
+        assert_eq!(
+            cache
+                .head_at_update(&id(), at("2026-12-01T08:00:00Z"))
+                .as_deref(),
+            Some(SHA)
+        );
+        assert!(
+            cache
+                .head_at_update(&id(), at("2026-12-01T08:00:01Z"))
+                .is_none()
+        );
+        cache.forget_gist(&id());
+        assert!(
+            cache
+                .head_at_update(&id(), at("2026-12-01T08:00:00Z"))
                 .is_none()
         );
     }

@@ -309,8 +309,11 @@ impl OpengistClient {
         Ok(detail)
     }
 
-    /// [`get_gist`](Self::get_gist), and when Opengist began answering at the earliest (from
-    /// its `Date` header), which tells the cache whether the read can be kept.
+    /// [`get_gist`](Self::get_gist) as Opengist answers it, without asking git for a head
+    /// the commit list may leave out (`detail.git_head` stays `None`: see `git_head.rs`;
+    /// [`crate::cache::read_gist`] completes it, once per `updated_at`), and when Opengist
+    /// began answering at the earliest (from its `Date` header), which tells the cache whether
+    /// the read can be kept. A search, which reads only files, uses it as it is.
     pub async fn get_gist_timed(
         &self,
         id: &GistId,
@@ -319,8 +322,7 @@ impl OpengistClient {
         let call = CallInfo::new("read a gist", Scope::GistRead, format!("gist {id}"));
         let (response, read) = self.send_read_timed(url, &call).await?;
         let response = self.check(response, &call).await?;
-        let mut detail: GistDetail = self.parse_json(response, &call).await?;
-        self.complete_head(&mut detail).await;
+        let detail: GistDetail = self.parse_json(response, &call).await?;
         Ok((detail, read))
     }
 

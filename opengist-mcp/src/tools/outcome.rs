@@ -78,7 +78,29 @@ fn reads_said() -> String {
     format!("{} read-backs over {total} seconds", READ_BACK_PAUSES.len())
 }
 
-/// The tool's answer for a lost write, from what the read-back saw.
+/// The tool's answer for a failed write: the error itself when the write cannot have reached
+/// Opengist; otherwise what reading back with `look` shows ([`settle`]).
+async fn find_out<T, F, Fut>(
+    tool: &str,
+    lost: OpengistError,
+    look: F,
+    not_applied: &str,
+    how_to_check: &str,
+) -> Result<T, CallToolResult>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<Seen<T>, OpengistError>>,
+{
+    if !lost.write_may_have_applied() {
+        return Err(write_failure(lost));
+    }
+    let seen = read_back(look).await;
+    settle(tool, &lost, seen, not_applied, how_to_check)
+}
+
+/// The tool's answer for a lost write, from what the read-back saw. `not_applied` says what
+/// it saw when nothing of the write is there; `how_to_check` tells the person how to see for
+/// themselves.
 fn settle<T>(
     tool: &str,
     lost: &OpengistError,
@@ -193,17 +215,14 @@ impl CreateReadBack {
         client: &OpengistClient,
         error: OpengistError,
     ) -> Result<GistDetail, CallToolResult> {
-        if !error.write_may_have_applied() {
-            return Err(write_failure(error));
-        }
-        let seen = read_back(|| self.look(client)).await;
-        settle(
+        find_out(
             "create_gist",
-            &error,
-            seen,
+            error,
+            || self.look(client),
             "no gist of yours with these files and this title",
             "Check with list_gists (newest first) before creating it again, so it is not made twice.",
         )
+        .await
     }
 }
 
@@ -311,21 +330,18 @@ impl UpdateReadBack {
         client: &OpengistClient,
         error: OpengistError,
     ) -> Result<GistDetail, CallToolResult> {
-        if !error.write_may_have_applied() {
-            return Err(write_failure(error));
-        }
-        let seen = read_back(|| self.look(client)).await;
         let check = format!(
             "Check with get_gist {} (its revisions show every change) before changing it again.",
             self.id
         );
-        settle(
+        find_out(
             "update_gist",
-            &error,
-            seen,
+            error,
+            || self.look(client),
             "none of the requested changes and the same head revision",
             &check,
         )
+        .await
     }
 }
 
@@ -371,18 +387,15 @@ impl DeleteFilesReadBack {
         client: &OpengistClient,
         error: OpengistError,
     ) -> Result<GistDetail, CallToolResult> {
-        if !error.write_may_have_applied() {
-            return Err(write_failure(error));
-        }
-        let seen = read_back(|| self.look(client)).await;
         let check = format!("Check which files remain with get_gist {}.", self.id);
-        settle(
+        find_out(
             "delete_gist_files",
-            &error,
-            seen,
+            error,
+            || self.look(client),
             "every one of the files still in the gist",
             &check,
         )
+        .await
     }
 }
 
@@ -415,15 +428,18 @@ impl DeleteReadBack {
         client: &OpengistClient,
         error: OpengistError,
     ) -> Result<(), CallToolResult> {
-        if !error.write_may_have_applied() {
-            return Err(write_failure(error));
-        }
-        let seen = read_back(|| self.look(client)).await;
         let check = format!(
             "Check with get_gist {}: \"does not exist\" means it is gone.",
             self.id
         );
-        settle("delete_gist", &error, seen, "the gist still there", &check)
+        find_out(
+            "delete_gist",
+            error,
+            || self.look(client),
+            "the gist still there",
+            &check,
+        )
+        .await
     }
 }
 
@@ -437,9 +453,6 @@ pub async fn fork_lost(
     called_at: DateTime<Utc>,
     error: OpengistError,
 ) -> Result<ForkOutcome, CallToolResult> {
-    if !error.write_may_have_applied() {
-        return Err(write_failure(error));
-    }
     let look = || async {
         let me = client.get_user_me().await?;
         let forks = client.list_forks(id, 1, 100).await?;
@@ -462,15 +475,15 @@ pub async fn fork_lost(
             },
         )
     };
-    let seen = read_back(look).await;
     let check = format!("Check with list_forks {id} before forking again.");
-    settle(
+    find_out(
         "fork_gist",
-        &error,
-        seen,
+        error,
+        look,
         "no fork of the gist owned by you",
         &check,
     )
+    .await
 }
 
 // ---- set_gist_like ------------------------------------------------------------------------
@@ -482,9 +495,6 @@ pub async fn like_lost(
     liked: bool,
     error: OpengistError,
 ) -> Result<LikeChange, CallToolResult> {
-    if !error.write_may_have_applied() {
-        return Err(write_failure(error));
-    }
     let look = || async {
         let now = client.is_liked(id).await? == LikeState::Liked;
         Ok(if now == liked {
@@ -497,17 +507,17 @@ pub async fn like_lost(
             Seen::NotApplied
         })
     };
-    let seen = read_back(look).await;
     let check = format!(
         "Check with check_gist_like {id} before setting it again (Opengist's own endpoint toggles, so a blind repeat could undo it)."
     );
-    settle(
+    find_out(
         "set_gist_like",
-        &error,
-        seen,
+        error,
+        look,
         "the like state unchanged",
         &check,
     )
+    .await
 }
 
 #[cfg(test)]
