@@ -14,11 +14,9 @@
 //!   three repeats, each with the number of Opengist requests it made (counted from the
 //!   server's own debug log lines, one per request) and the server's RSS during and after;
 //! - `get_gist` and `get_gist_file` against the same GET sent directly on a kept-alive
-//!   connection, interleaved call by call, as the median of the per-pair differences. Each
-//!   request waits `OPENGIST_BENCH_GAP_MS` (default 10) after the one before: Opengist goes on
-//!   working for a few ms after it answers a gist read, and a request sent within a
-//!   millisecond of that answer waited 8 to 25 ms longer in about one case of five, which
-//!   without the pause fell mostly on whichever request was sent right after the other.
+//!   connection, interleaved call by call, as the median of the per-pair differences. For the
+//!   slowest tenth of the pairs it also prints how long Opengist took to answer the server's
+//!   own request (from the server's log), which tells a slow Opengist from a slow server.
 //!
 //! Before that, once: Opengist's own throughput for gist reads at 1 to 16 in flight, which
 //! is what the search's read concurrency is tuned to.
@@ -269,7 +267,8 @@ impl Server {
         let (counted, elapsed) = (Arc::clone(&requests), Arc::clone(&last_elapsed_ms));
         tokio::spawn(async move {
             while let Ok(Some(line)) = stderr.next_line().await {
-                if line.contains("opengist request") {
+                // Both REST ("opengist request") and git ("opengist git request") requests.
+                if line.contains("opengist request") || line.contains("opengist git request") {
                     counted.fetch_add(1, Ordering::SeqCst);
                     let ms = line
                         .split("elapsed_ms=")
@@ -510,7 +509,6 @@ async fn bench_added(
     og: &Opengist,
     ids: &[String],
     pairs: usize,
-    gap: Duration,
 ) -> BenchResult<()> {
     let mut server = Server::start(bin, &og.base, &og.token).await?;
     // The head sha and first file of each gist used, for get_gist_file.
@@ -568,6 +566,7 @@ async fn bench_added(
         let mut tool = Vec::new();
         let mut diffs = Vec::new();
         let mut opengist_ms = Vec::new();
+        let requests_before = server.requests().await;
         let pid = server.pid();
         let cpu_before = cpu_ns(pid);
         for i in 0..pairs {
@@ -582,27 +581,22 @@ async fn bench_added(
                 "get_gist_file" => json!({"gist_id": id, "filename": file}),
                 _ => json!({"gist_id": id, "filename": file, "sha": sha}),
             };
-            // Alternate which goes first, so neither always meets a warmer Opengist; pause
-            // before each, so neither meets one still busy with the other.
+            // Alternate which goes first, so neither always meets a warmer Opengist.
             let (d, t) = if i % 2 == 0 {
-                tokio::time::sleep(gap).await;
                 let t0 = Instant::now();
                 og.get(&path).await?;
                 let d = t0.elapsed();
-                tokio::time::sleep(gap).await;
                 let t1 = Instant::now();
                 server
                     .tool(case.split(' ').next().unwrap_or(case), args)
                     .await?;
                 (d, t1.elapsed())
             } else {
-                tokio::time::sleep(gap).await;
                 let t1 = Instant::now();
                 server
                     .tool(case.split(' ').next().unwrap_or(case), args)
                     .await?;
                 let t = t1.elapsed();
-                tokio::time::sleep(gap).await;
                 let t0 = Instant::now();
                 og.get(&path).await?;
                 (t0.elapsed(), t)
@@ -616,7 +610,8 @@ async fn bench_added(
             opengist_ms.push(server.last_elapsed_ms.swap(u64::MAX, Ordering::SeqCst));
         }
         // Where the slowest tenth of the pairs lost their time: in Opengist's answer to the
-        // server (its own log: request sent to headers) or in the server and stdio.
+        // server (its own log: request sent to headers, of the last request the call made) or
+        // in the server and stdio.
         let mut order: Vec<usize> = (0..diffs.len()).collect();
         order.sort_by(|a, b| diffs[*b].total_cmp(&diffs[*a]));
         let slow: Vec<usize> = order.iter().take(pairs.div_ceil(10)).copied().collect();
@@ -627,17 +622,20 @@ async fn bench_added(
                 .collect()
         };
         let all: Vec<usize> = (0..diffs.len()).collect();
+        let requests_per_call =
+            server.requests().await.saturating_sub(requests_before) as f64 / pairs.max(1) as f64;
         let slow_direct: Vec<f64> = slow.iter().map(|i| direct[*i]).collect();
         let slow_tool: Vec<f64> = slow.iter().map(|i| tool[*i]).collect();
         println!(
-            "    {label:<8} {case:<18} direct ({direct_path}) median {:>6.2} ms | tool median {:>6.2} ms | added: median of pair differences {:>+6.2} ms, p25 {:>+6.2}, p90 {:>+6.2}; p10 tool - p10 direct {:>+6.2} ms; server CPU per call {:.3} ms ({pairs} pairs)",
+            "    {label:<8} {case:<18} direct ({direct_path}) median {:>6.2} ms | tool median {:>6.2} ms | added: median of pair differences {:>+6.2} ms, p25 {:>+6.2}, p90 {:>+6.2}; p10 tool - p10 direct {:>+6.2} ms; server CPU per call {:.3} ms; Opengist requests per call {:.2} ({pairs} pairs)",
             median(&direct),
             median(&tool),
             median(&diffs),
             percentile(&diffs, 25.0),
             percentile(&diffs, 90.0),
             percentile(&tool, 10.0) - percentile(&direct, 10.0),
-            cpu_ns(pid).saturating_sub(cpu_before) as f64 / 1e6 / pairs.max(1) as f64
+            cpu_ns(pid).saturating_sub(cpu_before) as f64 / 1e6 / pairs.max(1) as f64,
+            requests_per_call
         );
         let (slow_logged, all_logged) = (logged(&slow), logged(&all));
         if !all_logged.is_empty() {
@@ -673,12 +671,6 @@ async fn run(og: Opengist) -> BenchResult<()> {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(100);
-    let gap = Duration::from_millis(
-        std::env::var("OPENGIST_BENCH_GAP_MS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(10),
-    );
     let og = Arc::new(og);
     let bins = binaries();
     println!(
@@ -706,12 +698,9 @@ async fn run(og: Opengist) -> BenchResult<()> {
                 bench_search(label, bin, &og, kind).await?;
             }
         }
-        println!(
-            "  added latency over a direct GET (kept-alive), interleaved, {} ms between requests:",
-            gap.as_millis()
-        );
+        println!("  added latency over a direct GET (kept-alive), interleaved:");
         for (label, bin) in &bins {
-            bench_added(label, bin, &og, &ids, pairs, gap).await?;
+            bench_added(label, bin, &og, &ids, pairs).await?;
         }
     }
     println!("\nload at the end: {}", load_average());
