@@ -326,6 +326,28 @@ impl GistCache {
         topics: &[String],
         read: Option<ReadTime>,
     ) -> bool {
+        self.keep_settled(
+            updated_at,
+            read,
+            |principal, at| Key::Topics {
+                principal,
+                id: id.clone(),
+                at,
+            },
+            || Entry::Topics(topics.into()),
+        )
+    }
+
+    /// Keeps `entry` under `key` (given this cache's principal and the `updated_at` key) when
+    /// `read` proves no change can share `updated_at` ([`ReadTime::settles`]). Returns whether
+    /// it was kept.
+    fn keep_settled(
+        &self,
+        updated_at: Option<DateTime<Utc>>,
+        read: Option<ReadTime>,
+        key: impl FnOnce(Principal, i64) -> Key,
+        entry: impl FnOnce() -> Entry,
+    ) -> bool {
         let (Some(entries), Some(updated_at), Some(read)) = (&self.entries, updated_at, read)
         else {
             return false;
@@ -333,14 +355,7 @@ impl GistCache {
         if !read.settles(updated_at) {
             return false;
         }
-        entries.insert(
-            Key::Topics {
-                principal: self.principal,
-                id: id.clone(),
-                at: at_key(updated_at),
-            },
-            Entry::Topics(topics.into()),
-        );
+        entries.insert(key(self.principal, at_key(updated_at)), entry());
         true
     }
 
@@ -361,23 +376,19 @@ impl GistCache {
     /// `read`, when that read proves no change can share its `updated_at`: every commit moves
     /// `updated_at`. Returns whether it was kept.
     pub fn keep_head(&self, detail: &GistDetail, sha: &str, read: Option<ReadTime>) -> bool {
-        let (Some(entries), Some(updated_at), Some(read)) =
-            (&self.entries, detail.summary.updated_at, read)
-        else {
+        let Some(sha) = full_sha(sha) else {
             return false;
         };
-        if !read.settles(updated_at) || full_sha(sha).is_none() {
-            return false;
-        }
-        entries.insert(
-            Key::Head {
-                principal: self.principal,
+        self.keep_settled(
+            detail.summary.updated_at,
+            read,
+            |principal, at| Key::Head {
+                principal,
                 id: detail.id().clone(),
-                at: at_key(updated_at),
+                at,
             },
-            Entry::Head(sha.to_ascii_lowercase().into()),
-        );
-        true
+            || Entry::Head(sha.into()),
+        )
     }
 
     /// Keeps the topics of every gist of a list page read at `read` (see
@@ -414,23 +425,16 @@ impl GistCache {
     /// Keeps a gist read at its latest state (`GET /api/gists/:id`) under its `updated_at`,
     /// when `read` proves no change can share that `updated_at`. Returns whether it was kept.
     pub fn keep_current(&self, detail: &Arc<GistDetail>, read: Option<ReadTime>) -> bool {
-        let (Some(entries), Some(updated_at), Some(read)) =
-            (&self.entries, detail.summary.updated_at, read)
-        else {
-            return false;
-        };
-        if !read.settles(updated_at) {
-            return false;
-        }
-        entries.insert(
-            Key::Updated {
-                principal: self.principal,
+        self.keep_settled(
+            detail.summary.updated_at,
+            read,
+            |principal, at| Key::Updated {
+                principal,
                 id: detail.id().clone(),
-                at: at_key(updated_at),
+                at,
             },
-            Entry::Detail(Arc::clone(detail)),
-        );
-        true
+            || Entry::Detail(Arc::clone(detail)),
+        )
     }
 
     /// Keeps a gist read at revision `sha` (`GET /api/gists/:id/:sha`), when `sha` is a full
