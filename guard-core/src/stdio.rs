@@ -71,8 +71,12 @@ const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 ///
 /// When both are pipes (the way MCP clients launch stdio servers) they are read and written on
 /// Tokio's IO reactor ([`rmcp::transport::stdio_pipes`]), with no hand-off to the blocking
-/// thread pool per line; otherwise (a terminal, a file) through the blocking handles. Call it
-/// inside a Tokio runtime with IO enabled (`#[tokio::main]` has it).
+/// thread pool per line; otherwise (a terminal, a file) through the blocking handles.
+///
+/// # Panics
+///
+/// Outside a Tokio runtime with IO enabled, as rmcp's `stdio_pipes` does (`#[tokio::main]`
+/// enables it): call it where the server is served.
 pub fn stdio() -> StdioTransport<rmcp::transport::StdioReader, rmcp::transport::StdioWriter> {
     let (read, write) = rmcp::transport::stdio_pipes();
     StdioTransport::new(read, write)
