@@ -291,11 +291,7 @@ impl OpengistClient {
                 query.append_pair("since", &since.to_rfc3339_opts(SecondsFormat::Secs, true));
             }
         }
-        let (response, read) = self.send_read_timed(url, &call).await?;
-        let response = self.check(response, &call).await?;
-        let headers = PageHeaders::parse(response.headers());
-        let items: Vec<GistSummary> = self.parse_json(response, &call).await?;
-        Ok((headers.into_page(items, page, per_page), read))
+        self.get_page_timed(url, page, per_page, &call).await
     }
 
     /// A gist with its files (each content at most 512 KiB, at most 50 files), its 10 newest
@@ -967,13 +963,24 @@ impl OpengistClient {
         per_page: u32,
         call: &CallInfo,
     ) -> Result<Page<T>, OpengistError> {
-        let response = self
-            .send_read(url, HeaderValue::from_static("application/json"), call)
-            .await?;
+        self.get_page_timed(url, page, per_page, call)
+            .await
+            .map(|(page, _)| page)
+    }
+
+    /// One page of a list, and when Opengist began answering it at the earliest.
+    async fn get_page_timed<T: DeserializeOwned>(
+        &self,
+        url: Url,
+        page: u32,
+        per_page: u32,
+        call: &CallInfo,
+    ) -> Result<(Page<T>, Option<ReadTime>), OpengistError> {
+        let (response, read) = self.send_read_timed(url, call).await?;
         let response = self.check(response, call).await?;
         let headers = PageHeaders::parse(response.headers());
         let items: Vec<T> = self.parse_json(response, call).await?;
-        Ok(headers.into_page(items, page, per_page))
+        Ok((headers.into_page(items, page, per_page), read))
     }
 
     /// Passes 2xx through; turns anything else into its error.
