@@ -292,10 +292,15 @@ impl GistCache {
         self.capacity / 16
     }
 
+    /// The entry under `key`; each accessor below takes the one kind its key holds.
+    fn get(&self, key: &Key) -> Option<Entry> {
+        self.entries.as_ref()?.get(key)
+    }
+
     fn detail(&self, key: &Key) -> Option<Arc<GistDetail>> {
-        match self.entries.as_ref()?.get(key)? {
+        match self.get(key)? {
             Entry::Detail(detail) => Some(detail),
-            Entry::Head(_) | Entry::Topics(_) | Entry::Raw(_) => None,
+            _ => None,
         }
     }
 
@@ -311,9 +316,9 @@ impl GistCache {
             id: id.clone(),
             at: at_key(updated_at),
         };
-        match self.entries.as_ref()?.get(&key)? {
+        match self.get(&key)? {
             Entry::Topics(topics) => Some(topics),
-            Entry::Detail(_) | Entry::Head(_) | Entry::Raw(_) => None,
+            _ => None,
         }
     }
 
@@ -366,9 +371,9 @@ impl GistCache {
             id: id.clone(),
             at: at_key(updated_at),
         };
-        match self.entries.as_ref()?.get(&key)? {
+        match self.get(&key)? {
             Entry::Head(sha) => Some(sha),
-            Entry::Detail(_) | Entry::Topics(_) | Entry::Raw(_) => None,
+            _ => None,
         }
     }
 
@@ -469,9 +474,9 @@ impl GistCache {
             sha: full_sha(sha)?,
             filename: filename.to_owned(),
         };
-        match self.entries.as_ref()?.get(&key)? {
+        match self.get(&key)? {
             Entry::Raw(bytes) => Some(bytes),
-            Entry::Detail(_) | Entry::Head(_) | Entry::Topics(_) => None,
+            _ => None,
         }
     }
 
