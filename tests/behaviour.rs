@@ -10,6 +10,10 @@
 //! `initialize` handshake (2025-11-25, pushed `elicitation/create`) and once in discover mode
 //! (2026-07-28, `input_required` with a sealed `requestState`).
 
+#[macro_use]
+mod eras;
+use eras::Era;
+
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -401,14 +405,6 @@ impl ClientHandler for Person {
 // Harness
 // ---------------------------------------------------------------------------------------------
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Era {
-    /// `initialize` handshake, 2025-11-25: the guard pushes `elicitation/create`.
-    Legacy,
-    /// `server/discover`, 2026-07-28: the guard returns `input_required`.
-    Modern,
-}
-
 fn guard() -> mcp_guard::GuardBuilder {
     Guard::builder(SERVER_NAME)
 }
@@ -647,28 +643,6 @@ fn state_of(result: &InputRequiredResult) -> String {
         .request_state
         .clone()
         .expect("input_required carries a requestState")
-}
-
-/// Runs each scenario once per era, as `legacy::name` and `modern::name`.
-macro_rules! in_both_eras {
-    ($($name:ident),+ $(,)?) => {
-        mod legacy {
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    super::$name(super::Era::Legacy).await;
-                }
-            )+
-        }
-        mod modern {
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    super::$name(super::Era::Modern).await;
-                }
-            )+
-        }
-    };
 }
 
 in_both_eras!(

@@ -8,6 +8,10 @@
 //! body must not run and the note must still be there; a later call on the same session still
 //! works.
 
+#[macro_use]
+mod eras;
+use eras::Era;
+
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -245,12 +249,6 @@ impl ClientHandler for Person {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Era {
-    Legacy,
-    Modern,
-}
-
 struct Session {
     client: RunningService<RoleClient, Person>,
     server: NotesServer,
@@ -461,27 +459,6 @@ async fn an_exempt_call_that_was_cancelled_runs_nothing(era: Era) {
     let params = call("write_note", json!({ "id": "n1", "shared": false }));
     cancelled_while_resolving(&s, params, &format!("{era:?} exempt")).await;
     s.assert_still_serves().await;
-}
-
-macro_rules! in_both_eras {
-    ($($name:ident),+ $(,)?) => {
-        mod legacy {
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    super::$name(super::Era::Legacy).await;
-                }
-            )+
-        }
-        mod modern {
-            $(
-                #[tokio::test]
-                async fn $name() {
-                    super::$name(super::Era::Modern).await;
-                }
-            )+
-        }
-    };
 }
 
 in_both_eras!(
