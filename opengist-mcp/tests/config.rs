@@ -1,7 +1,9 @@
 //! Configuration: every variable, every flag, every bad value, and the rule that no message
 //! echoes a value that might be secret.
 
-use std::collections::HashMap;
+mod loading;
+use loading::{load, load_with};
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -36,18 +38,6 @@ const CANARY: &str = "CANARYsecret";
 fn cli(args: &[&str]) -> CliArgs {
     CliArgs::try_parse_from(std::iter::once("opengist-mcp").chain(args.iter().copied()))
         .expect("arguments parse")
-}
-
-fn load_with(args: &CliArgs, vars: &[(&str, &str)]) -> Result<Loaded, ConfigError> {
-    let map: HashMap<String, String> = vars
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect();
-    Config::from_env_and_args(args, &|name| map.get(name).cloned())
-}
-
-fn load(vars: &[(&str, &str)]) -> Result<Loaded, ConfigError> {
-    load_with(&CliArgs::default(), vars)
 }
 
 fn ok(vars: &[(&str, &str)]) -> Loaded {

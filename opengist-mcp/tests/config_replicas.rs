@@ -1,28 +1,17 @@
 //! Configuration of replicas: the Redis URL, the audit log and the replica id, every bad value,
 //! and the rule that no message echoes a value that might be secret.
 
-use std::collections::HashMap;
+mod loading;
+use loading::{load, load_with};
 
 use clap::Parser;
 use opengist_mcp::cli::CliArgs;
-use opengist_mcp::config::{AuditLog, Config, ConfigError, Loaded, Secret};
+use opengist_mcp::config::{AuditLog, ConfigError, Secret};
 use opengist_mcp::tools::OpengistServer;
 
 /// A value no message may contain.
 const CANARY: &str = "CANARYsecret";
 const SEAL_KEY: &str = "0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a";
-
-fn load_with(args: &CliArgs, vars: &[(&str, &str)]) -> Result<Loaded, ConfigError> {
-    let map: HashMap<String, String> = vars
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect();
-    Config::from_env_and_args(args, &|name| map.get(name).cloned())
-}
-
-fn load(vars: &[(&str, &str)]) -> Result<Loaded, ConfigError> {
-    load_with(&CliArgs::default(), vars)
-}
 
 fn cli(args: &[&str]) -> CliArgs {
     CliArgs::try_parse_from(std::iter::once("opengist-mcp").chain(args.iter().copied()))
