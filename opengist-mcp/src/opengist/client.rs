@@ -2023,17 +2023,20 @@ mod tests {
         format!("http://{addr}")
     }
 
+    /// A create request through the one write path, as the write tools send it.
+    async fn post_a_gist(c: &OpengistClient) -> Result<Response, OpengistError> {
+        let url = c.endpoint(&["api", "gists"]).expect("url");
+        let call = CallInfo::new("create a gist", Scope::GistWrite, "the new gist");
+        c.send_write(Method::POST, url, Some(&serde_json::json!({"x": 1})), &call)
+            .await
+    }
+
     #[tokio::test]
     async fn a_write_whose_answer_is_lost_says_so_and_never_try_again() {
         for hang_up in [true, false] {
             let base = silent_peer(hang_up).await;
             let c = client(&base, Some("og_test"), Duration::from_secs(1));
-            let url = c.endpoint(&["api", "gists"]).expect("url");
-            let call = CallInfo::new("create a gist", Scope::GistWrite, "the new gist");
-            let error = c
-                .send_write(Method::POST, url, Some(&serde_json::json!({"x": 1})), &call)
-                .await
-                .expect_err("no answer");
+            let error = post_a_gist(&c).await.expect_err("no answer");
             assert!(
                 matches!(error, OpengistError::AnswerLost { .. }),
                 "hang_up={hang_up}: {error:?}"
@@ -2053,12 +2056,7 @@ mod tests {
         let base = format!("http://{}", unused.local_addr().expect("addr"));
         drop(unused);
         let c = client(&base, Some("og_test"), Duration::from_secs(1));
-        let url = c.endpoint(&["api", "gists"]).expect("url");
-        let call = CallInfo::new("create a gist", Scope::GistWrite, "the new gist");
-        let error = c
-            .send_write(Method::POST, url, Some(&serde_json::json!({"x": 1})), &call)
-            .await
-            .expect_err("refused");
+        let error = post_a_gist(&c).await.expect_err("refused");
         assert!(
             matches!(error, OpengistError::ConnectionRefused { .. }),
             "{error:?}"
