@@ -73,9 +73,11 @@ pub mod var {
     pub const OPENGIST_MCP_REPLICA_ID: &str = "OPENGIST_MCP_REPLICA_ID";
     /// Bytes of gist files kept in memory for reuse.
     pub const OPENGIST_MCP_CACHE_BYTES: &str = "OPENGIST_MCP_CACHE_BYTES";
+    /// Whether gists are offered as MCP resources.
+    pub const OPENGIST_MCP_RESOURCES: &str = "OPENGIST_MCP_RESOURCES";
 
     /// Every variable [`super::Config::from_process`] reads.
-    pub const ALL: [&str; 24] = [
+    pub const ALL: [&str; 25] = [
         OPENGIST_URL,
         OPENGIST_TOKEN,
         OPENGIST_READ_ONLY,
@@ -100,6 +102,7 @@ pub mod var {
         OPENGIST_MCP_AUDIT_LOG,
         OPENGIST_MCP_REPLICA_ID,
         OPENGIST_MCP_CACHE_BYTES,
+        OPENGIST_MCP_RESOURCES,
     ];
 }
 
@@ -670,6 +673,10 @@ pub struct Config {
     /// `OPENGIST_MCP_CACHE_BYTES` / `--cache-bytes`: bytes of gist files kept in memory for
     /// reuse; 0 turns the cache off.
     pub cache_bytes: u64,
+    /// `OPENGIST_MCP_RESOURCES`: offer gists as MCP resources (with templates, completion,
+    /// resource links in tool results and list-changed notifications). Default true; they
+    /// also need `get_gist_file` enabled.
+    pub resources: bool,
 }
 
 /// A parsed configuration and the warnings to log at start-up (none of which contains a
@@ -728,6 +735,12 @@ pub enum ConfigError {
          Opengist) or `false`; unset means false"
     )]
     InsecureTls,
+    /// `OPENGIST_MCP_RESOURCES` is not exactly `true` or `false`.
+    #[error(
+        "OPENGIST_MCP_RESOURCES must be exactly `true` (offer gists as MCP resources) or `false` \
+         (no resources, templates, completion or resource links); unset means true"
+    )]
+    Resources,
     /// `ELICITATION` is not exactly `true` or `false`.
     #[error(transparent)]
     Elicitation(#[from] InvalidElicitationSetting),
@@ -1108,6 +1121,8 @@ impl Config {
             None => DEFAULT_CACHE_BYTES,
         };
 
+        let resources = parse_resources(env(var::OPENGIST_MCP_RESOURCES))?;
+
         Ok(Loaded {
             config: Config {
                 opengist_url,
@@ -1130,6 +1145,7 @@ impl Config {
                 audit_log,
                 replica_id,
                 cache_bytes,
+                resources,
             },
             warnings,
         })
@@ -1172,6 +1188,15 @@ impl Config {
                 .map(|(_, value)| value.clone())
         };
         Self::from_env_and_args(args, &lookup)
+    }
+}
+
+/// `OPENGIST_MCP_RESOURCES`: unset means on; otherwise exactly `true` or `false`.
+fn parse_resources(value: Option<String>) -> Result<bool, ConfigError> {
+    match value.as_deref() {
+        None | Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(_) => Err(ConfigError::Resources),
     }
 }
 
@@ -1343,6 +1368,19 @@ mod tests {
         assert_eq!(decode_hex(""), None);
         // Multi-byte UTF-8 must not panic.
         assert_eq!(decode_hex("éé"), None);
+    }
+
+    #[test]
+    fn resources_switch_is_strict_and_on_by_default() {
+        assert_eq!(parse_resources(None), Ok(true));
+        assert_eq!(parse_resources(Some("true".into())), Ok(true));
+        assert_eq!(parse_resources(Some("false".into())), Ok(false));
+        for bad in ["1", "no", "False", "off", ""] {
+            let error = parse_resources(Some(bad.into())).expect_err(bad);
+            assert_eq!(error, ConfigError::Resources);
+            let text = error.to_string();
+            assert!(text.contains("OPENGIST_MCP_RESOURCES") && text.contains("`false`"));
+        }
     }
 
     #[test]

@@ -39,6 +39,7 @@ pub mod limits;
 pub mod logging;
 pub mod opengist;
 pub mod replicas;
+pub mod resources;
 pub mod schema_bounds;
 pub mod server;
 pub mod sessions;

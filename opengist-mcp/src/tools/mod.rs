@@ -49,6 +49,8 @@ pub struct Shared {
     pub max_result_bytes: usize,
     /// Gist files kept for reuse, for this server's one token (see [`crate::cache`]).
     pub cache: GistCache,
+    /// Resources: on or off, and the sessions told about changes (see [`crate::resources`]).
+    pub resources: crate::resources::ResourceState,
 }
 
 /// The MCP server: one per session, cheap to clone.
@@ -80,10 +82,21 @@ pub fn opengist_failure(error: OpengistError) -> CallToolResult {
     failure(error.to_string())
 }
 
-/// A structured result held to the result-size ceiling. Its text block is the same JSON.
+/// A structured result held to the result-size ceiling. Its text block is the same JSON;
+/// `resource_link` blocks may follow it (their bytes are taken off the budget first).
 pub struct Bounded<T> {
     value: T,
     budget: usize,
+    links: Vec<ContentBlock>,
+}
+
+impl<T> Bounded<T> {
+    /// Adds `resource_link` blocks after the text block; the structured content and the text
+    /// stay as they are, fitted to what the links leave of the ceiling.
+    pub fn with_links(mut self, links: Vec<ContentBlock>) -> Self {
+        self.links = links;
+        self
+    }
 }
 
 impl<T: Serialize> IntoCallToolResult for Bounded<T> {
@@ -94,15 +107,19 @@ impl<T: Serialize> IntoCallToolResult for Bounded<T> {
                 None,
             )
         })?;
-        // The JSON travels twice (structured content and its text copy): half each.
-        let half = self.budget / 2;
+        // The JSON travels twice (structured content and its text copy): half each of what
+        // the links leave.
+        let links_len = crate::limits::serialized_len(&self.links);
+        let half = self.budget.saturating_sub(links_len) / 2;
         if fit_to_budget(&mut value, half) && json_len(&value) > half {
             return Ok(failure(
                 "The result did not fit the result-size ceiling even after shortening its texts; ask for fewer items (smaller per_page or limit), or raise OPENGIST_MCP_MAX_RESULT_BYTES.",
             )
             .into());
         }
-        Ok(CallToolResult::structured(value).into())
+        let mut result = CallToolResult::structured(value);
+        result.content.extend(self.links);
+        Ok(result.into())
     }
 }
 
@@ -120,6 +137,7 @@ impl OpengistServer {
         Bounded {
             value,
             budget: self.shared.max_result_bytes,
+            links: Vec::new(),
         }
     }
 

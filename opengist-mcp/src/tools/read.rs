@@ -1387,13 +1387,15 @@ impl OpengistServer {
             .await
             .ok()
             .flatten();
-        let budget = self.max_result_bytes() / 2;
+        let links = self.gist_links(&detail, options.sha.as_ref());
+        let links_len = crate::limits::serialized_len(&links);
+        let budget = self.max_result_bytes().saturating_sub(links_len) / 2;
         let mut out = shape_gist_within(&detail, &options, budget);
         match topics {
             Some(topics) => out.gist.topics = topics,
             None => out.notes.push(TOPICS_UNKNOWN_NOTE.to_owned()),
         }
-        Ok(self.output(out))
+        Ok(self.output(out).with_links(links))
     }
 
     /// Reads a window of one file.

@@ -977,7 +977,8 @@ impl OpengistServer {
         if gist_read == crate::opengist::Grant::Present {
             out.notes.retain(|note| note != GIST_READ_NOTE);
         }
-        Ok(self.output(out))
+        let links = self.search_links(&out);
+        Ok(self.output(out).with_links(links))
     }
 }
 

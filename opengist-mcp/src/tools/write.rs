@@ -504,6 +504,7 @@ impl OpengistServer {
             Ok(detail) => detail,
             Err(error) => read_back.find_out(client, error).await?,
         };
+        self.resources_changed();
         Ok(self.output(Created {
             gist: GistRef::from(&detail.summary),
             files: filenames(&detail),
@@ -535,6 +536,7 @@ impl OpengistServer {
             Ok(detail) => detail,
             Err(error) => read_back.find_out(client, error).await?,
         };
+        self.resources_changed();
         Ok(self.output(Updated {
             gist: GistRef::from(&detail.summary),
             previous_revision,
@@ -575,6 +577,7 @@ impl OpengistServer {
             Ok(detail) => detail,
             Err(error) => read_back.find_out(client, error).await?,
         };
+        self.resources_changed();
         Ok(self.output(FilesDeleted {
             gist: GistRef::from(&detail.summary),
             deleted,
@@ -606,6 +609,7 @@ impl OpengistServer {
         if let Err(error) = client.delete_gist(approved).await {
             read_back.find_out(client, error).await?;
         }
+        self.resources_changed();
         Ok(self.output(GistDeleted {
             gist_id,
             deleted: true,
@@ -632,6 +636,7 @@ impl OpengistServer {
             ForkOutcome::Created(fork) => (true, fork),
             ForkOutcome::Existing(fork) => (false, fork),
         };
+        self.resources_changed();
         Ok(self.output(Forked {
             created,
             fork: GistRef::from(fork),
