@@ -75,3 +75,38 @@ def test_inspector_lists_and_calls_tools(opengist_env, inspector, launcher: Laun
     assert api(opengist_env).files(gist_id) == {f"{tag}.txt": f"content {tag}\n"}
     assert api(opengist_env).gist(gist_id)["visibility"] == "private"
     assert api(opengist_env).delete(gist_id) in (200, 204)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_inspector_lists_and_reads_a_resource(opengist_env, inspector, launcher: Launcher, tmp_path, transport):
+    """A person's first look at the resources: the Inspector lists them and reads one, which
+    is the same bytes Opengist's raw endpoint serves."""
+    binary = require_binary(opengist_mcp_bin(), "cargo build -p opengist-mcp")
+    og = api(opengist_env)
+    tag = marker()
+    gist_id = og.create({f"{tag}.md": f"# {tag}\nbody\n"}, "private", title=tag)
+    env = {"OPENGIST_URL": opengist_env["OPENGIST_E2E_URL"], "OPENGIST_TOKEN": opengist_env["OPENGIST_E2E_TOKEN_FULL"]}
+    if transport == "stdio":
+        target = [str(binary), *[arg for name, value in env.items() for arg in ("-e", f"{name}={value}")]]
+    else:
+        target = [launcher.http(binary, env=env).url]
+
+    listed = run_cli(inspector, tmp_path, *target, "--method", "resources/list")
+    uri = f"opengist://gists/{gist_id}/{tag}.md"
+    (resource,) = [r for r in listed["resources"] if r["uri"] == uri]
+    assert resource["mimeType"] == "text/markdown" and resource["title"] == f"{tag}: {tag}.md", resource
+
+    templates = run_cli(inspector, tmp_path, *target, "--method", "resources/templates/list")
+    assert [t["uriTemplate"] for t in templates["resourceTemplates"]] == [
+        "opengist://gists/{gist_id}/{filename}",
+        "opengist://gists/{gist_id}/{revision}/{filename}",
+    ]
+
+    read = run_cli(inspector, tmp_path, *target, "--method", "resources/read", "--uri", uri)
+    (contents,) = read["contents"]
+    sha = og.commits(gist_id)[0]["version"]
+    served = og.request("GET", f"/api/gists/{gist_id}/files/{sha}/{tag}.md", raw=True)
+    assert served.status == 200
+    assert contents["text"].encode() == served.body == f"# {tag}\nbody\n".encode()
+    assert contents["_meta"]["untrusted"] is True
+    assert og.delete(gist_id) in (200, 204)
