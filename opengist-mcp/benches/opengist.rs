@@ -18,6 +18,11 @@
 //!   slowest tenth of the pairs it also prints how long Opengist took to answer the server's
 //!   own request (from the server's log), which tells a slow Opengist from a slow server.
 //!
+//! - `resources/list` over every page of the list (following `nextCursor`), the first walk on
+//!   a fresh server and three repeats, with the Opengist requests each made; and
+//!   `resources/read` of a file at head and at a full sha against a direct GET of the same
+//!   raw file, interleaved, as the median of the per-pair differences.
+//!
 //! Before that, once: Opengist's own throughput for gist reads at 1 to 16 in flight, which
 //! is what the search's read concurrency is tuned to.
 //!
@@ -107,6 +112,21 @@ impl Opengist {
             base: base.trim_end_matches('/').to_owned(),
             token,
         })
+    }
+
+    /// The raw bytes of a GET (a raw file).
+    async fn get_bytes(&self, path: &str) -> BenchResult<Vec<u8>> {
+        let response = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .send()
+            .await?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(format!("GET {path}: HTTP {status}").into());
+        }
+        Ok(response.bytes().await?.to_vec())
     }
 
     async fn get(&self, path: &str) -> BenchResult<Value> {
@@ -651,6 +671,139 @@ async fn bench_added(
     Ok(())
 }
 
+/// `resources/list` over the whole list (every page, following `nextCursor`), first on a
+/// fresh server and then repeated; and `resources/read` of a file (at head, and at a full sha)
+/// against a direct GET of the same raw file, interleaved call by call.
+async fn bench_resources(
+    label: &str,
+    bin: &str,
+    og: &Opengist,
+    ids: &[String],
+    pairs: usize,
+) -> BenchResult<()> {
+    let mut server = Server::start(bin, &og.base, &og.token).await?;
+    let pid = server.pid();
+    let mut walks = Vec::new();
+    for _ in 0..=REPEATS {
+        let before = server.requests().await;
+        let started = Instant::now();
+        let (mut cursor, mut pages, mut resources) = (None::<String>, 0usize, 0usize);
+        loop {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            let page = server.call_raw("resources/list", params).await?;
+            pages += 1;
+            resources += page
+                .get("resources")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            cursor = page
+                .get("nextCursor")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            if cursor.is_none() || pages > 1000 {
+                break;
+            }
+        }
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        walks.push((ms, server.requests().await - before, pages, resources));
+    }
+    let (first, first_req, pages, resources) = walks[0];
+    let repeats: Vec<f64> = walks[1..].iter().map(|w| w.0).collect();
+    let repeat_req: Vec<u64> = walks[1..].iter().map(|w| w.1).collect();
+    println!(
+        "    {label:<8} resources/list, all {pages} pages ({resources} resources of {} gists): first {first:>8.1} ms ({first_req} req) | repeat median {:>7.1} ms ({repeat_req:?} req) = {:>5.1}% of first | RSS after {:.1} MiB",
+        ids.len(),
+        median(&repeats),
+        median(&repeats) / first * 100.0,
+        mib(rss_kib(pid).unwrap_or(0))
+    );
+    let mut targets = Vec::new();
+    for id in ids.iter().take(20) {
+        let detail = og.get(&format!("/api/gists/{id}")).await?;
+        let sha = detail
+            .pointer("/commits/0/version")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let file = detail
+            .get("files")
+            .and_then(Value::as_object)
+            .and_then(|f| f.keys().next().cloned())
+            .unwrap_or_default();
+        targets.push((id.clone(), sha, file));
+    }
+    let encode = |text: &str| -> String {
+        text.bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                    char::from(b).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect()
+    };
+    for (id, sha, file) in &targets {
+        og.get_bytes(&format!("/api/gists/{id}/files/{sha}/{}", encode(file)))
+            .await?;
+        let uri = format!("opengist://gists/{id}/{sha}/{}", encode(file));
+        server.call_raw("resources/read", json!({"uri": uri})).await?;
+    }
+    for case in ["head", "full sha"] {
+        let (mut direct, mut read, mut diffs) = (Vec::new(), Vec::new(), Vec::new());
+        let requests_before = server.requests().await;
+        for i in 0..pairs {
+            let (id, sha, file) = &targets[i % targets.len()];
+            let path = format!("/api/gists/{id}/files/{sha}/{}", encode(file));
+            let uri = if case == "head" {
+                format!("opengist://gists/{id}/{}", encode(file))
+            } else {
+                format!("opengist://gists/{id}/{sha}/{}", encode(file))
+            };
+            let (d, t) = if i % 2 == 0 {
+                let t0 = Instant::now();
+                og.get_bytes(&path).await?;
+                let d = t0.elapsed();
+                let t1 = Instant::now();
+                server.call_raw("resources/read", json!({"uri": uri})).await?;
+                (d, t1.elapsed())
+            } else {
+                let t1 = Instant::now();
+                server.call_raw("resources/read", json!({"uri": uri})).await?;
+                let t = t1.elapsed();
+                let t0 = Instant::now();
+                og.get_bytes(&path).await?;
+                (t0.elapsed(), t)
+            };
+            let (d, t) = (d.as_secs_f64() * 1000.0, t.as_secs_f64() * 1000.0);
+            direct.push(d);
+            read.push(t);
+            diffs.push(t - d);
+        }
+        let per_call =
+            server.requests().await.saturating_sub(requests_before) as f64 / pairs.max(1) as f64;
+        println!(
+            "    {label:<8} resources/read {case:<9} direct (GET /api/gists/:id/files/:sha/:name) median {:>6.2} ms | read median {:>6.2} ms | added: median of pair differences {:>+6.2} ms, p25 {:>+6.2}, p90 {:>+6.2}; Opengist requests per read {per_call:.2} ({pairs} pairs)",
+            median(&direct),
+            median(&read),
+            median(&diffs),
+            percentile(&diffs, 25.0),
+            percentile(&diffs, 90.0),
+        );
+    }
+    Ok(())
+}
+
+/// Which parts to measure (`OPENGIST_BENCH_PARTS`, default all: search,added,resources).
+fn part(name: &str) -> bool {
+    std::env::var("OPENGIST_BENCH_PARTS")
+        .map(|parts| parts.split(',').any(|p| p.trim() == name))
+        .unwrap_or(true)
+}
+
 fn binaries() -> Vec<(String, String)> {
     let mut out = vec![("current".to_owned(), BIN.to_owned())];
     if let Ok(before) = std::env::var("OPENGIST_MCP_BENCH_BEFORE")
@@ -692,15 +845,29 @@ async fn run(og: Opengist) -> BenchResult<()> {
             opengist_concurrency(&og, &ids[..300.min(ids.len())]).await?;
             probed = true;
         }
-        println!("  search_gists, query matching nothing, max_pages=20, fresh server per kind:");
-        for kind in 0..KIND_LABELS.len() {
-            for (label, bin) in &bins {
-                bench_search(label, bin, &og, kind).await?;
+        if part("search") {
+            println!(
+                "  search_gists, query matching nothing, max_pages=20, fresh server per kind:"
+            );
+            for kind in 0..KIND_LABELS.len() {
+                for (label, bin) in &bins {
+                    bench_search(label, bin, &og, kind).await?;
+                }
             }
         }
-        println!("  added latency over a direct GET (kept-alive), interleaved:");
-        for (label, bin) in &bins {
-            bench_added(label, bin, &og, &ids, pairs).await?;
+        if part("added") {
+            println!("  added latency over a direct GET (kept-alive), interleaved:");
+            for (label, bin) in &bins {
+                bench_added(label, bin, &og, &ids, pairs).await?;
+            }
+        }
+        if part("resources") {
+            println!("  resources (fresh server), and resources/read over a direct GET of the raw file:");
+            for (label, bin) in &bins {
+                if let Err(e) = bench_resources(label, bin, &og, &ids, pairs).await {
+                    println!("    {label:<8} resources not measured: {e}");
+                }
+            }
         }
     }
     println!("\nload at the end: {}", load_average());
