@@ -750,7 +750,9 @@ async fn bench_resources(
         og.get_bytes(&format!("/api/gists/{id}/files/{sha}/{}", encode(file)))
             .await?;
         let uri = format!("opengist://gists/{id}/{sha}/{}", encode(file));
-        server.call_raw("resources/read", json!({"uri": uri})).await?;
+        server
+            .call_raw("resources/read", json!({"uri": uri}))
+            .await?;
     }
     for case in ["head", "full sha"] {
         let (mut direct, mut read, mut diffs) = (Vec::new(), Vec::new(), Vec::new());
@@ -768,11 +770,15 @@ async fn bench_resources(
                 og.get_bytes(&path).await?;
                 let d = t0.elapsed();
                 let t1 = Instant::now();
-                server.call_raw("resources/read", json!({"uri": uri})).await?;
+                server
+                    .call_raw("resources/read", json!({"uri": uri}))
+                    .await?;
                 (d, t1.elapsed())
             } else {
                 let t1 = Instant::now();
-                server.call_raw("resources/read", json!({"uri": uri})).await?;
+                server
+                    .call_raw("resources/read", json!({"uri": uri}))
+                    .await?;
                 let t = t1.elapsed();
                 let t0 = Instant::now();
                 og.get_bytes(&path).await?;
@@ -862,7 +868,9 @@ async fn run(og: Opengist) -> BenchResult<()> {
             }
         }
         if part("resources") {
-            println!("  resources (fresh server), and resources/read over a direct GET of the raw file:");
+            println!(
+                "  resources (fresh server), and resources/read over a direct GET of the raw file:"
+            );
             for (label, bin) in &bins {
                 if let Err(e) = bench_resources(label, bin, &og, &ids, pairs).await {
                     println!("    {label:<8} resources not measured: {e}");

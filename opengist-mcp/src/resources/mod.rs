@@ -350,41 +350,28 @@ impl OpengistServer {
                 &detail,
             )));
         }
-        let size = file.map(|f| f.size);
         let ceiling = self.max_result_bytes();
+        let mut size = file.map(|f| f.size);
         let content = match read::Content::from_detail(&detail, &parsed.filename) {
             Some(content) => content,
             None => {
+                // Only as much as the answer can hold, and a little more to know it goes on.
                 let want = read::allowance(ceiling) as u64 + 4;
                 let raw =
                     cache::raw_window(cache, client, &id, &sha, &parsed.filename, 0, want, size)
                         .await?;
-                let size = size.or(raw.total_bytes);
-                let content = read::Content::from_raw(raw);
-                return Ok(read::shape_read(
-                    &read::Target {
-                        uri,
-                        gist_id: &id,
-                        sha: sha.as_str(),
-                        filename: &parsed.filename,
-                        size,
-                    },
-                    content,
-                    ceiling,
-                ));
+                size = size.or(raw.total_bytes);
+                read::Content::from_raw(raw)
             }
         };
-        Ok(read::shape_read(
-            &read::Target {
-                uri,
-                gist_id: &id,
-                sha: sha.as_str(),
-                filename: &parsed.filename,
-                size,
-            },
-            content,
-            ceiling,
-        ))
+        let target = read::Target {
+            uri,
+            gist_id: &id,
+            sha: sha.as_str(),
+            filename: &parsed.filename,
+            size,
+        };
+        Ok(read::shape_read(&target, content, ceiling))
     }
 
     /// `completion/complete`.
