@@ -284,3 +284,34 @@ def test_healthcheck_cannot_probe_port_zero(opengist_mcp_binary):
     done = healthcheck(opengist_mcp_binary, {"OPENGIST_MCP_HTTP_ADDR": "127.0.0.1:0"})
     assert done.returncode == 1 and "port 0" in done.stderr, done.stderr
 
+
+
+# ---------------------------------------------------------------------------- the changelog
+
+
+def changelog_entry(*args: str):
+    return subprocess.run(["bash", str(ROOT / "scripts/changelog-entry"), *args], capture_output=True, text=True, timeout=60)
+
+
+def test_the_changelog_has_this_versions_entry_for_the_release_notes():
+    done = changelog_entry()
+    assert done.returncode == 0, done.stderr
+    assert "### Added" in done.stdout and len(done.stdout) > 500, done.stdout
+    assert not done.stdout.startswith("## "), "the notes are the entry's body, without its heading"
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert text.startswith("# Changelog\n") and "Keep a Changelog" in text
+    assert f"## [{workspace()['version']}] - " in text
+
+
+def test_the_changelog_script_refuses_what_a_release_cannot_use():
+    missing = changelog_entry("99.0.0")
+    assert missing.returncode == 1 and "no entry" in missing.stderr, missing.stderr
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    heading = re.search(rf"^## \[{re.escape(workspace()['version'])}\] - (.+)$", text, re.MULTILINE)
+    assert heading, "no heading for the workspace version"
+    released = changelog_entry("--release")
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", heading.group(1)):
+        assert released.returncode == 0, released.stderr
+    else:
+        # Not yet released: a tag of this version would stop at this check.
+        assert released.returncode == 1 and "needs its date" in released.stderr, released.stderr
