@@ -7,7 +7,9 @@ write and then drops Opengist's answer (`drop`) or holds it past the request tim
 found by reading back, never "try again" or "the instance may be down"; and Opengist (its own
 REST API, not the tool) must hold exactly one application of the write: no duplicate gist, no
 second toggle. A `refuse` fault (the write never reaches Opengist) must be reported as not
-applied, with nothing changed.
+applied, with nothing changed. When the lost answer is the one to the side-effect-free check
+before asking (`probe=True` rules), the tool must say only that the check could not be made,
+that nothing was changed and what to do, ask no one, and send no write.
 """
 
 from __future__ import annotations
