@@ -6,9 +6,12 @@ binary as entrypoint with no command, so stdio by default, the HEALTHCHECK, the 
 workspace version and the source, the environment), its file system as `podman export` gives
 it (the static binary and the CA bundle, nothing else), and the binary taken out of the image,
 driven through the Python MCP client over stdio in both eras and probed by its own healthcheck
-over HTTP. Then the image itself is run with `podman run` where the machine lets containers
-run; where it refuses (crun without the privileges it needs, as in an unprivileged build
-container), that test prints NOT RUN with podman's reason and is skipped, never passed.
+over HTTP. Then the image itself is run with `podman run`: as podman is configured, then with
+lowered file and process limits, then on runc with them (some nested containers refuse crun's
+rlimits or cgroups; scripts/container-test installs runc too). Where a way works, the image is
+driven over stdio and its HEALTHCHECK run in the container (`podman healthcheck run`), healthy
+and unhealthy; where every way is refused, those tests print NOT RUN with podman's reasons and
+are skipped, never passed.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
+import time
 import tomllib
 from pathlib import Path
 
@@ -150,34 +155,115 @@ async def test_the_binarys_healthcheck_probes_its_http_server(exported, launcher
 # ---------------------------------------------------------------------------- the image itself
 
 
-REFUSED = re.compile(r"OCI runtime|crun|runc|cgroup|setrlimit|Operation not permitted", re.IGNORECASE)
+REFUSED = re.compile(r"OCI runtime|OCI permission|crun|runc|cgroup|setrlimit|rlimit|Operation not permitted", re.IGNORECASE)
+# The limits a nested container may still set (raising RLIMIT_NPROC/NOFILE to the host's is
+# refused in some sandboxes; lowering them is not).
+LOW_LIMITS = ["--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"]
+# How `podman run` is tried, in order: as configured, then with lowered limits, then on runc.
+ATTEMPTS = [
+    ("podman's default runtime", []),
+    ("podman's default runtime, limits lowered", LOW_LIMITS),
+    ("runc, limits lowered", ["--runtime", "runc", *LOW_LIMITS]),
+]
+SECRET = "container-test-bearer-secret"
 
 
 def podman(state, *args: str, timeout: float = RUN_BOUND_S, stdin: str | None = None):
-    return subprocess.run(
-        [*state["podman"], *args], input=stdin, capture_output=True, text=True, timeout=timeout
+    return subprocess.run([*state["podman"], *args], input=stdin, capture_output=True, text=True, timeout=timeout)
+
+
+def error_line(stderr: str) -> str:
+    errors = [line.strip() for line in stderr.splitlines() if line.strip().startswith("Error:")]
+    return errors[-1] if errors else (stderr.strip().splitlines() or ["(no output)"])[-1]
+
+
+def say(request: pytest.FixtureRequest, text: str) -> None:
+    """Print past pytest's capture: what the run did or did not prove must show under -q too."""
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print(text, flush=True)
+
+
+@pytest.fixture(scope="module")
+def run_args(request, state) -> tuple[list[str] | None, list[str]]:
+    """The `podman run` options under which the image runs here (None: NOT RUN), and each
+    refused attempt with podman's reason."""
+    refusals: list[str] = []
+    for name, extra in ATTEMPTS:
+        if "runc" in extra and shutil.which("runc") is None:
+            refusals.append(f"{name}: runc is not installed")
+            continue
+        done = podman(state, "run", "--rm", "--no-healthcheck", "--network", "none", *extra, state["image"], "--version")
+        if done.returncode == 0:
+            assert done.stdout.strip() == f"opengist-mcp {workspace()['version']}", done.stdout
+            if refusals:
+                say(request, f"\n#### CONTAINER RUN: the image runs with {name}; refused before: {'; '.join(refusals)}")
+            return extra, refusals
+        assert REFUSED.search(done.stderr), f"podman run failed for another reason than the runtime's:\n{done.stderr}"
+        refusals.append(f"{name}: {error_line(done.stderr)}")
+    banner = "#" * 78
+    lines = "\n".join(f"#  {r}" for r in refusals)
+    say(
+        request,
+        f"\n{banner}\n#  CONTAINER RUN: NOT RUN: podman run is refused on this machine:\n{lines}\n"
+        f"#  (the image was built and inspected, and its binary driven; the image itself was not run)\n{banner}",
     )
+    return None, refusals
 
 
-async def test_the_image_runs_and_serves_mcp_on_stdio(state, capsys):
+def need_run(run_args) -> list[str]:
+    extra, refusals = run_args
+    if extra is None:
+        pytest.skip("NOT RUN: podman run is refused on this machine: " + "; ".join(refusals))
+    return extra
+
+
+async def test_the_image_runs_and_serves_mcp_on_stdio(state, run_args):
     """`podman run -i --rm IMAGE` is what an MCP client's configuration starts."""
-    # No healthcheck timer for these short runs (podman would ask systemd for one).
-    probe = podman(state, "run", "--rm", "--no-healthcheck", "--network", "none", state["image"], "--version")
-    if probe.returncode != 0 and REFUSED.search(probe.stderr):
-        errors = [line.strip() for line in probe.stderr.splitlines() if line.strip().startswith("Error:")]
-        reason = errors[-1] if errors else probe.stderr.strip().splitlines()[-1]
-        banner = "#" * 78
-        with capsys.disabled():  # loud even under -q: the run proved nothing about a running container
-            print(f"\n{banner}\n#  CONTAINER RUN: NOT RUN: podman run is refused on this machine:\n#  {reason}\n"
-                  f"#  (the image was built and inspected, and its binary driven; the image itself was not run)\n{banner}")
-        pytest.skip(f"NOT RUN: podman run is refused on this machine: {reason}")
-    assert probe.returncode == 0, probe.stderr
-    assert probe.stdout.strip() == f"opengist-mcp {workspace()['version']}", probe.stdout
+    extra = need_run(run_args)
     params = StdioServerParameters(
         command=state["podman"][0],
-        args=[*state["podman"][1:], "run", "-i", "--rm", "--no-healthcheck", "--network", "none", state["image"]],
+        args=[*state["podman"][1:], "run", "-i", "--rm", "--no-healthcheck", "--network", "none", *extra, state["image"]],
         env=base_env(),
     )
     async with connect(params, "2026-07-28") as client:
         tools = {t.name for t in (await client.list_tools()).tools}
         assert tools == ALL_TOOLS, sorted(tools)
+        result = await client.call_tool("list_gists", {})
+        assert result.is_error and "OPENGIST_URL" in text_of(result), text_of(result)
+
+
+def health(state, container: str, tries: int = 50) -> subprocess.CompletedProcess[str]:
+    """`podman healthcheck run` (the image's HEALTHCHECK, executed in the container) until it
+    passes or `tries` runs have failed; the server needs a moment to bind. Not a speed test."""
+    for _ in range(tries):
+        done = podman(state, "healthcheck", "run", container)
+        if done.returncode == 0:
+            return done
+        time.sleep(0.2)
+    return done
+
+
+@pytest.mark.parametrize("case", ["serving", "wrong port"])
+def test_the_images_healthcheck_probes_its_http_server(state, run_args, case):
+    extra = need_run(run_args)
+    env = ["-e", "OPENGIST_MCP_HTTP_ADDR=0.0.0.0:8765", "-e", f"OPENGIST_MCP_HTTP_TOKEN={SECRET}"]
+    # "wrong port": the server serves 8766 (the flag wins over the variable) while the
+    # healthcheck, which sees only the environment, probes 8765: it must report unhealthy.
+    args = ["--http", "0.0.0.0:8766"] if case == "wrong port" else []
+    started = podman(state, "run", "-d", "--network", "none", *extra, *env, state["image"], *args)
+    assert started.returncode == 0, started.stderr
+    container = started.stdout.strip().splitlines()[-1]
+    try:
+        if case == "serving":
+            done = health(state, container)
+            assert done.returncode == 0, f"unhealthy: {done.stdout}{done.stderr}"
+            logs = podman(state, "logs", container)
+            assert "serving MCP over streamable HTTP" in logs.stdout + logs.stderr
+            assert SECRET not in logs.stdout + logs.stderr
+        else:
+            done = health(state, container, tries=3)
+            assert done.returncode != 0, "a healthcheck probing a port nothing serves said healthy"
+            assert "unhealthy" in done.stdout + done.stderr, done.stdout + done.stderr
+    finally:
+        podman(state, "rm", "--force", container)
