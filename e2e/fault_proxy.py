@@ -13,9 +13,9 @@ matches a rule (method and path), the proxy does what the rule says:
 
 Each rule fires `times` times (default once); everything else passes through untouched. A
 request whose body is exactly `{}` is the server's side-effect-free check before it asks
-(Opengist answers 422 and changes nothing), not the write under test: rules never fire on it.
-`hits` records every other request (method, path) that reached the proxy, `probes` those
-checks.
+(Opengist answers 422 and changes nothing), not the write under test: a rule fires on such a
+check only when it says so (`probe=True`), and then on nothing else. `hits` records every
+other request (method, path) that reached the proxy, `probes` those checks.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ class Rule:
     delay_s: float = 5.0
     times: int = 1
     fired: int = 0
+    probe: bool = False  # fire on the `{}` check before asking instead of on the write
 
 
 @dataclass
@@ -54,11 +55,11 @@ class FaultProxy:
 
     def rule_for(self, method: str, path: str, body: bytes | None = None) -> Rule | None:
         with self._lock:
-            if body is not None and body.strip() == b"{}":
-                self.probes.append((method, path))
-                return None
-            self.hits.append((method, path))
+            probe = body is not None and body.strip() == b"{}"
+            (self.probes if probe else self.hits).append((method, path))
             for rule in self.rules:
+                if rule.probe != probe:
+                    continue
                 if rule.fired < rule.times and rule.method == method and re.fullmatch(rule.path, path):
                     rule.fired += 1
                     return rule

@@ -212,6 +212,20 @@ def test_every_package_carries_the_workspace_version(wheel: Path, npm_tarballs: 
     assert "version" not in json.loads((ROOT / "packaging/npm/opengist-mcp/package.json").read_text())
 
 
+def test_built_packages_carry_the_mcp_registry_ownership_mark(wheel: Path, npm_tarballs: NpmTarballs):
+    """The MCP registry lists server.json's packages only when each names the entry: PyPI's
+    description (the wheel's README) says `mcp-name: NAME`, npm's package.json has `mcpName`."""
+    name = json.loads((ROOT / "server.json").read_text())["name"]
+    version = workspace_version()
+    with zipfile.ZipFile(wheel) as z:
+        metadata = z.read(f"opengist_mcp-{version}.dist-info/METADATA").decode()
+    assert f"mcp-name: {name}" in metadata, "the wheel's description lacks the mcp-name line"
+    with tarfile.open(npm_tarballs.launcher) as t:
+        member = t.extractfile("package/package.json")
+        assert member is not None
+        assert json.load(member).get("mcpName") == name
+
+
 def test_wheel_carries_the_binary_and_no_python(wheel: Path):
     version = workspace_version()
     with zipfile.ZipFile(wheel) as z:

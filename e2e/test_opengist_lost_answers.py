@@ -7,7 +7,9 @@ write and then drops Opengist's answer (`drop`) or holds it past the request tim
 found by reading back, never "try again" or "the instance may be down"; and Opengist (its own
 REST API, not the tool) must hold exactly one application of the write: no duplicate gist, no
 second toggle. A `refuse` fault (the write never reaches Opengist) must be reported as not
-applied, with nothing changed.
+applied, with nothing changed. When the lost answer is the one to the side-effect-free check
+before asking (`probe=True` rules), the tool must say only that the check could not be made,
+that nothing was changed and what to do, ask no one, and send no write.
 """
 
 from __future__ import annotations
@@ -184,3 +186,62 @@ async def test_a_delete_that_never_arrived_is_reported_as_not_done(opengist_env,
     assert_honest(result, "NOT applied", f"get_gist {gist_id}")
     kept = api(opengist_env).exists(gist_id)
     assert kept
+
+
+# ---- the check before asking lost its answer: nothing changed, and it says only that ----------
+# The check is a `{}` request Opengist refuses before it writes anything (422). When its answer
+# is lost, the tool must say that the check could not be made, that nothing was changed, and
+# what to do; never that Opengist may have applied anything, and never that the call cannot
+# succeed (that is not known). No one is asked, and the write itself is never sent.
+
+CHECK_MUST = ("could not be made", "nothing was changed", "No one was asked", "opengist-mcp doctor")
+CHECK_NEVER = ("may or may not", "applied", "cannot succeed")
+
+
+def lose_check(proxy: FaultProxy, method: str, path: str, fault: str) -> None:
+    proxy.rules.append(Rule(method, path, fault, delay_s=HELD_S, probe=True))
+
+
+def assert_check_unmade(result) -> str:
+    assert result.is_error, text_of(result)
+    text = text_of(result)
+    for word in CHECK_MUST:
+        assert word in text, f"{word!r} not in:\n{text}"
+    for word in CHECK_NEVER:
+        assert word not in text, f"a check whose answer was lost says {word!r}:\n{text}"
+    return text
+
+
+@pytest.mark.parametrize("fault", ["drop", "delay"])
+@pytest.mark.parametrize("era,transport", COMBOS)
+async def test_a_create_whose_check_lost_its_answer_changes_nothing(opengist_env, proxy, through_proxy, era, fault):
+    m = marker()
+    lose_check(proxy, "POST", "/api/gists", fault)
+    dialog = Dialog("accept")
+    args = {"files": [{"filename": f"{m}.txt", "content": "x\n"}], "visibility": "public", "title": f"title {m}"}
+    async with connect(target_of(through_proxy()), era, dialog) as client:
+        result = await client.call_tool("create_gist", args)
+    assert_check_unmade(result)
+    assert "create a gist" in text_of(result)
+    assert dialog.calls == [], "a person was asked although the check could not be made"
+    assert proxy.probes.count(("POST", "/api/gists")) == 1, proxy.probes
+    assert proxy.writes("POST", "/api/gists") == 0, "the create itself was sent"
+    assert my_gists_titled(opengist_env, f"title {m}") == []
+
+
+@pytest.mark.parametrize("fault", ["drop", "delay"])
+@pytest.mark.parametrize("era,transport", COMBOS)
+async def test_a_delete_whose_check_lost_its_answer_changes_nothing(opengist_env, proxy, through_proxy, era, fault):
+    m = marker()
+    gist_id = api(opengist_env).create({f"{m}.txt": f"kept {m}\n"}, title=f"title {m}")
+    lose_check(proxy, "PATCH", f"/api/gists/{gist_id}", fault)
+    dialog = Dialog("accept")
+    async with connect(target_of(through_proxy()), era, dialog) as client:
+        result = await client.call_tool("delete_gist", {"gist_id": gist_id})
+    assert_check_unmade(result)
+    assert "delete a gist" in text_of(result)
+    assert dialog.calls == [], "a person was asked although the check could not be made"
+    assert proxy.writes("DELETE", f"/api/gists/{gist_id}") == 0, "the delete itself was sent"
+    assert api(opengist_env).files(gist_id) == {f"{m}.txt": f"kept {m}\n"}
+    held = api(opengist_env).gist(gist_id)
+    assert held["title"] == f"title {m}", held["title"]

@@ -169,6 +169,10 @@ pub enum Command {
     /// Check the configuration and the connection to Opengist (reachability, token, scopes),
     /// print what was found, and exit without serving.
     Doctor,
+    /// Probe the HTTP server configured here (GET /healthz at OPENGIST_MCP_HTTP_ADDR or
+    /// --http, with OPENGIST_MCP_HTTP_TOKEN when set) and exit 0 on a 200, 1 otherwise: a
+    /// container HEALTHCHECK. Without an HTTP address (stdio) there is nothing to probe: exit 0.
+    Healthcheck,
 }
 
 impl CliArgs {

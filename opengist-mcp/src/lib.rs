@@ -32,6 +32,7 @@ pub mod cache;
 pub mod cli;
 pub mod config;
 pub mod doctor;
+pub mod healthcheck;
 pub mod http;
 pub mod http_limits;
 pub mod http_wire;

@@ -8,7 +8,7 @@ use opengist_mcp::config::Config;
 use opengist_mcp::http::{HttpOptions, bind_http};
 use opengist_mcp::server::SERVER_NAME;
 use opengist_mcp::tools::OpengistServer;
-use opengist_mcp::{doctor, logging};
+use opengist_mcp::{doctor, healthcheck, logging};
 use rmcp::ServiceExt;
 
 fn fail(message: impl std::fmt::Display, code: i32) -> ExitCode {
@@ -43,6 +43,7 @@ fn main() -> ExitCode {
     };
     match args.command {
         Some(Command::Doctor) => runtime.block_on(doctor::run(&config)),
+        Some(Command::Healthcheck) => runtime.block_on(healthcheck::run(&config)),
         None => runtime.block_on(serve(config)),
     }
 }

@@ -743,7 +743,19 @@ impl OpengistClient {
         let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
         let url = self.endpoint(&segments)?;
         let empty = serde_json::Map::new();
-        let response = self.send_write(method, url, Some(&empty), &call).await?;
+        let response = match self.send_write(method, url, Some(&empty), &call).await {
+            Ok(response) => response,
+            // The probe writes nothing: a lost answer leaves only the check unmade, never a
+            // write that "may have been applied".
+            Err(OpengistError::AnswerLost { operation, cause }) => {
+                return Err(OpengistError::CheckAnswerLost {
+                    operation,
+                    cause,
+                    base: display_base(&self.inner.base),
+                });
+            }
+            Err(error) => return Err(error),
+        };
         let status = response.status();
         if status == StatusCode::UNPROCESSABLE_ENTITY || status.is_success() {
             return Ok(());
@@ -2045,6 +2057,25 @@ mod tests {
             let text = error.to_string();
             assert!(text.contains("may or may not have applied"), "{text}");
             assert!(!text.contains("try again"), "{text}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_check_whose_answer_is_lost_says_nothing_was_changed() {
+        for hang_up in [true, false] {
+            let base = silent_peer(hang_up).await;
+            let c = client(&base, Some("og_test"), Duration::from_secs(1));
+            let error = c.check_can_create().await.expect_err("no answer");
+            assert!(
+                matches!(error, OpengistError::CheckAnswerLost { .. }),
+                "hang_up={hang_up}: {error:?}"
+            );
+            assert!(!error.write_may_have_applied(), "the check writes nothing");
+            let text = error.to_string();
+            assert!(text.contains("could not be made"), "{text}");
+            assert!(text.contains("nothing was changed"), "{text}");
+            assert!(!text.contains("may or may not"), "{text}");
+            assert!(!text.contains("applied"), "{text}");
         }
     }
 

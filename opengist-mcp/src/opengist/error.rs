@@ -331,6 +331,22 @@ pub enum OpengistError {
         cause: String,
     },
 
+    /// A check before a write (a request Opengist refuses before it changes anything, see
+    /// `access.rs`) was sent, but its answer was lost. The check writes nothing, so nothing was
+    /// changed; only whether the real call could succeed is not known. Unlike
+    /// [`OpengistError::AnswerLost`], there is nothing to read back.
+    #[error(
+        "the check whether this token may {operation} could not be made: Opengist's answer to it was lost ({cause}). The check writes nothing, so nothing was changed. Check that Opengist at {base} is up and answering (opengist-mcp doctor tells what works), then make the call again"
+    )]
+    CheckAnswerLost {
+        /// The operation the check stands in for.
+        operation: &'static str,
+        /// How the answer was lost, in words (no response data).
+        cause: String,
+        /// The configured instance.
+        base: String,
+    },
+
     /// An argument this client refuses before sending anything.
     #[error("{message}")]
     InvalidArgument {

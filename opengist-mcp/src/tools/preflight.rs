@@ -31,6 +31,12 @@ fn settles(error: &OpengistError) -> bool {
 
 fn checked(outcome: Result<(), OpengistError>, nothing: &str) -> Result<(), Rejection> {
     match outcome {
+        // The check itself could not be made: its text says so, that nothing was changed and
+        // what to do. It must not say the call cannot succeed (that is not known), nor that
+        // Opengist may have applied anything (the check writes nothing).
+        Err(error @ OpengistError::CheckAnswerLost { .. }) => {
+            Err(Rejection::new(format!("{error}. No one was asked.")))
+        }
         Err(error) if settles(&error) => Err(Rejection::new(format!(
             "{error}. {nothing}, and no one was asked: this call cannot succeed as it stands."
         ))),
@@ -86,5 +92,37 @@ mod tests {
         );
         assert!(unsure.is_ok(), "a 500 tells nothing certain: ask as before");
         assert!(checked(Ok(()), "Nothing was changed").is_ok());
+    }
+
+    #[test]
+    fn a_check_whose_answer_was_lost_says_only_that_it_could_not_be_made() {
+        for (operation, nothing) in [
+            ("create a gist", "Nothing was created"),
+            ("delete a gist", "Nothing was changed"),
+        ] {
+            let lost = checked(
+                Err(OpengistError::CheckAnswerLost {
+                    operation,
+                    cause: "the connection was closed before the answer arrived".into(),
+                    base: "http://127.0.0.1:1".into(),
+                }),
+                nothing,
+            )
+            .expect_err("a check that could not be made stops the question");
+            let text = lost.message();
+            for must in [
+                "could not be made",
+                "nothing was changed",
+                "No one was asked",
+                "opengist-mcp doctor",
+                "make the call again",
+                operation,
+            ] {
+                assert!(text.contains(must), "{must:?} not in: {text}");
+            }
+            for never in ["may or may not", "applied", "cannot succeed", "was sent"] {
+                assert!(!text.contains(never), "{never:?} in: {text}");
+            }
+        }
     }
 }
