@@ -13,149 +13,52 @@ is read from Opengist's REST API directly, and which replica did it from the sha
 
 from __future__ import annotations
 
-import json
 import os
-import secrets
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
 from live import api, marker
-from support import (
-    ROOT,
-    Dialog,
-    answer_for,
-    base_env,
-    connect,
-    dump,
-    free_port,
-    opengist_mcp_bin,
-    require_binary,
-    text_of,
-    token_in,
-    wait_listening,
-    _stop_popen,
+from replica_deployment import (
+    AUDIT_KEYS,
+    REPLICAS,
+    ByHand,
+    Deployment,
+    answers,
+    ask,
+    new_lines,
+    replica_env,
+    retry,
+    the_line,
 )
+from support import Dialog, connect, dump, opengist_mcp_bin, require_binary, text_of, token_in
 
 pytestmark = [pytest.mark.opengist, pytest.mark.replicas, pytest.mark.anyio]
 
 ERA = "2026-07-28"
-REPLICAS = ("r1", "r2", "r3")
-SCRIPT = ROOT / "scripts" / "replica-env"
 
 
-def replica_env(*args: str) -> str:
-    done = subprocess.run(
-        ["bash", str(SCRIPT), *args], capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL
-    )
-    assert done.returncode == 0, f"scripts/replica-env {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout.strip()
+def opengist_mcp_settings(opengist: dict[str, str]):
+    """opengist-mcp's variables for one replica: the real Opengist, and the shared seal key,
+    Redis and audit log of the deployment."""
 
-
-class Deployment:
-    """Redis, three replicas and nginx, in one throwaway directory."""
-
-    def __init__(self, workdir: Path, opengist: dict[str, str]) -> None:
-        self.dir = workdir
-        self.opengist = opengist
-        self.password = secrets.token_hex(16)
-        self.redis_port = free_port()
-        self.ports = {rid: free_port() for rid in REPLICAS}
-        self.rr_port = free_port()
-        self.affinity_port = free_port()
-        self.audit_path = workdir / "audit.jsonl"
-        self.seal_key = secrets.token_hex(32)
-        self.procs: dict[str, subprocess.Popen[bytes]] = {}
-        self.binary = require_binary(opengist_mcp_bin(), "cargo build -p opengist-mcp")
-
-    @property
-    def redis_url(self) -> str:
-        return f"redis://:{self.password}@127.0.0.1:{self.redis_port}/0"
-
-    @property
-    def rr_url(self) -> str:
-        return f"http://127.0.0.1:{self.rr_port}/mcp"
-
-    def replica_url(self, rid: str) -> str:
-        return f"http://127.0.0.1:{self.ports[rid]}/mcp"
-
-    @property
-    def affinity_url(self) -> str:
-        return f"http://127.0.0.1:{self.affinity_port}/mcp"
-
-    def redis_start(self) -> None:
-        replica_env("redis-start", str(self.dir), str(self.redis_port), self.password)
-
-    def redis_stop(self) -> None:
-        replica_env("redis-stop", str(self.dir))
-
-    def start_replica(self, rid: str) -> None:
-        env = {
-            **base_env(),
-            "OPENGIST_URL": self.opengist["OPENGIST_E2E_URL"],
-            "OPENGIST_TOKEN": self.opengist["OPENGIST_E2E_TOKEN_FULL"],
-            "OPENGIST_MCP_SEAL_KEY": self.seal_key,
-            "OPENGIST_MCP_REDIS_URL": self.redis_url,
-            "OPENGIST_MCP_AUDIT_LOG": str(self.audit_path),
+    def settings(d: Deployment, rid: str) -> dict[str, str]:
+        return {
+            "OPENGIST_URL": opengist["OPENGIST_E2E_URL"],
+            "OPENGIST_TOKEN": opengist["OPENGIST_E2E_TOKEN_FULL"],
+            "OPENGIST_MCP_SEAL_KEY": d.seal_key,
+            "OPENGIST_MCP_REDIS_URL": d.redis_url,
+            "OPENGIST_MCP_AUDIT_LOG": str(d.audit_path),
             "OPENGIST_MCP_REPLICA_ID": rid,
             # Behind nginx the Host header is the gateway's address.
             "OPENGIST_MCP_ALLOWED_HOSTS": "127.0.0.1",
         }
-        port = self.ports[rid]
-        with open(self.dir / f"{rid}.stdout", "ab") as out, open(self.dir / f"{rid}.stderr", "ab") as err:
-            proc = subprocess.Popen(
-                [str(self.binary), "--http", f"127.0.0.1:{port}"],
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                cwd=self.dir,
-                start_new_session=True,
-            )
-        self.procs[rid] = proc
-        assert wait_listening(proc, port), f"replica {rid} did not listen:\n{self.stderr(rid)}"
 
-    def stop_replica(self, rid: str) -> None:
-        proc = self.procs.pop(rid, None)
-        if proc is not None:
-            _stop_popen(proc)
-
-    def restart_replicas(self) -> None:
-        for rid in REPLICAS:
-            self.stop_replica(rid)
-        for rid in REPLICAS:
-            self.start_replica(rid)
-
-    def stderr(self, rid: str) -> str:
-        path = self.dir / f"{rid}.stderr"
-        return path.read_text(errors="replace") if path.exists() else ""
-
-    def nginx_start(self) -> None:
-        upstreams = [f"{rid}=127.0.0.1:{port}" for rid, port in self.ports.items()]
-        replica_env("nginx-start", str(self.dir), str(self.rr_port), str(self.affinity_port), *upstreams)
-
-    def nginx_stop(self) -> None:
-        replica_env("nginx-stop", str(self.dir))
-
-    def audit(self) -> list[dict[str, Any]]:
-        if not self.audit_path.exists():
-            return []
-        return [json.loads(line) for line in self.audit_path.read_text().splitlines() if line.strip()]
-
-    def close(self) -> None:
-        for rid in list(self.procs):
-            self.stop_replica(rid)
-        for stop in (self.nginx_stop, self.redis_stop):
-            try:
-                stop()
-            except AssertionError:
-                pass
+    return settings
 
 
 @pytest.fixture(scope="module")
-def deployment(tmp_path_factory: pytest.TempPathFactory):
+def opengist() -> dict[str, str]:
     missing = [n for n in ("OPENGIST_E2E_URL", "OPENGIST_E2E_TOKEN_FULL") if not os.environ.get(n)]
     if missing:
         pytest.fail(
@@ -163,56 +66,24 @@ def deployment(tmp_path_factory: pytest.TempPathFactory):
             f"target/opengist/run/env.sh (missing: {', '.join(missing)})",
             pytrace=False,
         )
+    return {k: v for k, v in os.environ.items() if k.startswith("OPENGIST_E2E_")}
+
+
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory: pytest.TempPathFactory, opengist: dict[str, str]):
     replica_env("install")
-    opengist = {k: v for k, v in os.environ.items() if k.startswith("OPENGIST_E2E_")}
-    d = Deployment(tmp_path_factory.mktemp("replicas"), opengist)
+    binary = require_binary(opengist_mcp_bin(), "cargo build -p opengist-mcp")
+    d = Deployment(tmp_path_factory.mktemp("replicas"), binary, opengist_mcp_settings(opengist))
     try:
-        d.redis_start()
-        for rid in REPLICAS:
-            d.start_replica(rid)
-        d.nginx_start()
+        d.start()
         yield d
     finally:
         d.close()
 
 
 @pytest.fixture
-def rest(deployment):
-    return api(deployment.opengist)
-
-
-class ByHand(Dialog):
-    """Declares elicitation, but every answer is given by hand through requestState."""
-
-    async def __call__(self, context, params):
-        raise AssertionError("these tests answer input_required by hand; the callback must not run")
-
-
-def answers(ir: types.InputRequiredResult, answer: str = "accept") -> dict[str, types.ElicitResult]:
-    return {key: answer_for(req.params.requested_schema, answer) for key, req in ir.input_requests.items()}
-
-
-async def ask(client, name: str, args: dict) -> types.InputRequiredResult:
-    result = await client.session.call_tool(name, args, allow_input_required=True)
-    assert isinstance(result, types.InputRequiredResult), f"expected input_required, got {dump(result)}"
-    assert result.request_state
-    return result
-
-
-async def retry(client, name: str, args: dict, state: str, responses):
-    return await client.session.call_tool(
-        name, args, allow_input_required=True, request_state=state, input_responses=responses
-    )
-
-
-def new_lines(deployment: Deployment, since: int) -> list[dict[str, Any]]:
-    return deployment.audit()[since:]
-
-
-def the_line(lines: list[dict[str, Any]], **fields: str) -> dict[str, Any]:
-    found = [line for line in lines if all(line.get(k) == v for k, v in fields.items())]
-    assert len(found) == 1, f"expected one audit line with {fields}, got {found} in {lines}"
-    return found[0]
+def rest(opengist):
+    return api(opengist)
 
 
 def titled(rest, title: str) -> list[dict[str, Any]]:
@@ -413,9 +284,8 @@ async def test_the_audit_log_covers_every_route_and_holds_no_content(deployment,
     lines = new_lines(deployment, mark)
     the_line(lines, tool="create_gist", route="exempt", outcome="executed")
     the_line(lines, tool="delete_gist", route="input_required", outcome="cancelled")
-    keys = {"time", "replica", "principal", "tool", "operation", "target", "route", "outcome"}
     for line in deployment.audit():
-        assert set(line) == keys, line
+        assert set(line) == AUDIT_KEYS, line
     log = deployment.audit_path.read_text()
     for secret in (title, filename, content, ir.request_state, deployment.seal_key, deployment.password):
         assert secret not in log, f"the audit log holds {secret!r}"
