@@ -23,6 +23,8 @@ from urllib.parse import urlsplit
 from support import base_env
 
 PROTOCOL = "2025-11-25"
+# The era whose requests carry their version and capabilities in `_meta`, without a session.
+PER_REQUEST_ERA = "2026-07-28"
 Message = dict[str, Any]
 
 
@@ -132,13 +134,17 @@ class RawStdio(_Inbox):
 
 
 class RawHttp(_Inbox):
-    """One legacy session on a streamable HTTP server, opened with `authorization` (or none)."""
+    """One legacy session on a streamable HTTP server, opened with `authorization` (or none)
+    and any `headers` (sent with every request of the session unless overridden)."""
 
-    def __init__(self, url: str, authorization: str | None = None, elicitation: bool = True) -> None:
+    def __init__(
+        self, url: str, authorization: str | None = None, elicitation: bool = True, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__()
         parts = urlsplit(url)
         self.host, self.port, self.path = parts.hostname or "127.0.0.1", parts.port or 80, parts.path
         self.authorization = authorization
+        self.headers = dict(headers or {})
         self.session_id: str | None = None
         status, headers = self.post(initialize_request(elicitation))
         assert status == 200, f"initialize: HTTP {status}"
@@ -149,13 +155,18 @@ class RawHttp(_Inbox):
         assert status == 202, status
 
     def post(
-        self, message: Message, authorization: str | None = None, session_id: str | None = None
+        self,
+        message: Message,
+        authorization: str | None = None,
+        session_id: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> tuple[int, dict[str, str]]:
-        """POSTs one message as this session (or with the given credentials / session id).
-        Returns the status and headers; an SSE body is read on a thread into the inbox, a
-        JSON body is put there at once."""
+        """POSTs one message as this session (or with the given credentials / session id /
+        extra headers). Returns the status and headers; an SSE body is read on a thread into
+        the inbox, a JSON body is put there at once."""
         connection = http.client.HTTPConnection(self.host, self.port, timeout=120)
-        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        extra = {**self.headers, **(headers or {})}
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **extra}
         auth = authorization if authorization is not None else self.authorization
         if auth:
             headers["Authorization"] = auth
@@ -193,11 +204,17 @@ class RawHttp(_Inbox):
         finally:
             connection.close()
 
-    def open_stream(self, authorization: str | None = None) -> int:
+    def open_stream(self, authorization: str | None = None, headers: dict[str, str] | None = None) -> int:
         """Opens the session's standalone SSE stream (GET) with the given credentials and
         returns the status (the stream itself, if opened, is closed at once)."""
         connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
-        headers = {"Accept": "text/event-stream", "Mcp-Session-Id": self.session_id or "", "Mcp-Protocol-Version": PROTOCOL}
+        headers = {
+            **self.headers,
+            **(headers or {}),
+            "Accept": "text/event-stream",
+            "Mcp-Session-Id": self.session_id or "",
+            "Mcp-Protocol-Version": PROTOCOL,
+        }
         auth = authorization if authorization is not None else self.authorization
         if auth:
             headers["Authorization"] = auth
@@ -211,15 +228,86 @@ class RawHttp(_Inbox):
         status, _ = self.post(message)
         assert status in (200, 202), f"HTTP {status} for {message}"
 
-    def close(self) -> None:
+    def delete(self, authorization: str | None = None, headers: dict[str, str] | None = None) -> int:
+        """Ends the session (DELETE) with the given credentials and headers; the status."""
         connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
-        headers = {"Mcp-Session-Id": self.session_id or "", "Mcp-Protocol-Version": PROTOCOL}
-        if self.authorization:
-            headers["Authorization"] = self.authorization
+        sent = {
+            **self.headers,
+            **(headers or {}),
+            "Mcp-Session-Id": self.session_id or "",
+            "Mcp-Protocol-Version": PROTOCOL,
+        }
+        auth = authorization if authorization is not None else self.authorization
+        if auth:
+            sent["Authorization"] = auth
         try:
-            connection.request("DELETE", self.path, headers=headers)
-            connection.getresponse().read()
-        except OSError:
-            pass
+            connection.request("DELETE", self.path, headers=sent)
+            response = connection.getresponse()
+            response.read()
+            return response.status
         finally:
             connection.close()
+
+    def close(self) -> None:
+        try:
+            self.delete()
+        except OSError:
+            pass
+
+
+# --- 2026-07-28 requests, one POST each, no session ----------------------------------------
+
+
+def per_request(url: str, authorization: str | None, request_id: int, params: dict[str, Any], headers=None) -> dict:
+    """One 2026-07-28 `tools/call` (no session; version and capabilities in `_meta`)."""
+    parts = urlsplit(url)
+    body = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {
+            **params,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": PER_REQUEST_ERA,
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+            },
+        },
+    }
+    sent = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": PER_REQUEST_ERA,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": params["name"],
+        **(headers or {}),
+    }
+    if authorization:
+        sent["Authorization"] = authorization
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+    try:
+        connection.request("POST", parts.path, body=json.dumps(body), headers=sent)
+        response = connection.getresponse()
+        text = response.read().decode("utf-8")
+        assert response.status == 200, (response.status, text)
+    finally:
+        connection.close()
+    if text.lstrip().startswith("{"):
+        return json.loads(text)
+    messages = [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:") and line[5:].strip()]
+    answers = [m for m in messages if m.get("id") == request_id]
+    assert answers, text
+    return answers[-1]
+
+
+def approving(result: dict) -> dict:
+    """`inputResponses` that approve every question of an `input_required` result."""
+    responses = {}
+    for key, request in result["inputRequests"].items():
+        schema = request["params"].get("requestedSchema") or {}
+        content = {name: True for name, spec in (schema.get("properties") or {}).items() if spec.get("type") == "boolean"}
+        responses[key] = {"action": "accept", "content": content}
+    return responses
+
+
+def is_input_required(message: dict) -> bool:
+    return message.get("result", {}).get("resultType") == "input_required"

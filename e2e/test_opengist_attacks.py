@@ -6,8 +6,12 @@
    the dialog accept + approve 1 s or 8 s later. The gist must still exist (Opengist's own API says so),
    and on the same session an honest delete still works.
 3. A legacy HTTP session belongs to the caller that opened it: another `Authorization` header
-   with alice's `Mcp-Session-Id` is refused (403), whether it answers her open dialog, calls a
-   tool or opens her stream; her gist survives until she herself approves.
+   (or none) with alice's `Mcp-Session-Id` is refused (403), whether it answers her open
+   dialog, calls a tool, opens her stream or closes (`DELETE`) her session; her gist survives
+   until she herself approves. The binding is the guard framework's (`mcp_guard::serve`), by
+   the guard's own principal rule.
+4. A 2026-07-28 `requestState` retried by another principal (another `Authorization`, or none)
+   is asked again and deletes nothing; alice's own retry deletes once.
 """
 
 from __future__ import annotations
@@ -16,7 +20,18 @@ import time
 
 import pytest
 from live import TOKENS, api, marker
-from raw_mcp import RawHttp, RawStdio, approve, call, cancelled, is_elicitation, is_response_to
+from raw_mcp import (
+    RawHttp,
+    RawStdio,
+    approve,
+    approving,
+    call,
+    cancelled,
+    is_elicitation,
+    is_input_required,
+    is_response_to,
+    per_request,
+)
 
 pytestmark = [pytest.mark.opengist]
 
@@ -100,10 +115,18 @@ def test_another_caller_cannot_answer_or_use_alices_session(opengist_env, launch
     # Without any Authorization header is another caller too.
     status, _ = alice.post(approve(dialog), authorization="")
     assert status == 403, f"HTTP {status} for the dialog answer without credentials"
+    status, _ = alice.post(call(23, "delete_gist", {"gist_id": gist_id}), authorization="")
+    assert status == 403, f"HTTP {status} for a tool call on alice's session without credentials"
+    assert alice.open_stream(authorization="") == 403, "alice's stream opened without credentials"
+    # Neither may close her session.
+    for intruder in (mallory, ""):
+        status = alice.delete(authorization=intruder)
+        assert status == 403, f"HTTP {status} for DELETE of alice's session by another caller ({intruder!r})"
     time.sleep(1.0)
     kept = api(opengist_env).exists(gist_id)
     assert kept, "another caller's answer deleted alice's gist"
     assert alice.wait_for(is_response_to(21), 0.5) is None
+    assert alice.wait_for(is_response_to(23), 0.1) is None
 
     # Alice's own answer is accepted.
     alice.send(approve(dialog))
@@ -111,4 +134,26 @@ def test_another_caller_cannot_answer_or_use_alices_session(opengist_env, launch
     assert not done["result"].get("isError"), text(done)
     gone = not api(opengist_env).exists(gist_id)
     assert gone, "the honest approval did not delete the gist"
-    alice.close()
+    assert alice.delete() == 200, "alice could not close her own session"
+
+
+@pytest.mark.parametrize("intruder", ["Bearer mallory-credential", None], ids=["other-authorization", "none"])
+def test_a_request_state_replayed_by_another_caller_is_asked_again(opengist_env, launcher, opengist_mcp_binary, intruder):
+    m = marker()
+    gist_id = gist(opengist_env, m)
+    env = {"OPENGIST_URL": opengist_env["OPENGIST_E2E_URL"], "OPENGIST_TOKEN": opengist_env[TOKENS["full"]]}
+    server = launcher.http(opengist_mcp_binary, env=env)
+    alice = "Bearer alice-credential"
+    args = {"name": "delete_gist", "arguments": {"gist_id": gist_id}}
+    asked = per_request(server.url, alice, 1, args)
+    assert is_input_required(asked), asked
+    state, responses = asked["result"]["requestState"], approving(asked["result"])
+
+    stolen = per_request(server.url, intruder, 2, {**args, "requestState": state, "inputResponses": responses})
+    assert is_input_required(stolen), f"another caller's retry of alice's state was not asked again: {stolen}"
+    assert stolen["result"]["requestState"] != state
+    assert api(opengist_env).exists(gist_id), "another caller's retry of alice's state deleted her gist"
+
+    done = per_request(server.url, alice, 3, {**args, "requestState": state, "inputResponses": responses})
+    assert not is_input_required(done) and not done["result"].get("isError"), done
+    assert not api(opengist_env).exists(gist_id), "alice's own retry did not delete the gist"

@@ -12,11 +12,37 @@
 //!
 //! Run it:
 //! - `cargo run --example notes`: stdio (nothing but protocol on stdout; logs on stderr).
-//! - `cargo run --example notes -- --http 127.0.0.1:8080`: streamable HTTP at `/mcp`, loopback
-//!   only; legacy clients get stateful sessions (so a pushed dialog can be answered),
-//!   2026-07-28 requests are served statelessly.
-//! - `ELICITATION=false` sends guarded calls down the two-call token path (it never removes
+//! - `cargo run --example notes -- --http 127.0.0.1:8080` (or `NOTES_HTTP_ADDR`): streamable
+//!   HTTP at `/mcp`, through the framework's serving (`mcp_guard::Serving`): the Host/Origin/
+//!   bearer gate, legacy sessions (so a pushed dialog can be answered) each bound to the
+//!   principal that opened it, 2026-07-28 requests served statelessly, graceful shutdown on
+//!   SIGINT/SIGTERM.
+//!
+//! Settings (the framework reads them under this server's prefix, and every message names
+//! them):
+//! - `ELICITATION`: `false` sends guarded calls down the two-call token path (it never removes
 //!   the guard); any value but `true` or `false` exits 1.
+//! - `NOTES_HTTP_TOKEN`: a bearer secret every HTTP request must carry (16+ characters);
+//!   required to bind anything but loopback.
+//! - `NOTES_ALLOWED_HOSTS`, `NOTES_ALLOWED_ORIGINS`: extra accepted `Host` / `Origin` values
+//!   (comma-separated), e.g. the name a gateway forwards.
+//! - `NOTES_SEAL_KEY`: the seal key replicas share (hex or base64, 32+ bytes once decoded, e.g.
+//!   `openssl rand -hex 32`; the format of `OPENGIST_MCP_SEAL_KEY`); unset: random per process.
+//! - `NOTES_REDIS_URL`: the spent-answer store replicas share (`redis://host:port/db`). While
+//!   Redis is down, guarded calls are refused with a message naming Redis and
+//!   `NOTES_REDIS_URL`; `list_notes` is still served.
+//! - `NOTES_AUDIT_LOG`: `stderr` or a file to append JSON lines to, one per guard decision and
+//!   guarded outcome (the records of `OPENGIST_MCP_AUDIT_LOG`).
+//! - `NOTES_REPLICA_ID`: this replica's name: the prefix of its session ids (`<id>.<uuid>`, for
+//!   a gateway's session affinity) and the `replica` of its audit records.
+//! - `NOTES_PRINCIPAL_HEADER`: a custom principal rule for the demonstration of one: callers
+//!   are told apart by this header's value (as set by an authenticating gateway) instead of
+//!   the `Authorization` header; seals and HTTP sessions are bound to it.
+//! - `NOTES_HTTP_HEADER_TIMEOUT_SECS`, `NOTES_HTTP_BODY_TIMEOUT_SECS`,
+//!   `NOTES_HTTP_MAX_CONNECTIONS`, `NOTES_HTTP_MAX_SESSIONS`, `NOTES_HTTP_SESSION_IDLE_SECS`:
+//!   the HTTP limits.
+//!
+//! Each replica keeps its own notes in memory: replicas share approvals, not notes.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -27,20 +53,17 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use clap::Parser;
 use mcp_guard::{
     Approved, Binding, Clearance, Conditional, Fact, Guard, Guarded, Id, Question, Rejection,
-    Resolve, Target, guarded,
+    Resolve, Serving, Target, guarded,
 };
 use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::transport::streamable_http_server::{
-    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-};
-use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The server's name: reported to clients, shown in token texts and the start-up notice.
 const NAME: &str = "notes";
-/// Where the MCP endpoint is mounted over HTTP.
-const MCP_PATH: &str = "/mcp";
+/// The prefix of its settings: `NOTES_HTTP_TOKEN`, `NOTES_SEAL_KEY`, `NOTES_REDIS_URL`, ...
+const PREFIX: &str = "NOTES";
 
 mcp_guard::wording! {
     struct DeleteQuestion = "This will delete note {} ({} bytes of text). It cannot be undone.";
@@ -348,15 +371,16 @@ impl ServerHandler for NotesServer {}
 #[derive(Debug, Parser)]
 #[command(name = "notes")]
 struct Cli {
-    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio. Loopback addresses only,
-    /// e.g. 127.0.0.1:8080 or [::1]:8080.
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio, e.g. 127.0.0.1:8080 or
+    /// [::1]:8080 (anything but loopback needs NOTES_HTTP_TOKEN). [env: NOTES_HTTP_ADDR]
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
 }
 
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("notes=info,warn"));
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new("notes=info,mcp_guard_serve=info,warn")
+    });
     // Logs go to stderr: on stdio, stdout carries the protocol and nothing else.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -369,34 +393,7 @@ fn init_logging() {
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
-
-    let elicitation = match mcp_guard::elicitation_from_env() {
-        Ok(enabled) => enabled,
-        Err(error) => {
-            eprintln!("{NAME}: {error}");
-            return ExitCode::from(1);
-        }
-    };
-    if !elicitation {
-        eprintln!("{}", mcp_guard::elicitation_off_notice(NAME));
-    }
-
-    let server = NotesServer {
-        guard: Guard::builder(NAME).elicitation(elicitation).build(),
-        store: Arc::new(Store::seeded()),
-    };
-
-    let served = match cli.http {
-        None => serve_stdio(server).await,
-        Some(addr) if !addr.ip().is_loopback() => {
-            eprintln!(
-                "{NAME}: --http {addr} is not a loopback address; this example serves only 127.0.0.1 or [::1] (e.g. --http 127.0.0.1:8080)"
-            );
-            return ExitCode::from(2);
-        }
-        Some(addr) => serve_http(server, addr).await,
-    };
-    match served {
+    match run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("{NAME}: {error}");
@@ -405,73 +402,28 @@ async fn main() -> ExitCode {
     }
 }
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-async fn serve_stdio(server: NotesServer) -> Result<(), BoxError> {
-    tracing::info!("serving MCP over stdio");
-    let running = match server.serve(mcp_guard::stdio::stdio()).await {
-        Ok(running) => running,
-        // A client that closes stdin before its first request is not an error.
-        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
-            tracing::info!("stdin closed before the first request; exiting");
-            return Ok(());
-        }
-        Err(error) => return Err(error.into()),
-    };
-    running.waiting().await?;
-    tracing::info!("stdin closed; exiting");
-    Ok(())
+/// The serving: settings, guard, then stdio or HTTP, all through the framework.
+async fn run(cli: Cli) -> Result<(), mcp_guard::ServeError> {
+    let serving = Serving::from_env(NAME, PREFIX)?.http_addr(cli.http);
+    let guard = with_principal_header(serving.guard()).build();
+    let store = Arc::new(Store::seeded());
+    serving.serve(NotesServer { guard, store }).await
 }
 
-async fn serve_http(server: NotesServer, addr: SocketAddr) -> Result<(), BoxError> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|error| format!("cannot listen on {addr}: {error}"))?;
-    let local = listener.local_addr()?;
-    let config = StreamableHttpServerConfig::default()
-        // Stateful sessions for legacy clients: a pushed elicitation needs a way back.
-        // 2026-07-28 requests are served statelessly whatever this says.
-        .with_legacy_session_mode(true)
-        .with_allowed_hosts(["localhost", "127.0.0.1", "::1"]);
-    let cancel = config.cancellation_token.clone();
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let router = axum::Router::new().nest_service(MCP_PATH, service);
-    tracing::info!("serving MCP over streamable HTTP at http://{local}{MCP_PATH}");
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
-            tracing::info!("shutting down");
-            // Ends open SSE streams and sessions, so the graceful shutdown does not wait on them.
-            cancel.cancel();
-        })
-        .await?;
-    Ok(())
-}
-
-/// Ctrl-C, or SIGTERM on Unix.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
+/// `NOTES_PRINCIPAL_HEADER=x-user`: a custom principal rule, as a server behind an
+/// authenticating gateway would have: the caller is the value of that header (a gateway sets
+/// it), not the `Authorization` header. The guard's seals and the HTTP session binding both
+/// follow it. Unset: the guard's default rule.
+fn with_principal_header(guard: mcp_guard::GuardBuilder) -> mcp_guard::GuardBuilder {
+    let Some(header) = std::env::var("NOTES_PRINCIPAL_HEADER")
+        .ok()
+        .map(|name| name.trim().to_ascii_lowercase())
+        .filter(|name| !name.is_empty())
+    else {
+        return guard;
     };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
-    }
+    guard.principal(move |caller| match caller.header(header.as_str()) {
+        Some(value) => format!("user:{}", String::from_utf8_lossy(value.as_bytes())),
+        None => "anonymous".to_owned(),
+    })
 }

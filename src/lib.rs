@@ -222,3 +222,10 @@
 
 pub use mcp_guard_core::*;
 pub use mcp_guard_derive::guarded;
+
+/// Serving (`mcp-guard-serve`): the hardened stdio, streamable HTTP whose sessions answer only
+/// to the principal that opened them, the audit log, the Redis store's wiring, shutdown.
+#[cfg(feature = "serve-stdio")]
+pub use mcp_guard_serve as serve;
+#[cfg(feature = "serve-stdio")]
+pub use mcp_guard_serve::{ServeError, Serving};

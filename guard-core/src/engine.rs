@@ -26,8 +26,48 @@ pub const APPROVAL_INPUT_KEY: &str = "approval";
 /// The boolean property of the dialog's form that a person ticks to approve.
 pub const APPROVE_PROPERTY: &str = "approve";
 
-/// Computes who is calling, so a seal issued to one caller does not open for another.
-pub type PrincipalFn = dyn Fn(&RequestContext<RoleServer>) -> String + Send + Sync;
+/// Computes who is calling, so a seal issued to one caller does not open for another. The same
+/// function also decides, in `mcp-guard-serve`'s HTTP serving, who owns a legacy session: a
+/// request on a session another principal opened is refused there.
+pub type PrincipalFn = dyn Fn(&Caller<'_>) -> String + Send + Sync;
+
+/// What a principal function sees of a request: its HTTP request head when it came over HTTP
+/// (headers, URI, method), nothing on stdio. The guard builds it from rmcp's request context;
+/// HTTP serving builds the same view from the request itself, so both apply one rule.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Caller<'a> {
+    http: Option<&'a http::request::Parts>,
+}
+
+impl<'a> Caller<'a> {
+    /// A caller on a transport without HTTP (stdio).
+    pub fn local() -> Self {
+        Self { http: None }
+    }
+
+    /// A caller over HTTP, seen through its request head.
+    pub fn http(parts: &'a http::request::Parts) -> Self {
+        Self { http: Some(parts) }
+    }
+
+    /// The caller of a request rmcp is handling: its HTTP head when rmcp put one in the
+    /// request's extensions (its streamable HTTP server does), else [`Caller::local`].
+    pub fn of(context: &'a RequestContext<RoleServer>) -> Self {
+        Self {
+            http: context.extensions.get::<http::request::Parts>(),
+        }
+    }
+
+    /// The HTTP request head, when the request came over HTTP.
+    pub fn http_parts(&self) -> Option<&'a http::request::Parts> {
+        self.http
+    }
+
+    /// One HTTP header of the request (`None` on stdio or when it is absent).
+    pub fn header(&self, name: impl http::header::AsHeaderName) -> Option<&'a http::HeaderValue> {
+        self.http.and_then(|parts| parts.headers.get(name))
+    }
+}
 
 /// The engine that asks before guarded operations run. Cheap to clone.
 #[derive(Clone)]
@@ -129,11 +169,12 @@ impl GuardBuilder {
         self
     }
 
-    /// How to tell callers apart. Default: a hash of the HTTP `Authorization` header when the
-    /// call came over HTTP with one, else `"local"`.
+    /// How to tell callers apart. Default: [`default_principal`], a hash of the HTTP
+    /// `Authorization` header when the call came over HTTP with one, else `"local"`. Served over
+    /// HTTP through `mcp-guard-serve`, the same function decides who owns a legacy session.
     pub fn principal(
         mut self,
-        principal: impl Fn(&RequestContext<RoleServer>) -> String + Send + Sync + 'static,
+        principal: impl Fn(&Caller<'_>) -> String + Send + Sync + 'static,
     ) -> Self {
         self.principal = Some(Box::new(principal));
         self
@@ -182,13 +223,10 @@ impl GuardBuilder {
     }
 }
 
-/// A hash of the HTTP `Authorization` header, or `"local"`.
-pub fn default_principal(context: &RequestContext<RoleServer>) -> String {
-    let authorization = context
-        .extensions
-        .get::<http::request::Parts>()
-        .and_then(|parts| parts.headers.get(http::header::AUTHORIZATION));
-    match authorization {
+/// A hash of the HTTP `Authorization` header, or `"local"` without one (stdio, or HTTP without
+/// the header: every such caller is one principal).
+pub fn default_principal(caller: &Caller<'_>) -> String {
+    match caller.header(http::header::AUTHORIZATION) {
         Some(value) => {
             let digest = Sha256::digest(value.as_bytes());
             let hex: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
@@ -565,6 +603,13 @@ impl Guard {
         &self.inner.server
     }
 
+    /// Who `caller` is under this guard's principal rule ([`GuardBuilder::principal`], by
+    /// default [`default_principal`]): what seals and tokens are bound to, and what HTTP
+    /// serving binds a legacy session to.
+    pub fn principal_of(&self, caller: &Caller<'_>) -> String {
+        (self.inner.principal)(caller)
+    }
+
     /// Records what became of a guarded call that `ticket`'s clearance let run: executed,
     /// failed, or outcome unknown (see [`OUTCOME_META_KEY`](crate::OUTCOME_META_KEY)).
     /// `#[guarded]` calls this after the handler's body; a hand-written handler may too.
@@ -587,7 +632,7 @@ impl Guard {
     /// The ticket for `target` on `route`; `None` (and no work) without an audit sink.
     fn ticket<T: Target>(&self, call: &GuardCall, target: &T, route: Route) -> Option<AuditTicket> {
         self.inner.audit.as_ref()?;
-        let principal = (self.inner.principal)(&call.context);
+        let principal = (self.inner.principal)(&Caller::of(&call.context));
         Some(AuditTicket::new(
             &principal,
             &call.tool,
@@ -810,7 +855,7 @@ impl Guard {
         target: &T,
     ) -> Result<ApprovedBy, Interruption> {
         let fingerprint = target.fingerprint();
-        let principal = (self.inner.principal)(&call.context);
+        let principal = (self.inner.principal)(&Caller::of(&call.context));
         let scope = self.scope::<T>(&fingerprint, &principal);
         let now = now_unix();
         let mut round = 0u8;
@@ -888,7 +933,7 @@ impl Guard {
         why: NoDialog,
     ) -> Result<ApprovedBy, Interruption> {
         let fingerprint = target.fingerprint();
-        let principal = (self.inner.principal)(&call.context);
+        let principal = (self.inner.principal)(&Caller::of(&call.context));
         let scope = self.scope::<T>(&fingerprint, &principal);
         let now = now_unix();
         let refusal = match call.confirm_token.as_deref() {

@@ -57,7 +57,7 @@ pub use audit::{
 };
 pub use call::{CONFIRM_TOKEN_ARG, GuardCall};
 pub use engine::{
-    APPROVAL_INPUT_KEY, APPROVE_PROPERTY, Guard, GuardBuilder, Guarded, Interruption,
+    APPROVAL_INPUT_KEY, APPROVE_PROPERTY, Caller, Guard, GuardBuilder, Guarded, Interruption,
     InterruptionKind, PrincipalFn, Rejection, Resolve, default_principal,
 };
 pub use engine::{AlteredState, token_reply};

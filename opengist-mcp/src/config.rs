@@ -13,15 +13,22 @@
 //!   `true` and `false` are accepted (an empty value is refused).
 
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::time::Duration;
 
-use base64::Engine as _;
+use mcp_guard::serve::settings::{self as serving, SealKeyProblem};
 use mcp_guard::{InvalidElicitationSetting, SealKey};
 use url::Url;
 
 use crate::cli::CliArgs;
 use crate::http_limits::{self, HttpLimits};
+
+// The serving settings' types and parsers are the guard framework's (`mcp_guard::serve`); this
+// module names them after this server's variables and flags.
+pub use mcp_guard::serve::settings::{
+    AllowedHost, AllowedOrigin, AuditLog, MAX_REPLICA_ID_LEN, MIN_HTTP_TOKEN_LEN,
+    MIN_SEAL_KEY_BYTES, OriginPort, Secret, is_loopback,
+};
 
 /// Names of the environment variables this module reads.
 pub mod var {
@@ -147,39 +154,6 @@ pub const MAX_DIALOG_TIMEOUT_SECS: u64 = 86_400;
 pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 30;
 /// Largest accepted `OPENGIST_MCP_REQUEST_TIMEOUT_SECS` (an hour).
 pub const MAX_REQUEST_TIMEOUT_SECS: u64 = 3600;
-/// Shortest accepted HTTP bearer secret, in characters.
-pub const MIN_HTTP_TOKEN_LEN: usize = 16;
-/// Shortest accepted seal key, in bytes after decoding.
-pub const MIN_SEAL_KEY_BYTES: usize = 32;
-
-/// A secret string. `Debug` and `Display` print `<redacted>`; only [`Secret::expose`] gives the
-/// value, so every place that uses it is easy to find.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a value.
-    pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
-    }
-
-    /// The secret itself. Never log or format the result.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
-
-impl fmt::Display for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
 
 /// The Opengist instance's base URL, normalised: http or https, no user info, no query or
 /// fragment, no trailing `/` and no trailing `/api`. The API lives at `{base}/api/...`.
@@ -478,152 +452,6 @@ impl ToolFilter {
         Ok(kept)
     }
 }
-
-/// An extra accepted `Host` header value: a host, optionally with a port (none: any port).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AllowedHost {
-    /// Lower-case host name or IP address, IPv6 without brackets.
-    pub host: String,
-    /// The port, or `None` for any port.
-    pub port: Option<u16>,
-}
-
-impl AllowedHost {
-    /// Parses `host` or `host:port` (IPv6 in brackets). `None` when it is not an authority.
-    pub fn parse(entry: &str) -> Option<Self> {
-        let entry = entry.trim();
-        if entry.is_empty() || entry.contains(['@', '/', '?', '#']) {
-            return None;
-        }
-        let authority = http::uri::Authority::try_from(entry).ok()?;
-        let host = authority.host();
-        if host.is_empty() {
-            return None;
-        }
-        // Whatever follows the host must be nothing, or `:` and a port that fits in 16 bits.
-        let port = match authority.as_str().get(host.len()..) {
-            Some("") => None,
-            Some(rest) => Some(rest.strip_prefix(':')?.parse::<u16>().ok()?),
-            None => return None,
-        };
-        Some(Self {
-            host: normalise_host(host),
-            port,
-        })
-    }
-}
-
-impl fmt::Display for AllowedHost {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let host = if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
-        match self.port {
-            Some(port) => write!(f, "{host}:{port}"),
-            None => f.write_str(&host),
-        }
-    }
-}
-
-/// Lower-cases a host and removes IPv6 brackets.
-pub(crate) fn normalise_host(host: &str) -> String {
-    host.trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_ascii_lowercase()
-}
-
-/// The port part of an allowed origin.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OriginPort {
-    /// `:*`: any port.
-    Any,
-    /// One port (an entry without a port means the scheme's default, 80 or 443).
-    Exact(u16),
-}
-
-/// An extra accepted `Origin` header value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AllowedOrigin {
-    /// `null`, which browsers send from sandboxed or file pages.
-    Null,
-    /// `scheme://host[:port]`.
-    Tuple {
-        /// `http` or `https`.
-        scheme: String,
-        /// Lower-case host, IPv6 without brackets.
-        host: String,
-        /// The port.
-        port: OriginPort,
-    },
-}
-
-impl AllowedOrigin {
-    /// Parses `null` or `http(s)://host[:port|:*]` (nothing after the authority but an optional
-    /// `/`). `None` when it is not of that shape.
-    pub fn parse(entry: &str) -> Option<Self> {
-        let entry = entry.trim();
-        if entry.eq_ignore_ascii_case("null") {
-            return Some(Self::Null);
-        }
-        let (scheme, rest) = entry.split_once("://")?;
-        let scheme = scheme.to_ascii_lowercase();
-        let default_port = match scheme.as_str() {
-            "http" => 80,
-            "https" => 443,
-            _ => return None,
-        };
-        let rest = rest.strip_suffix('/').unwrap_or(rest);
-        let (authority, any_port) = match rest.strip_suffix(":*") {
-            Some(authority) => (authority, true),
-            None => (rest, false),
-        };
-        let parsed = AllowedHost::parse(authority)?;
-        let port = match (any_port, parsed.port) {
-            (true, None) => OriginPort::Any,
-            (true, Some(_)) => return None,
-            (false, Some(port)) => OriginPort::Exact(port),
-            (false, None) => OriginPort::Exact(default_port),
-        };
-        Some(Self::Tuple {
-            scheme,
-            host: parsed.host,
-            port,
-        })
-    }
-}
-
-impl fmt::Display for AllowedOrigin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Null => f.write_str("null"),
-            Self::Tuple { scheme, host, port } => {
-                let host = if host.contains(':') {
-                    format!("[{host}]")
-                } else {
-                    host.clone()
-                };
-                match port {
-                    OriginPort::Any => write!(f, "{scheme}://{host}:*"),
-                    OriginPort::Exact(port) => write!(f, "{scheme}://{host}:{port}"),
-                }
-            }
-        }
-    }
-}
-
-/// Where the audit log goes (`OPENGIST_MCP_AUDIT_LOG`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AuditLog {
-    /// `stderr`: one JSON line each, between the log lines.
-    Stderr,
-    /// A file, appended to (created if missing).
-    File(std::path::PathBuf),
-}
-
-/// Longest accepted `OPENGIST_MCP_REPLICA_ID`.
-pub const MAX_REPLICA_ID_LEN: usize = 64;
 
 /// Everything the server needs to know, parsed and checked.
 #[derive(Debug, Clone)]
@@ -1233,100 +1061,35 @@ fn parse_token(raw: &str, warnings: &mut Vec<String>) -> Result<Secret, ConfigEr
     Ok(Secret::new(token))
 }
 
-/// Hex first (a hex string is also valid base64), then base64 in its four spellings.
+/// Hex or base64, at least 32 bytes: the framework's parser, with this server's messages.
 fn parse_seal_key(raw: &str) -> Result<SealKey, ConfigError> {
-    let raw = raw.trim();
-    let bytes = decode_hex(raw)
-        .or_else(|| {
-            use base64::engine::general_purpose::{
-                STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD,
-            };
-            [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
-                .iter()
-                .find_map(|engine| engine.decode(raw).ok())
-        })
-        .ok_or(ConfigError::SealKeyEncoding)?;
-    if bytes.len() < MIN_SEAL_KEY_BYTES {
-        return Err(ConfigError::SealKeyTooShort { bytes: bytes.len() });
-    }
-    SealKey::from_bytes(&bytes)
-        .map_err(|too_short| ConfigError::SealKeyTooShort { bytes: too_short.0 })
-}
-
-fn decode_hex(raw: &str) -> Option<Vec<u8>> {
-    if raw.is_empty() || !raw.len().is_multiple_of(2) {
-        return None;
-    }
-    raw.as_bytes()
-        .chunks_exact(2)
-        .map(|pair| {
-            let high = char::from(pair[0]).to_digit(16)?;
-            let low = char::from(pair[1]).to_digit(16)?;
-            u8::try_from(high * 16 + low).ok()
-        })
-        .collect()
+    serving::parse_seal_key(raw).map_err(|problem| match problem {
+        SealKeyProblem::Encoding => ConfigError::SealKeyEncoding,
+        SealKeyProblem::TooShort(bytes) => ConfigError::SealKeyTooShort { bytes },
+    })
 }
 
 fn parse_http_token(raw: &str) -> Result<Secret, ConfigError> {
-    let token = raw.trim();
-    if token.len() < MIN_HTTP_TOKEN_LEN || !token.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(ConfigError::HttpToken);
-    }
-    Ok(Secret::new(token))
+    serving::parse_http_token(raw).ok_or(ConfigError::HttpToken)
 }
 
 /// `redis://` or `rediss://` with a host. The value is never echoed.
 fn parse_redis_url(raw: &str) -> Result<Secret, ConfigError> {
-    let raw = raw.trim();
-    let url = Url::parse(raw).map_err(|_| ConfigError::RedisUrl)?;
-    if !matches!(url.scheme(), "redis" | "rediss") || url.host_str().is_none_or(str::is_empty) {
-        return Err(ConfigError::RedisUrl);
-    }
-    Ok(Secret::new(raw))
+    serving::parse_redis_url(raw).ok_or(ConfigError::RedisUrl)
 }
 
 /// `stderr` (any case), or a path that does not end in `/`.
 fn parse_audit_log(raw: &str) -> Result<AuditLog, ConfigError> {
-    let raw = raw.trim();
-    if raw.eq_ignore_ascii_case("stderr") {
-        return Ok(AuditLog::Stderr);
-    }
-    if raw.ends_with('/') || raw == "." || raw == ".." {
-        return Err(ConfigError::AuditLog);
-    }
-    Ok(AuditLog::File(raw.into()))
+    serving::parse_audit_log(raw).ok_or(ConfigError::AuditLog)
 }
 
 fn parse_replica_id(raw: &str) -> Result<String, ConfigError> {
-    let id = raw.trim();
-    let shaped = (1..=MAX_REPLICA_ID_LEN).contains(&id.len())
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b':'));
-    if !shaped {
-        return Err(ConfigError::ReplicaId);
-    }
-    Ok(id.to_owned())
+    serving::parse_replica_id(raw).ok_or(ConfigError::ReplicaId)
 }
 
 /// `IP:PORT`, `[IPv6]:PORT`, `localhost:PORT`, or a bare `PORT` (127.0.0.1).
 fn parse_http_addr(raw: &str) -> Result<SocketAddr, ConfigError> {
-    let raw = raw.trim();
-    if let Ok(addr) = raw.parse::<SocketAddr>() {
-        return Ok(addr);
-    }
-    let port = match raw.strip_prefix("localhost:") {
-        Some(port) => port,
-        None => raw,
-    };
-    port.parse::<u16>()
-        .map(|port| SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port))
-        .map_err(|_| ConfigError::HttpAddr)
-}
-
-/// Whether an address only this machine can reach (IPv4-mapped loopback included).
-pub fn is_loopback(ip: IpAddr) -> bool {
-    ip.to_canonical().is_loopback()
+    serving::parse_http_addr(raw).ok_or(ConfigError::HttpAddr)
 }
 
 fn parse_number(raw: &str, setting: &'static str, min: u64, max: u64) -> Result<u64, ConfigError> {
@@ -1359,16 +1122,6 @@ fn split_list(list: Option<String>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hex_decoding() {
-        assert_eq!(decode_hex("00ff10"), Some(vec![0, 255, 16]));
-        assert_eq!(decode_hex("0"), None);
-        assert_eq!(decode_hex("zz"), None);
-        assert_eq!(decode_hex(""), None);
-        // Multi-byte UTF-8 must not panic.
-        assert_eq!(decode_hex("éé"), None);
-    }
 
     #[test]
     fn resources_switch_is_strict_and_on_by_default() {

@@ -3,13 +3,14 @@
 
 use std::process::ExitCode;
 
+use mcp_guard::serve::shutdown_signal;
+use mcp_guard::serve::stdio::serve_stdio;
 use opengist_mcp::cli::{CliArgs, Command};
 use opengist_mcp::config::Config;
-use opengist_mcp::http::{HttpOptions, bind_http};
+use opengist_mcp::http::{bind_http, options_from_config};
 use opengist_mcp::server::SERVER_NAME;
 use opengist_mcp::tools::OpengistServer;
 use opengist_mcp::{doctor, healthcheck, logging};
-use rmcp::ServiceExt;
 
 fn fail(message: impl std::fmt::Display, code: i32) -> ExitCode {
     eprintln!("{SERVER_NAME}: {message}");
@@ -65,18 +66,16 @@ async fn serve(config: Config) -> ExitCode {
     match config.http_addr {
         None => {
             tracing::info!(tools, "serving MCP on stdio");
-            let running = match server.serve(opengist_mcp::stdio::stdio()).await {
-                Ok(running) => running,
-                Err(error) => return fail(format!("the MCP session could not start: {error}"), 1),
-            };
-            match running.waiting().await {
-                Ok(_) => ExitCode::SUCCESS,
-                Err(error) => fail(format!("the MCP session ended with an error: {error}"), 1),
+            // A client that closes stdin before its first request is told the session did not
+            // start (exit 1), as before.
+            match serve_stdio(server).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => fail(&error, 1),
             }
         }
         Some(addr) => {
             let factory = move || Ok(server.clone());
-            let bound = match bind_http(addr, factory, HttpOptions::from_config(&config)).await {
+            let bound = match bind_http(addr, factory, options_from_config(&config)).await {
                 Ok(bound) => bound,
                 Err(error) => return fail(&error, error.exit_code()),
             };
@@ -89,27 +88,5 @@ async fn serve(config: Config) -> ExitCode {
                 Err(error) => fail(&error, error.exit_code()),
             }
         }
-    }
-}
-
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut terminate) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = terminate.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }

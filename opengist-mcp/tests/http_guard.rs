@@ -5,8 +5,9 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use mcp_guard::{Guard, Guarded};
 use opengist_mcp::config::{AllowedHost, AllowedOrigin, Secret};
-use opengist_mcp::http::{BoundHttp, HttpError, HttpOptions, bind_http};
+use opengist_mcp::http::{BoundHttp, HttpError, HttpOptions, bind_http, http_options};
 use rmcp::{
     ClientLifecycleMode, ClientServiceExt, RoleServer, ServerHandler, ServiceExt,
     handler::server::router::tool::ToolRouter,
@@ -24,17 +25,25 @@ use tokio::sync::oneshot;
 
 const TOKEN: &str = "test-bearer-secret-0123456789";
 
-/// A one-tool server.
+/// A one-tool server (with a guard: HTTP serving binds sessions by the guard's principal rule).
 #[derive(Debug, Clone)]
 struct Ping {
     tool_router: ToolRouter<Self>,
+    guard: Guard,
 }
 
 impl Ping {
     fn new() -> Self {
         Self {
             tool_router: Self::tool_router(),
+            guard: Guard::builder("ping").build(),
         }
+    }
+}
+
+impl Guarded for Ping {
+    fn guard(&self) -> &Guard {
+        &self.guard
     }
 }
 
@@ -110,7 +119,7 @@ async fn start(options: HttpOptions) -> Running {
 fn with_token() -> HttpOptions {
     HttpOptions {
         bearer_token: Some(Secret::new(TOKEN)),
-        ..HttpOptions::default()
+        ..http_options()
     }
 }
 
@@ -142,7 +151,7 @@ async fn error_code(response: reqwest::Response) -> String {
 
 #[tokio::test]
 async fn legacy_initialize_post_works() {
-    let running = start(HttpOptions::default()).await;
+    let running = start(http_options()).await;
     let client = reqwest::Client::new();
     let response = initialize(&client, &running).send().await.expect("sent");
     assert_eq!(response.status(), 200);
@@ -157,7 +166,7 @@ async fn legacy_initialize_post_works() {
 
 #[tokio::test]
 async fn host_header_is_checked() {
-    let running = start(HttpOptions::default()).await;
+    let running = start(http_options()).await;
     let port = running.addr.port();
     let client = reqwest::Client::new();
     for (host, status) in [
@@ -202,7 +211,7 @@ async fn extra_hosts_are_accepted() {
             AllowedHost::parse("mcp.example.com").expect("entry"),
             AllowedHost::parse("pinned.example.com:8443").expect("entry"),
         ],
-        ..HttpOptions::default()
+        ..http_options()
     })
     .await;
     let client = reqwest::Client::new();
@@ -239,7 +248,7 @@ async fn origin_header_is_checked() {
             AllowedOrigin::parse("https://app.example.com").expect("entry"),
             AllowedOrigin::parse("http://any-port.example:*").expect("entry"),
         ],
-        ..HttpOptions::default()
+        ..http_options()
     })
     .await;
     let client = reqwest::Client::new();
@@ -349,7 +358,7 @@ async fn bearer_secret_is_required_when_configured() {
 
 #[tokio::test]
 async fn healthz_and_unknown_paths() {
-    let running = start(HttpOptions::default()).await;
+    let running = start(http_options()).await;
     let client = reqwest::Client::new();
     let response = client
         .get(running.url("/healthz"))
@@ -372,7 +381,7 @@ async fn healthz_and_unknown_paths() {
 async fn non_loopback_without_a_secret_is_refused() {
     for addr in ["0.0.0.0:0", "[::]:0", "192.0.2.1:0"] {
         let addr: SocketAddr = addr.parse().expect("address");
-        let error = bind_http(addr, || Ok(Ping::new()), HttpOptions::default())
+        let error = bind_http(addr, || Ok(Ping::new()), http_options())
             .await
             .expect_err("refused");
         assert!(matches!(error, HttpError::TokenRequired { .. }), "{error}");
@@ -383,8 +392,8 @@ async fn non_loopback_without_a_secret_is_refused() {
 
 #[tokio::test]
 async fn a_taken_port_is_a_bind_error() {
-    let running = start(HttpOptions::default()).await;
-    let error = bind_http(running.addr, || Ok(Ping::new()), HttpOptions::default())
+    let running = start(http_options()).await;
+    let error = bind_http(running.addr, || Ok(Ping::new()), http_options())
         .await
         .expect_err("port in use");
     assert!(matches!(error, HttpError::Bind { .. }), "{error}");
@@ -481,7 +490,7 @@ async fn rmcp_client_discover_round_trip() {
 
 #[tokio::test]
 async fn shutdown_ends_open_sessions() {
-    let running = start(HttpOptions::default()).await;
+    let running = start(http_options()).await;
     // A legacy client holds a session (and its server-sent event stream) open.
     let client = ClientConfig::default()
         .serve(transport(&running, None))

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use opengist_mcp::config::Secret;
-use opengist_mcp::http::{HttpOptions, bind_http};
+use opengist_mcp::http::{HttpOptions, bind_http, http_options};
 use opengist_mcp::http_limits::HttpLimits;
 use opengist_mcp::tools::OpengistServer;
 use rmcp::model::{ClientConfig, ProtocolVersion};
@@ -31,7 +31,7 @@ async fn start(limits: HttpLimits) -> Running {
     let options = HttpOptions {
         bearer_token: Some(Secret::new(TOKEN)),
         limits,
-        ..HttpOptions::default()
+        ..http_options()
     };
     let bound = bind_http(
         "127.0.0.1:0".parse().expect("address"),

@@ -5,8 +5,9 @@
 //! replicas must therefore send every request of a session to that one replica. Hashing the
 //! `Mcp-Session-Id` cannot do it: `initialize` carries no session id, so it lands anywhere,
 //! and the hash of the id it gets back points at an unrelated replica. With a replica id
-//! configured (`OPENGIST_MCP_REPLICA_ID`), this manager makes ids of the form
-//! `<replica id>.<uuid>`, so the gateway routes on the prefix (the README's nginx `map`).
+//! configured (the replica-id setting), this manager makes ids of the form
+//! `<replica id>.<uuid>`, so the gateway routes on the prefix (an nginx `map` on the
+//! `Mcp-Session-Id` header's text before the first `.`).
 //! Everything else is rmcp's [`LocalSessionManager`].
 
 use std::sync::Arc;

@@ -13,7 +13,7 @@
 //!   - `DELETE /mcp` of a session answers `200` instead of rmcp's `202`: the official
 //!     Python SDK logs "Session termination failed: 202" for anything but `200`/`204`.
 //! - [`cors`] (outermost, so a browser's preflight, which carries no `Authorization`, is
-//!   answered): for origins listed in `OPENGIST_MCP_ALLOWED_ORIGINS` only, answers preflights
+//!   answered): for the origins in the allowed-origins setting only, answers preflights
 //!   and adds `Access-Control-Allow-Origin`, exposing `Mcp-Session-Id` and
 //!   `Mcp-Protocol-Version` so a browser client can keep its session. Loopback origins the gate
 //!   accepts anyway get no CORS headers unless listed: a page on some local port does not
@@ -31,8 +31,8 @@ use rmcp::model::{ClientJsonRpcMessage, ErrorCode, ProtocolVersion};
 use serde_json::{Value, json};
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
 
-use crate::config::{AllowedOrigin, OriginPort};
 use crate::http::MCP_PATH;
+use crate::settings::{AllowedOrigin, Origin};
 
 /// The most body bytes read to check a message. Far above any MCP request this server takes;
 /// a larger body is refused here rather than buffered.
@@ -231,30 +231,10 @@ pub fn cors(allowed: &[AllowedOrigin]) -> Option<CorsLayer> {
     )
 }
 
-/// Whether an `Origin` header value is one of `allowed` (scheme, host and port; `:*` any port).
+/// Whether an `Origin` header value is one of `allowed` (scheme, host and port; `:*` any
+/// port): the same parser and matcher as the gate's ([`Origin`]).
 pub fn origin_is_listed(allowed: &[AllowedOrigin], origin: &str) -> bool {
-    let Some(origin) = AllowedOrigin::parse(origin) else {
-        return false;
-    };
-    allowed.iter().any(|entry| match (entry, &origin) {
-        (AllowedOrigin::Null, AllowedOrigin::Null) => true,
-        (
-            AllowedOrigin::Tuple { scheme, host, port },
-            AllowedOrigin::Tuple {
-                scheme: origin_scheme,
-                host: origin_host,
-                port: OriginPort::Exact(origin_port),
-            },
-        ) => {
-            scheme == origin_scheme
-                && host == origin_host
-                && match port {
-                    OriginPort::Any => true,
-                    OriginPort::Exact(port) => port == origin_port,
-                }
-        }
-        _ => false,
-    })
+    Origin::parse(origin).is_some_and(|origin| origin.is_in(allowed))
 }
 
 #[cfg(test)]

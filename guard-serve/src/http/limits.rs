@@ -19,6 +19,8 @@
 //!   for that long is closed by rmcp; the memory it held goes back to the allocator and, on
 //!   glibc, is returned to the operating system (`malloc_trim`) once sessions were closed.
 //!
+//! Every refusal names the setting to change as the server calls it ([`SettingNames`]).
+//!
 //! The pieces are used by [`crate::http`]: [`HttpLimits::session_config`] for rmcp's session
 //! manager, [`layer`] around the routes, [`serve`] instead of `axum::serve`.
 
@@ -40,16 +42,11 @@ use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
-/// Default of `OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS`.
-pub const DEFAULT_HEADER_TIMEOUT_SECS: u64 = 10;
-/// Default of `OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS`.
-pub const DEFAULT_BODY_TIMEOUT_SECS: u64 = 30;
-/// Default of `OPENGIST_MCP_HTTP_MAX_CONNECTIONS`.
-pub const DEFAULT_MAX_CONNECTIONS: u64 = 256;
-/// Default of `OPENGIST_MCP_HTTP_MAX_SESSIONS`.
-pub const DEFAULT_MAX_SESSIONS: u64 = 512;
-/// Default of `OPENGIST_MCP_HTTP_SESSION_IDLE_SECS` (rmcp's own default).
-pub const DEFAULT_SESSION_IDLE_SECS: u64 = 300;
+use crate::settings::SettingNames;
+pub use crate::settings::{
+    DEFAULT_BODY_TIMEOUT_SECS, DEFAULT_HEADER_TIMEOUT_SECS, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECS,
+};
 /// Largest request body read, in bytes (as the stdio line cap); larger: `413`.
 pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 /// The `Retry-After` of a refused session, in seconds.
@@ -101,14 +98,27 @@ impl HttpLimits {
 struct LimitState {
     limits: HttpLimits,
     sessions: Arc<LocalSessionManager>,
+    body_timeout_setting: String,
+    max_sessions_setting: String,
 }
 
 /// Wraps `router` in the body timeout and the session cap. Put it inside the gate (so nothing
-/// is read for a request the gate refuses): `layer(routes, ..).layer(gate)`.
-pub fn layer(router: Router, limits: HttpLimits, sessions: Arc<LocalSessionManager>) -> Router {
+/// is read for a request the gate refuses): `layer(routes, ..).layer(gate)`. Refusals name
+/// the settings `names`.
+pub fn layer(
+    router: Router,
+    limits: HttpLimits,
+    sessions: Arc<LocalSessionManager>,
+    names: &SettingNames,
+) -> Router {
     spawn_memory_return(sessions.clone());
     router.layer(middleware::from_fn_with_state(
-        Arc::new(LimitState { limits, sessions }),
+        Arc::new(LimitState {
+            limits,
+            sessions,
+            body_timeout_setting: names.body_timeout.clone(),
+            max_sessions_setting: names.max_sessions.clone(),
+        }),
         limit,
     ))
 }
@@ -130,9 +140,9 @@ async fn limit(State(state): State<Arc<LimitState>>, request: Request, next: Nex
                 StatusCode::REQUEST_TIMEOUT,
                 "body_timeout",
                 &format!(
-                    "the request body did not arrive within {} s \
-                     (OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS); send it at once",
-                    state.limits.body_timeout.as_secs()
+                    "the request body did not arrive within {} s ({}); send it at once",
+                    state.limits.body_timeout.as_secs(),
+                    state.body_timeout_setting
                 ),
                 true,
             );
@@ -162,9 +172,10 @@ async fn limit(State(state): State<Arc<LimitState>>, request: Request, next: Nex
             StatusCode::SERVICE_UNAVAILABLE,
             "too_many_sessions",
             &format!(
-                "this server already holds {} sessions (OPENGIST_MCP_HTTP_MAX_SESSIONS); idle \
-                 ones close after {} s; try again later",
+                "this server already holds {} sessions ({}); idle ones close after {} s; try \
+                 again later",
                 state.limits.max_sessions,
+                state.max_sessions_setting,
                 state.limits.session_idle.as_secs()
             ),
             false,

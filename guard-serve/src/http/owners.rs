@@ -1,0 +1,220 @@
+//! Binds every legacy MCP session (`Mcp-Session-Id`) to the principal that opened it.
+//!
+//! A session carries pushed `elicitation/create` dialogs and their answers. Without this
+//! layer, anyone who learnt a session id could post into it (answer someone else's open dialog,
+//! call tools on it, close it, read its stream) with other credentials. Callers are told apart
+//! exactly as the server's guard tells principals apart: [`Guard::principal_of`] on the
+//! request's head, so the default rule (the `Authorization` header; none at all is a principal
+//! too) and a server's own [`GuardBuilder::principal`](mcp_guard_core::GuardBuilder::principal)
+//! both hold here. A request that names a session opened by another principal, or a live
+//! session this table does not know, is refused with `403` before rmcp sees it.
+//!
+//! With one shared bearer secret, every client that holds it sends the same header and is the
+//! same principal under the default rule.
+//!
+//! The owner of a session is recorded when rmcp's answer to the request that opened it carries
+//! the new `Mcp-Session-Id`. An entry goes when its session is closed by `DELETE`, and entries
+//! of sessions rmcp no longer holds (expired, ended) are dropped when the next session opens and
+//! every few seconds, so the table never outgrows rmcp's own.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use http::{HeaderMap, Method, StatusCode};
+use mcp_guard_core::{Caller, Guard};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+/// The header rmcp names sessions with.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// How often entries of sessions rmcp no longer holds are dropped.
+const PRUNE_EVERY: Duration = Duration::from_secs(5);
+
+fn session_of(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(SESSION_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// The session table: which principal opened which session.
+pub(crate) struct SessionOwners {
+    owners: Mutex<HashMap<String, String>>,
+    sessions: Arc<LocalSessionManager>,
+    guard: Guard,
+}
+
+impl SessionOwners {
+    /// A table for the sessions of `sessions`, telling principals apart by `guard`'s rule.
+    /// Starts the task that drops entries of ended sessions (it ends with the table).
+    pub(crate) fn new(sessions: Arc<LocalSessionManager>, guard: Guard) -> Arc<Self> {
+        let owners = Arc::new(Self {
+            owners: Mutex::new(HashMap::new()),
+            sessions,
+            guard,
+        });
+        spawn_pruning(Arc::downgrade(&owners));
+        owners
+    }
+
+    fn table(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        self.owners.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn owner(&self, session: &str) -> Option<String> {
+        self.table().get(session).cloned()
+    }
+
+    /// Drops the entries of sessions rmcp no longer holds.
+    async fn prune(&self) {
+        let sessions = self.sessions.sessions.read().await;
+        self.table()
+            .retain(|id, _| sessions.contains_key(id.as_str()));
+    }
+
+    async fn record(&self, session: String, principal: String) {
+        self.prune().await;
+        self.table().insert(session, principal);
+    }
+
+    fn forget(&self, session: &str) {
+        self.table().remove(session);
+    }
+
+    async fn is_live(&self, session: &str) -> bool {
+        self.sessions.sessions.read().await.contains_key(session)
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.table().len()
+    }
+}
+
+fn spawn_pruning(owners: Weak<SessionOwners>) {
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(PRUNE_EVERY);
+        loop {
+            ticks.tick().await;
+            let Some(owners) = owners.upgrade() else {
+                return;
+            };
+            owners.prune().await;
+        }
+    });
+}
+
+/// The middleware: refuses requests on another principal's session; records new sessions.
+pub(crate) async fn bind_sessions(
+    State(owners): State<Arc<SessionOwners>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    let principal = owners.guard.principal_of(&Caller::http(&parts));
+    let request = Request::from_parts(parts, body);
+    match session_of(request.headers()) {
+        Some(session) => {
+            let mine = match owners.owner(&session) {
+                Some(owner) => owner == principal,
+                // A session rmcp holds without a recorded owner is nobody's to use; unknown
+                // sessions go on to rmcp, which answers 404 for them.
+                None => !owners.is_live(&session).await,
+            };
+            if !mine {
+                tracing::warn!("refused a request on an MCP session that another principal opened");
+                return super::json_error(
+                    StatusCode::FORBIDDEN,
+                    "session_not_yours",
+                    "this Mcp-Session-Id belongs to a session opened by another caller (other \
+                     credentials, such as another Authorization header): open your own session \
+                     with `initialize`",
+                );
+            }
+            let closing = request.method() == Method::DELETE;
+            let response = next.run(request).await;
+            if closing && response.status().is_success() {
+                owners.forget(&session);
+            }
+            response
+        }
+        None => {
+            let response = next.run(request).await;
+            if let Some(session) = session_of(response.headers()) {
+                owners.record(session, principal).await;
+            }
+            response
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_guard_core::default_principal;
+
+    fn parts(authorization: Option<&str>) -> http::request::Parts {
+        let mut builder = http::Request::builder().uri("/mcp");
+        if let Some(value) = authorization {
+            builder = builder.header(http::header::AUTHORIZATION, value);
+        }
+        builder.body(()).expect("request").into_parts().0
+    }
+
+    #[test]
+    fn principals_differ_by_authorization_header_and_none_is_one() {
+        let guard = Guard::builder("test").build();
+        let of = |authorization| guard.principal_of(&Caller::http(&parts(authorization)));
+        assert_ne!(of(Some("Bearer alice")), of(Some("Bearer mallory")));
+        assert_eq!(of(Some("Bearer alice")), of(Some("Bearer alice")));
+        assert_ne!(of(Some("Bearer alice")), of(None));
+        assert_eq!(of(None), default_principal(&Caller::local()));
+    }
+
+    #[test]
+    fn a_custom_principal_rule_is_the_one_applied() {
+        let guard = Guard::builder("test")
+            .principal(|caller| {
+                caller
+                    .header("x-user")
+                    .and_then(|value| value.to_str().ok())
+                    .unwrap_or("nobody")
+                    .to_owned()
+            })
+            .build();
+        let mut alice = parts(Some("Bearer same"));
+        alice
+            .headers
+            .insert("x-user", "alice".parse().expect("value"));
+        let mut bob = parts(Some("Bearer same"));
+        bob.headers.insert("x-user", "bob".parse().expect("value"));
+        assert_eq!(guard.principal_of(&Caller::http(&alice)), "alice");
+        assert_ne!(
+            guard.principal_of(&Caller::http(&alice)),
+            guard.principal_of(&Caller::http(&bob))
+        );
+    }
+
+    #[tokio::test]
+    async fn closed_sessions_are_forgotten() {
+        let owners = SessionOwners::new(
+            Arc::new(LocalSessionManager::default()),
+            Guard::builder("test").build(),
+        );
+        owners.record("one".to_owned(), "local".to_owned()).await;
+        owners.record("two".to_owned(), "local".to_owned()).await;
+        // rmcp holds neither: only the newest entry is kept.
+        assert_eq!(owners.len(), 1);
+        assert_eq!(owners.owner("two").as_deref(), Some("local"));
+        assert_eq!(owners.owner("one"), None);
+        owners.prune().await;
+        assert_eq!(owners.len(), 0);
+        owners.record("three".to_owned(), "local".to_owned()).await;
+        owners.forget("three");
+        assert_eq!(owners.len(), 0);
+    }
+}

@@ -1,0 +1,273 @@
+//! Serving for [`mcp-guard`](https://docs.rs/mcp-guard) servers: the hardened stdio, and
+//! streamable HTTP behind a gate that binds every session to the principal that opened it.
+//!
+//! Most servers use this through the facade (`mcp_guard::Serving`, `mcp_guard::serve`). The
+//! whole serving part of a guarded server:
+//!
+//! ```no_run
+//! # use mcp_guard_core::{Guard, Guarded};
+//! # use rmcp::{ServerHandler, model::ServerInfo};
+//! # #[derive(Clone)] struct NotesServer { guard: Guard }
+//! # impl Guarded for NotesServer { fn guard(&self) -> &Guard { &self.guard } }
+//! # impl ServerHandler for NotesServer { fn get_info(&self) -> ServerInfo { ServerInfo::default() } }
+//! # async fn run() -> Result<(), mcp_guard_serve::ServeError> {
+//! // NOTES_HTTP_ADDR, NOTES_HTTP_TOKEN, NOTES_SEAL_KEY, NOTES_REDIS_URL, ... and ELICITATION.
+//! let serving = mcp_guard_serve::Serving::from_env("notes", "NOTES")?;
+//! let server = NotesServer { guard: serving.guard().build() };
+//! serving.serve(server).await // stdio, or HTTP when NOTES_HTTP_ADDR is set
+//! # }
+//! ```
+//!
+//! What it brings, none of it to configure away:
+//! - **stdio** ([`stdio`]): the guard's transport that answers every line (a malformed one
+//!   gets `-32700`, an oversized one is cut), nothing but protocol on stdout.
+//! - **HTTP** ([`http`], feature `http`): `/mcp` and `/healthz` behind the `Host`/`Origin`/bearer
+//!   gate, legacy sessions for pushed dialogs, each bound to the principal that opened it by the
+//!   guard's own principal rule (another principal's tool call, dialog answer, `DELETE` or `GET`
+//!   stream on it is refused before rmcp sees it), a session cap and idle expiry, header and body
+//!   timeouts and a connection cap, JSON-RPC answers where rmcp would say `415`, CORS for listed
+//!   origins, and graceful shutdown on SIGINT and SIGTERM that cancels pending calls.
+//! - **replicas**: a shared seal key, the Redis spent-answer store ([`redis`], feature
+//!   `redis`), the JSON-lines audit log ([`audit`]) and session ids prefixed with the replica id
+//!   so a gateway (nginx) can send every request of a session to the replica holding it.
+//!
+//! Setting names come from the server ([`SettingNames`]): `Serving::from_env("notes",
+//! "NOTES")` reads `NOTES_*`, and every message names those variables.
+#![warn(missing_docs)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use mcp_guard_core::{AuditSink, Guard, GuardBuilder, Guarded, NonceStore};
+
+pub mod audit;
+#[cfg(feature = "http")]
+pub mod http;
+#[cfg(feature = "redis")]
+pub mod redis;
+pub mod settings;
+pub mod shutdown;
+pub mod stdio;
+
+pub use settings::{ServeSettings, SettingError, SettingNames};
+pub use shutdown::shutdown_signal;
+
+/// Why serving could not start or stopped with an error. Every message names the setting to
+/// change as the server calls it.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// A setting cannot be used.
+    #[error(transparent)]
+    Setting(#[from] SettingError),
+    /// The audit log cannot be opened.
+    #[error(transparent)]
+    AuditLog(#[from] audit::AuditLogError),
+    /// The Redis URL cannot be used.
+    #[cfg(feature = "redis")]
+    #[error(transparent)]
+    Redis(#[from] mcp_guard_redis::RedisStoreError),
+    /// A Redis URL is set but this build has no Redis support.
+    #[error(
+        "{setting} is set, but this server was built without Redis support (the `redis` \
+         feature of mcp-guard); unset it, or rebuild with that feature"
+    )]
+    NoRedisSupport {
+        /// The setting.
+        setting: String,
+    },
+    /// An HTTP address is set but this build has no HTTP support.
+    #[error(
+        "{setting} is set, but this server was built without HTTP support (the `serve-http` \
+         feature of mcp-guard); unset it to serve stdio"
+    )]
+    NoHttpSupport {
+        /// The setting.
+        setting: String,
+    },
+    /// HTTP serving failed.
+    #[cfg(feature = "http")]
+    #[error(transparent)]
+    Http(#[from] http::HttpError),
+    /// The stdio session failed.
+    #[error(transparent)]
+    Stdio(#[from] stdio::StdioError),
+}
+
+impl ServeError {
+    /// The process exit code for this error: 1.
+    pub fn exit_code(&self) -> i32 {
+        1
+    }
+}
+
+/// One process's serving: its settings read, its replica pieces (seal key, spent-answer store,
+/// audit log) built, ready to give its guard ([`Serving::guard`]) and to serve
+/// ([`Serving::serve`]).
+pub struct Serving {
+    name: String,
+    settings: ServeSettings,
+    nonces: Option<Arc<dyn NonceStore>>,
+    #[cfg(feature = "redis")]
+    redis: Option<mcp_guard_redis::RedisNonceStore>,
+    audit: Option<Arc<dyn AuditSink>>,
+}
+
+impl std::fmt::Debug for Serving {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Serving")
+            .field("name", &self.name)
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Serving {
+    /// Reads `ELICITATION` and the `<prefix>_*` settings ([`SettingNames::with_prefix`]) from
+    /// the environment, opens the audit log and sets up the Redis store (without connecting).
+    /// `name` is the server's name (in the guard's texts and the Redis keys, `<name>:spent:`).
+    /// Prints the guard's notice when `ELICITATION=false` and logs configuration warnings. Call
+    /// it inside the tokio runtime.
+    pub fn from_env(name: &str, prefix: &str) -> Result<Self, ServeError> {
+        Self::from_settings(name, ServeSettings::from_env(prefix)?)
+    }
+
+    /// As [`Serving::from_env`], from settings already read.
+    pub fn from_settings(name: &str, settings: ServeSettings) -> Result<Self, ServeError> {
+        if !settings.elicitation {
+            eprintln!("{}", mcp_guard_core::elicitation_off_notice(name));
+        }
+        for warning in settings.warnings() {
+            tracing::warn!("{warning}");
+        }
+        let audit = match &settings.audit_log {
+            Some(log) => {
+                let replica = settings
+                    .replica_id
+                    .clone()
+                    .unwrap_or_else(settings::default_replica_id);
+                Some(audit::audit_sink(log, &replica, &settings.names.audit_log)?)
+            }
+            None => None,
+        };
+        #[cfg(feature = "redis")]
+        let redis = match &settings.redis_url {
+            Some(url) => Some(redis::redis_store(
+                url,
+                &settings.names.redis_url,
+                &format!("{name}:spent:"),
+            )?),
+            None => None,
+        };
+        #[cfg(feature = "redis")]
+        let nonces = redis.as_ref().map(redis::nonce_store);
+        #[cfg(not(feature = "redis"))]
+        let nonces = match &settings.redis_url {
+            Some(_) => {
+                return Err(ServeError::NoRedisSupport {
+                    setting: settings.names.redis_url.clone(),
+                });
+            }
+            None => None,
+        };
+        Ok(Self {
+            name: name.to_owned(),
+            settings,
+            nonces,
+            #[cfg(feature = "redis")]
+            redis,
+            audit,
+        })
+    }
+
+    /// The settings read.
+    pub fn settings(&self) -> &ServeSettings {
+        &self.settings
+    }
+
+    /// Serve HTTP at `addr` instead of what `<PREFIX>_HTTP_ADDR` says (e.g. from a `--http`
+    /// flag); `None` keeps the setting.
+    pub fn http_addr(mut self, addr: Option<SocketAddr>) -> Self {
+        if addr.is_some() {
+            self.settings.http_addr = addr;
+        }
+        self
+    }
+
+    /// A guard builder for this server with the settings applied: its name, `ELICITATION`,
+    /// the shared seal key, the spent-answer store and the audit log. Add anything else
+    /// (a principal rule, timeouts) and `build()` it.
+    pub fn guard(&self) -> GuardBuilder {
+        let mut builder = Guard::builder(&self.name).elicitation(self.settings.elicitation);
+        if let Some(key) = &self.settings.seal_key {
+            builder = builder.key(key.clone());
+        }
+        if let Some(store) = &self.nonces {
+            builder = builder.nonce_store(store.clone());
+        }
+        if let Some(sink) = &self.audit {
+            builder = builder.audit(sink.clone());
+        }
+        builder
+    }
+
+    /// Serves `server` over HTTP when an address is set (every session gets a clone), else on
+    /// stdio; until stdin closes, or SIGINT/SIGTERM for HTTP. A client that closes stdin before
+    /// its first request ends stdio serving normally.
+    pub async fn serve<S>(self, server: S) -> Result<(), ServeError>
+    where
+        S: rmcp::ServerHandler + Guarded + Clone + Send + Sync + 'static,
+    {
+        match self.settings.http_addr {
+            #[cfg(feature = "http")]
+            Some(addr) => self.serve_http(addr, server).await,
+            #[cfg(not(feature = "http"))]
+            Some(_) => Err(ServeError::NoHttpSupport {
+                setting: self.settings.names.http_addr.clone(),
+            }),
+            None => self.serve_stdio(server).await,
+        }
+    }
+
+    /// Serves `server` on stdio with the hardened transport, until stdin closes.
+    pub async fn serve_stdio<S>(self, server: S) -> Result<(), ServeError>
+    where
+        S: rmcp::ServerHandler + Send + 'static,
+    {
+        self.report_redis().await;
+        tracing::info!("serving MCP over stdio");
+        match stdio::serve_stdio(server).await {
+            Err(error) if error.closed_before_start() => {
+                tracing::info!("stdin closed before the first request; exiting");
+                Ok(())
+            }
+            other => Ok(other?),
+        }
+    }
+
+    /// Serves `server` over streamable HTTP at `addr` (every session gets a clone) until
+    /// SIGINT or SIGTERM; then cancels every session and waits for open requests.
+    #[cfg(feature = "http")]
+    pub async fn serve_http<S>(self, addr: SocketAddr, server: S) -> Result<(), ServeError>
+    where
+        S: rmcp::ServerHandler + Guarded + Clone + Send + Sync + 'static,
+    {
+        self.report_redis().await;
+        let options = http::HttpOptions::from_settings(&self.settings);
+        let bound = http::bind_http(addr, move || Ok(server.clone()), options).await?;
+        eprintln!(
+            "{}: serving MCP over streamable HTTP at http://{}{}",
+            self.name,
+            bound.local_addr(),
+            http::MCP_PATH
+        );
+        bound.serve(shutdown_signal()).await?;
+        Ok(())
+    }
+
+    async fn report_redis(&self) {
+        #[cfg(feature = "redis")]
+        if let Some(store) = &self.redis {
+            redis::report_redis(store).await;
+        }
+    }
+}
