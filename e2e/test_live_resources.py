@@ -401,3 +401,29 @@ async def test_list_changed_after_this_servers_own_write(opengist_env, live_serv
         assert og.files(gist_id) == {f"{m}.txt": f"{m}\n"}
         first = await client.list_resources()
     assert uri(gist_id, f"{m}.txt") in [r.uri for r in first.resources], "the new gist is listed first"
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_list_changed_on_a_listen_stream_after_this_servers_own_write(opengist_env, live_server, transport):
+    """2026-07-28 has no sessions to push to: a client opens `subscriptions/listen` asking for
+    `resourcesListChanged`, and this server's write sends it on that stream."""
+    from mcp.client.subscriptions import ResourcesListChanged
+
+    og = api(opengist_env)
+    m = marker()
+    async with resource_client(live_server, "2026-07-28") as client:
+        async with client.listen(resources_list_changed=True, tools_list_changed=True) as sub:
+            assert sub.honored.resources_list_changed is True
+            assert not sub.honored.tools_list_changed, "only what the server can keep"
+            created = await ok(
+                client,
+                "create_gist",
+                {"files": [{"filename": f"{m}.txt", "content": f"{m}\n"}], "visibility": "private", "title": m},
+            )
+            with anyio.fail_after(20):
+                event = await sub.__anext__()
+            assert isinstance(event, ResourcesListChanged), event
+        gist_id = created["gist"]["id"]
+        assert og.files(gist_id) == {f"{m}.txt": f"{m}\n"}
+        first = await client.list_resources()
+    assert uri(gist_id, f"{m}.txt") in [r.uri for r in first.resources]

@@ -7,9 +7,9 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, Implementation, ListResourceTemplatesResult,
     ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig,
+    ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler, tool_handler};
 
 use crate::cache::{GistCache, Principal};
@@ -188,6 +188,24 @@ impl ServerHandler for OpengistServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         self.read_resource_uri(&request.uri).await.map(Into::into)
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.resources_enabled().then(|| {
+            SubscriptionFilter::builder()
+                .resources_list_changed()
+                .build()
+        })
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let _listening = (context.accepted().resources_list_changed == Some(true))
+            .then(|| self.shared.resources.watchers().listen(context.sink()));
+        context.cancelled().await;
+        Ok(())
     }
 
     async fn complete(

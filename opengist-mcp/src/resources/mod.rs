@@ -11,8 +11,9 @@
 //! - `completion/complete` ([`complete`]): gist ids, filenames and revisions.
 //! - Tool results of `get_gist` and `search_gists` carry a `resource_link` for each file
 //!   they name ([`links`]).
-//! - After this server's own writes, legacy sessions that listed resources are told the list
-//!   changed ([`notify`]). `resources/subscribe` is not offered (see the README).
+//! - After this server's own writes, legacy sessions that listed resources, and 2026-07-28
+//!   `subscriptions/listen` streams that asked for it, are told the list changed
+//!   ([`notify`]). `resources/subscribe` is not offered (see the README).
 //!
 //! The same rules as the tools: everything read is marked untrusted (`_meta.untrusted`),
 //! every answer is bounded, nothing of a gist is logged. Resources exist only when

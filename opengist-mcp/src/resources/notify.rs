@@ -1,18 +1,21 @@
-//! `notifications/resources/list_changed` after this server's own writes, to every legacy
-//! (2025-11-25) session that listed resources.
+//! `notifications/resources/list_changed` after this server's own writes: to every legacy
+//! (2025-11-25) session that listed resources, and to every open 2026-07-28
+//! `subscriptions/listen` stream that asked for `resourcesListChanged`.
 //!
-//! A session is remembered when it calls `resources/list` over a channel that can carry a
-//! notification (a session made by `initialize`: stdio, or stateful HTTP); 2026-07-28
-//! requests are stateless and have no such channel. At most [`MAX_WATCHERS`] sessions are
-//! remembered (the oldest is forgotten first) and closed ones are dropped whenever the list is
-//! touched, so the list stays bounded however many sessions come and go. Sending never holds
-//! up the write that caused it: it runs on its own task, each send bounded by
-//! [`SEND_TIMEOUT`].
+//! A legacy session is remembered when it calls `resources/list` over a channel that can carry
+//! a notification (a session made by `initialize`: stdio, or stateful HTTP); other 2026-07-28
+//! requests are stateless and have no such channel, so there the client opens a
+//! `subscriptions/listen` stream, remembered for as long as it is open. At most
+//! [`MAX_WATCHERS`] of each are remembered (the oldest is forgotten first) and closed ones are
+//! dropped whenever the list is touched, so the lists stay bounded however many sessions come
+//! and go. Sending never holds up the write that caused it: it runs on its own task, each send
+//! bounded by [`SEND_TIMEOUT`].
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::service::{Peer, RoleServer};
+use rmcp::model::{ResourceListChangedNotification, ServerNotification};
+use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 
 /// Sessions remembered at most.
 pub const MAX_WATCHERS: usize = 1024;
@@ -23,6 +26,28 @@ pub const SEND_TIMEOUT: Duration = Duration::from_secs(2);
 #[derive(Default)]
 pub struct ListWatchers {
     peers: Mutex<Vec<Peer<RoleServer>>>,
+    streams: Mutex<Vec<(Arc<()>, SubscriptionSink)>>,
+}
+
+/// Forgets a `subscriptions/listen` stream when dropped (the stream ended).
+pub struct Listening<'a> {
+    watchers: &'a ListWatchers,
+    key: Arc<()>,
+}
+
+impl Drop for Listening<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut streams) = self.watchers.streams.lock() {
+            streams.retain(|(key, _)| !Arc::ptr_eq(key, &self.key));
+        }
+    }
+}
+
+fn list_changed() -> ServerNotification {
+    ServerNotification::ResourceListChangedNotification(ResourceListChangedNotification {
+        method: Default::default(),
+        extensions: Default::default(),
+    })
 }
 
 impl ListWatchers {
@@ -47,9 +72,25 @@ impl ListWatchers {
         peers.push(peer.clone());
     }
 
-    /// Sessions remembered now.
+    /// Remembers an open `subscriptions/listen` stream until the returned guard is dropped.
+    pub fn listen(&self, sink: &SubscriptionSink) -> Listening<'_> {
+        let key = Arc::new(());
+        if let Ok(mut streams) = self.streams.lock() {
+            if streams.len() >= MAX_WATCHERS {
+                streams.remove(0);
+            }
+            streams.push((Arc::clone(&key), sink.clone()));
+        }
+        Listening {
+            watchers: self,
+            key,
+        }
+    }
+
+    /// Sessions and streams remembered now.
     pub fn len(&self) -> usize {
         self.peers.lock().map(|p| p.len()).unwrap_or_default()
+            + self.streams.lock().map(|s| s.len()).unwrap_or_default()
     }
 
     /// Whether no session is remembered.
@@ -66,7 +107,12 @@ impl ListWatchers {
             }
             Err(_) => return,
         };
-        if peers.is_empty() {
+        let streams: Vec<SubscriptionSink> = self
+            .streams
+            .lock()
+            .map(|s| s.iter().map(|(_, sink)| sink.clone()).collect())
+            .unwrap_or_default();
+        if peers.is_empty() && streams.is_empty() {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -78,6 +124,14 @@ impl ListWatchers {
                     tokio::time::timeout(SEND_TIMEOUT, peer.notify_resource_list_changed()).await;
                 if !matches!(sent, Ok(Ok(()))) {
                     tracing::debug!("a session could not be told that the resource list changed");
+                }
+            }
+            for sink in streams {
+                let sent = tokio::time::timeout(SEND_TIMEOUT, sink.send(list_changed())).await;
+                if !matches!(sent, Ok(Ok(()))) {
+                    tracing::debug!(
+                        "a subscription could not be told that the resource list changed"
+                    );
                 }
             }
         });
