@@ -26,9 +26,10 @@ use std::hint::black_box;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use mcp_guard::protocol::GuardCall;
 use mcp_guard::{
-    Binding, Clearance, Conditional, Fact, Guard, GuardCall, Guarded, Id, Question, Rejection,
-    Resolve, Target, guarded,
+    Binding, Clearance, Conditional, Fact, Guard, Guarded, Id, Question, Rejection, Resolve,
+    Target, guarded,
 };
 use mcp_guard_core::seal::{self, SealKey, SealKind, SealScope};
 use rmcp::handler::server::wrapper::Parameters;
@@ -551,7 +552,7 @@ fn start_redis(fsync: bool) -> Option<BenchRedis> {
     Some(redis)
 }
 
-fn token_of(interruption: mcp_guard::Interruption) -> String {
+fn token_of(interruption: mcp_guard::protocol::Interruption) -> String {
     let CallToolResponse::Complete(result) = interruption.into_response() else {
         unreachable!("a token is a complete result")
     };

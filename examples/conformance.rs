@@ -29,10 +29,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::Parser;
+use mcp_guard::protocol::GuardCall;
 use mcp_guard::seal::{self, SealKey, SealKind, SealScope};
 use mcp_guard::{
-    AlteredState, Approved, Binding, Fact, Guard, GuardCall, Guarded, Id, Question, Rejection,
-    Resolve, Target, guarded,
+    AlteredState, Approved, Binding, Fact, Guard, Guarded, Id, Question, Rejection, Resolve,
+    Target, guarded,
 };
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{

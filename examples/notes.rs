@@ -7,6 +7,9 @@
 //!   shared}}`; creates or overwrites; `#[guarded(when = "is_shared")]`: asks only when the
 //!   note would end up shared.
 //!
+//! The argument types do not declare `confirm_token`: `#[guarded]` adds it to each guarded
+//! tool's input schema, and the guard reads it from the call.
+//!
 //! The questions carry server-side facts only (the id and a byte count), never a note's text:
 //! text planted in a note is exactly where an instruction to approve would sit.
 //!
@@ -207,10 +210,6 @@ impl WriteNote {
 struct DeleteNoteArgs {
     /// The note to delete, e.g. `n1` (see `list_notes`).
     note_id: String,
-    /// Only when a previous call returned one: quote its `confirm_token` with exactly the same
-    /// arguments.
-    #[allow(dead_code, reason = "read by the guard from the raw arguments")]
-    confirm_token: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -221,10 +220,6 @@ struct WriteNoteArgs {
     text: String,
     /// Whether everyone may read the note afterwards. Sharing asks the person first.
     shared: bool,
-    /// Only when a previous call returned one: quote its `confirm_token` with exactly the same
-    /// arguments.
-    #[allow(dead_code, reason = "read by the guard from the raw arguments")]
-    confirm_token: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

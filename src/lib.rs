@@ -49,15 +49,29 @@
 //!    a record's visibility), implement [`Conditional`] for the target, give it a
 //!    `fn widens_visibility(&self) -> bool`, write `#[guarded(when = "widens_visibility")]`
 //!    and take [`Clearance<T>`]: approved when the condition held, [`Exempt`] when it did not.
-//! 7. **`ELICITATION`**: build the guard with
-//!    `Guard::builder(name).elicitation(`[`elicitation_from_env`]`()?)`. `ELICITATION=false`
-//!    sends every guarded call down the two-call token path; it never removes the guard. Print
-//!    [`elicitation_off_notice`] at start-up when it is off. Let the tool's argument type
-//!    declare `confirm_token: Option<String>` (see [`CONFIRM_TOKEN_ARG`]) so a model knows where
-//!    to quote the token.
+//! 7. **Serving**: [`Serving::from_env`] reads `ELICITATION` and the server's own `<PREFIX>_*`
+//!    settings, [`Serving::guard`] gives the guard builder with them applied, and
+//!    [`Serving::serve`] serves stdio, or streamable HTTP when `<PREFIX>_HTTP_ADDR` is set.
+//!    `ELICITATION=false` sends every guarded call down the two-call token path; it never
+//!    removes the guard. The argument types need not declare `confirm_token`: `#[guarded]` adds
+//!    it to the tool's input schema (see [`protocol::CONFIRM_TOKEN_ARG`]).
 //!
-//! Replicas that answer each other's questions share a [`SealKey`] and a [`NonceStore`] (see
-//! [`GuardBuilder`]). A 2026-07-28 retry whose `requestState` does not open (altered, forged,
+//! # Serving safely
+//!
+//! [`Serving`] (the [`serve`] module, features `serve-stdio` and `serve-http`, on by default)
+//! serves stdio through the guard's hardened transport ([`stdio`]), and HTTP behind a gate:
+//! `Host` and `Origin` checks, a bearer secret (`<PREFIX>_HTTP_TOKEN`, required off loopback),
+//! session cap and idle expiry, header and body timeouts, a connection cap, graceful shutdown on
+//! SIGINT and SIGTERM that cancels pending calls. Every legacy (2025-11-25) session is bound to
+//! the principal that opened it, by the guard's own principal rule ([`Caller`],
+//! [`GuardBuilder::principal`]): another principal's tool call, dialog answer, `DELETE` or
+//! `GET` stream on it is refused before rmcp sees it. No setting turns that off.
+//!
+//! Replicas that answer each other's questions share a seal key (`<PREFIX>_SEAL_KEY`) and a
+//! spent-answer store (`<PREFIX>_REDIS_URL`, feature `redis`); `<PREFIX>_AUDIT_LOG` writes one
+//! JSON line per guard decision, and `<PREFIX>_REPLICA_ID` prefixes session ids so a gateway can
+//! keep a session on its replica (see [`serve`]). By hand: [`seal::SealKey`] and
+//! [`nonce::NonceStore`] on [`GuardBuilder`]. A 2026-07-28 retry whose `requestState` does not open (altered, forged,
 //! expired, for other arguments) runs nothing; the guard asks again by default, or answers a
 //! JSON-RPC `-32602` error with [`AlteredState::JsonRpcError`] (what the official conformance
 //! suite expects; `examples/conformance.rs`).
@@ -71,10 +85,11 @@
 //! use std::sync::{Arc, Mutex};
 //!
 //! use mcp_guard::{
-//!     Approved, Binding, Fact, Guard, Guarded, Id, Question, Rejection, Resolve, Target, guarded,
+//!     Approved, Binding, Fact, Guard, Guarded, Id, Question, Rejection, Resolve, Serving, Target,
+//!     guarded,
 //! };
 //! use rmcp::handler::server::wrapper::{Json, Parameters};
-//! use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+//! use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
 //! use schemars::JsonSchema;
 //! use serde::{Deserialize, Serialize};
 //!
@@ -125,12 +140,11 @@
 //!     }
 //! }
 //!
+//! // No `confirm_token` here: `#[guarded]` adds it to the tool's input schema.
 //! #[derive(Deserialize, JsonSchema)]
 //! struct DeleteNoteArgs {
 //!     /// The note to delete.
 //!     id: String,
-//!     /// Quote the token a previous call returned, when no dialog could be shown.
-//!     confirm_token: Option<String>,
 //! }
 //!
 //! #[derive(Serialize, JsonSchema)]
@@ -180,22 +194,17 @@
 //! #[tool_handler(name = "notes")]
 //! impl ServerHandler for NotesServer {}
 //!
-//! /// Serves over stdio (compiled here, not run).
-//! async fn serve_stdio(server: NotesServer) -> Result<(), Box<dyn std::error::Error>> {
-//!     server.serve(rmcp::transport::stdio()).await?.waiting().await?;
-//!     Ok(())
+//! // 7. Serving: stdio, or streamable HTTP when NOTES_HTTP_ADDR is set (compiled, not run).
+//! #[tokio::main]
+//! async fn main() -> Result<(), mcp_guard::ServeError> {
+//!     let serving = Serving::from_env("notes", "NOTES")?; // ELICITATION, NOTES_*
+//!     let guard = serving.guard().build();
+//!     let store = Arc::new(Store::default());
+//!     serving.serve(NotesServer { guard, store }).await
 //! }
 //!
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! // 7. ELICITATION=false switches dialogs off, never the guard.
-//! let elicitation = mcp_guard::elicitation_from_env()?;
-//! let server = NotesServer {
-//!     guard: Guard::builder("notes").elicitation(elicitation).build(),
-//!     store: Arc::new(Store::default()),
-//! };
-//! # let _ = serve_stdio;
-//! # let _ = server;
-//!
+//! # fn check() -> Result<(), Box<dyn std::error::Error>> {
+//! # let _ = main;
 //! // The router lists the tool with the input schema of its arguments and the output schema
 //! // of its `Json` result; the guard's own plumbing is not part of either.
 //! let tools = NotesServer::tool_router().list_all();
@@ -207,25 +216,84 @@
 //! assert!(output["properties"].get("bytes").is_some());
 //! # Ok(())
 //! # }
+//! # check().unwrap();
 //! ```
+//!
+//! Those four lines of `main` are the whole serving code: `notes` serves stdio;
+//! `NOTES_HTTP_ADDR=127.0.0.1:8080 notes` serves `http://127.0.0.1:8080/mcp` with every
+//! protection above; `NOTES_HTTP_TOKEN`, `NOTES_ALLOWED_HOSTS`, `NOTES_ALLOWED_ORIGINS`,
+//! `NOTES_SEAL_KEY`, `NOTES_REDIS_URL`, `NOTES_AUDIT_LOG`, `NOTES_REPLICA_ID` and the
+//! `NOTES_HTTP_*` limits configure it, and every message names them. A `--http` flag goes in
+//! with [`Serving::http_addr`].
 //!
 //! A call to `delete_note` then resolves the target (an unknown id is answered as an input
 //! error, and no one is asked), asks, and runs the body only with the approval; a declined
 //! dialog is answered "declined: nothing was changed" and the body never runs.
 //!
-//! # Crates
+//! # Crates and features
 //!
-//! This facade re-exports `mcp-guard-core` (the types and the engine) and `mcp-guard-derive`
-//! (the attribute). The code the attribute generates names items only through this crate, so a
-//! server depends on `mcp-guard` and `rmcp` alone.
+//! This facade re-exports `mcp-guard-core` (the types and the engine), `mcp-guard-derive`
+//! (the attribute) and `mcp-guard-serve` (serving: features `serve-stdio`, `serve-http`, both
+//! on by default, and `redis`). The code the attribute generates names items only through this
+//! crate, so a server depends on `mcp-guard` and `rmcp` alone. The root holds what a server
+//! author writes; the rest sits in modules: [`audit`], [`seal`], [`nonce`], [`elicitation`],
+//! [`principal`], [`protocol`], [`stdio`], [`serve`].
 #![warn(missing_docs)]
 
-pub use mcp_guard_core::*;
+pub use mcp_guard_core::{
+    AlteredState, Approved, ApprovedBy, Binding, Caller, Clearance, Conditional, Exempt, Fact,
+    Guard, GuardBuilder, Guarded, Id, InvalidId, OUTCOME_META_KEY, Question, Rejection, Resolve,
+    Target, Wording, elicitation_from_env, elicitation_off_notice, wording,
+};
 pub use mcp_guard_derive::guarded;
+
+#[cfg(feature = "serve-stdio")]
+pub use mcp_guard_serve::{ServeError, Serving};
 
 /// Serving (`mcp-guard-serve`): the hardened stdio, streamable HTTP whose sessions answer only
 /// to the principal that opened them, the audit log, the Redis store's wiring, shutdown.
 #[cfg(feature = "serve-stdio")]
 pub use mcp_guard_serve as serve;
-#[cfg(feature = "serve-stdio")]
-pub use mcp_guard_serve::{ServeError, Serving};
+
+pub use mcp_guard_core::{seal, stdio};
+
+/// The audit trail: what the guard records about each decision and each guarded call's
+/// outcome, and where ([`audit::AuditSink`], set with [`GuardBuilder::audit`]).
+pub mod audit {
+    pub use mcp_guard_core::{
+        AuditEvent, AuditOutcome, AuditSink, AuditSlot, AuditTicket, OUTCOME_META_KEY, Route,
+        outcome_of,
+    };
+}
+
+/// Spent-nonce stores: every approval is used once ([`GuardBuilder::nonce_store`]; replicas
+/// share one, such as `mcp-guard-redis`).
+pub mod nonce {
+    pub use mcp_guard_core::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
+}
+
+/// The `ELICITATION` switch: `false` sends every guarded call down the two-call token path.
+pub mod elicitation {
+    pub use mcp_guard_core::{
+        ELICITATION_VAR, InvalidElicitationSetting, elicitation_from_env, elicitation_off_notice,
+        parse_elicitation,
+    };
+}
+
+/// Who is calling: the rule that binds seals, tokens and HTTP sessions to a principal
+/// ([`GuardBuilder::principal`]).
+pub mod principal {
+    pub use mcp_guard_core::{Caller, PrincipalFn, default_principal};
+}
+
+/// The guard's wire-level pieces: what `#[guarded]` expands to, the keys of the dialog and of
+/// the token reply, the target's fingerprint. For hand-written handlers and tests.
+pub mod protocol {
+    pub use mcp_guard_core::{
+        APPROVAL_INPUT_KEY, APPROVE_PROPERTY, CONFIRM_TOKEN_ARG, CONFIRM_TOKEN_DESCRIPTION,
+        Fingerprint, GuardCall, Interruption, InterruptionKind, token_reply,
+    };
+}
+
+#[doc(hidden)]
+pub use mcp_guard_core::__private;

@@ -19,9 +19,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_guard::protocol::{
+    APPROVAL_INPUT_KEY, APPROVE_PROPERTY, GuardCall, Interruption, InterruptionKind,
+};
 use mcp_guard::{
-    APPROVAL_INPUT_KEY, APPROVE_PROPERTY, Approved, Binding, Clearance, Conditional, Fact, Guard,
-    GuardCall, Id, Interruption, InterruptionKind, Question, Rejection, Target, wording,
+    Approved, Binding, Clearance, Conditional, Fact, Guard, Id, Question, Rejection, Target,
+    wording,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;

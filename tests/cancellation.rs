@@ -17,9 +17,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_guard::protocol::{APPROVAL_INPUT_KEY, APPROVE_PROPERTY};
 use mcp_guard::{
-    APPROVAL_INPUT_KEY, APPROVE_PROPERTY, Approved, Binding, Clearance, Conditional, Fact, Guard,
-    Guarded, Id, Question, Rejection, Resolve, Target, guarded,
+    Approved, Binding, Clearance, Conditional, Fact, Guard, Guarded, Id, Question, Rejection,
+    Resolve, Target, guarded,
 };
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{

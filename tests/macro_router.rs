@@ -1,7 +1,9 @@
 //! `#[guarded]` in a real rmcp `#[tool_router]`: the router lists the guarded tools with the
-//! input schema of their `Parameters` (plus nothing of the guard's own plumbing) and the output
-//! schema their `Json<T>` return type would have given, and a call through an in-process rmcp
-//! client runs the generated path: resolve, ask, and only then the handler's body.
+//! input schema of their `Parameters` plus the optional `confirm_token` the macro adds (the
+//! argument types here do not declare it; nothing else of the guard's plumbing shows) and the
+//! output schema their `Json<T>` return type would have given, and a call through an in-process
+//! rmcp client runs the generated path: resolve, ask, and only then the handler's body; the
+//! token path works for arguments that never declared `confirm_token`.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -296,7 +298,22 @@ fn the_router_lists_guarded_tools_with_their_schemas_and_annotations() {
 
     let delete = router.get("delete_note").expect("delete_note is listed");
     assert_eq!(delete.description.as_deref(), Some("Delete a note"));
-    assert_eq!(properties(&delete.input_schema), ["id"]);
+    assert_eq!(properties(&delete.input_schema), ["confirm_token", "id"]);
+    let token = &delete.input_schema["properties"]["confirm_token"];
+    assert_eq!(token["type"], json!(["string", "null"]));
+    assert_eq!(
+        token["description"].as_str(),
+        Some(mcp_guard::protocol::CONFIRM_TOKEN_DESCRIPTION)
+    );
+    let required = delete
+        .input_schema
+        .get("required")
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        !required.to_string().contains("confirm_token"),
+        "confirm_token is optional: {required}"
+    );
     let output = delete
         .output_schema
         .as_ref()
@@ -309,13 +326,16 @@ fn the_router_lists_guarded_tools_with_their_schemas_and_annotations() {
     assert_eq!(annotations.open_world_hint, Some(false));
 
     let write = router.get("write_note").expect("write_note is listed");
-    assert_eq!(properties(&write.input_schema), ["id", "shared", "text"]);
+    assert_eq!(
+        properties(&write.input_schema),
+        ["confirm_token", "id", "shared", "text"]
+    );
     let output = write.output_schema.as_ref().expect("output schema");
     assert_eq!(properties(output), ["asked", "id"]);
 
     let wipe = router.get("wipe").expect("wipe is listed");
     assert_eq!(wipe.description.as_deref(), Some("Delete every note."));
-    assert!(properties(&wipe.input_schema).is_empty());
+    assert_eq!(properties(&wipe.input_schema), ["confirm_token"]);
     assert!(
         wipe.output_schema.is_none(),
         "a String result has no schema"
@@ -365,6 +385,7 @@ async fn call(
         .expect("the call completes")
 }
 
+/// `DeleteNoteArgs` declares no `confirm_token`: the framework supplies it.
 #[tokio::test]
 async fn a_guarded_call_runs_its_body_only_after_the_token_comes_back() {
     let server = server();
@@ -384,7 +405,7 @@ async fn a_guarded_call_runs_its_body_only_after_the_token_comes_back() {
     let facts = first
         .meta
         .as_ref()
-        .and_then(|meta| meta.0.get(mcp_guard::token_reply::META_KEY))
+        .and_then(|meta| meta.0.get(mcp_guard::protocol::token_reply::META_KEY))
         .expect("the token reply's facts in _meta");
     assert_eq!(facts["confirm_token"], token_in(&first).as_str());
     assert_eq!(facts["status"], "confirmation_required");

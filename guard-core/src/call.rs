@@ -12,9 +12,35 @@ use crate::audit::AuditSlot;
 
 /// The name of the argument that carries a two-call confirmation token.
 ///
-/// A guarded tool's input schema should declare it as an optional string, so a model that is
-/// handed a token knows where to quote it.
+/// `#[guarded]` adds it to the tool's input schema as an optional string (so a model that is
+/// handed a token knows where to quote it); an argument type need not declare it, and one
+/// that does keeps its own description. The guard reads it from the raw arguments.
 pub const CONFIRM_TOKEN_ARG: &str = "confirm_token";
+
+/// What the schema tells a model about [`CONFIRM_TOKEN_ARG`].
+pub const CONFIRM_TOKEN_DESCRIPTION: &str = "Only when a previous call returned a confirm_token: quote it here, with exactly the same other arguments.";
+
+/// `schema` with an optional `confirm_token` string property, unless it has one.
+pub(crate) fn with_confirm_token(
+    schema: &rmcp::model::JsonObject,
+) -> std::sync::Arc<rmcp::model::JsonObject> {
+    let mut schema = schema.clone();
+    let properties = schema
+        .entry("properties")
+        .or_insert_with(|| serde_json::Value::Object(Default::default()));
+    if let serde_json::Value::Object(properties) = properties
+        && !properties.contains_key(CONFIRM_TOKEN_ARG)
+    {
+        properties.insert(
+            CONFIRM_TOKEN_ARG.to_owned(),
+            serde_json::json!({
+                "type": ["string", "null"],
+                "description": CONFIRM_TOKEN_DESCRIPTION,
+            }),
+        );
+    }
+    std::sync::Arc::new(schema)
+}
 
 /// One tool call as the guard sees it: the request context (era, capabilities, the peer to
 /// ask), the tool's name, the `requestState` and `inputResponses` of a 2026-07-28 retry, and

@@ -55,7 +55,7 @@ pub use audit::{
     AuditEvent, AuditOutcome, AuditSink, AuditSlot, AuditTicket, OUTCOME_META_KEY, Route,
     outcome_of,
 };
-pub use call::{CONFIRM_TOKEN_ARG, GuardCall};
+pub use call::{CONFIRM_TOKEN_ARG, CONFIRM_TOKEN_DESCRIPTION, GuardCall};
 pub use engine::{
     APPROVAL_INPUT_KEY, APPROVE_PROPERTY, Caller, Guard, GuardBuilder, Guarded, Interruption,
     InterruptionKind, PrincipalFn, Rejection, Resolve, default_principal,
@@ -78,5 +78,24 @@ pub mod __private {
     /// Pins an async block's output type, so `?` and `return` inside it infer.
     pub fn body<R, F: Future<Output = R>>(future: F) -> F {
         future
+    }
+
+    /// The input schema of a guarded tool whose arguments are `T`: `T`'s own (as rmcp's
+    /// `#[tool]` derives it), with the optional `confirm_token` string added unless `T`
+    /// declares it.
+    pub fn input_schema_with_confirm_token<T: rmcp::schemars::JsonSchema + std::any::Any>()
+    -> std::sync::Arc<rmcp::model::JsonObject> {
+        let schema = rmcp::handler::server::common::schema_for_input::<T>().unwrap_or_else(|e| {
+            panic!(
+                "Invalid input schema for `{}`: {e}",
+                std::any::type_name::<T>()
+            )
+        });
+        crate::call::with_confirm_token(&schema)
+    }
+
+    /// The input schema of a guarded tool without arguments: `confirm_token` only.
+    pub fn empty_input_schema_with_confirm_token() -> std::sync::Arc<rmcp::model::JsonObject> {
+        crate::call::with_confirm_token(&rmcp::handler::server::common::schema_for_empty_input())
     }
 }

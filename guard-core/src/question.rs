@@ -98,6 +98,7 @@ enum FactKind {
     Count(u64),
     Bytes(u64),
     Date(i64),
+    Duration(std::time::Duration),
     Id(Id),
     Word(&'static str),
 }
@@ -118,6 +119,24 @@ impl Fact {
         Self(FactKind::Date(seconds))
     }
 
+    /// A moment, shown as `2026-11-30 12:00 UTC` (to the minute; a moment before the epoch is
+    /// shown as such, far-future ones are clamped to what `i64` seconds hold).
+    pub fn timestamp(time: std::time::SystemTime) -> Self {
+        let seconds = match time.duration_since(std::time::UNIX_EPOCH) {
+            Ok(after) => i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
+            Err(before) => i64::try_from(before.duration().as_secs())
+                .map(|s| -s)
+                .unwrap_or(i64::MIN),
+        };
+        Self(FactKind::Date(seconds))
+    }
+
+    /// A length of time, shown in the two largest units that matter: `750 ms`, `45 s`,
+    /// `5 min`, `2 h 30 min`, `3 days 4 h`.
+    pub fn duration(duration: std::time::Duration) -> Self {
+        Self(FactKind::Duration(duration))
+    }
+
     /// A validated identifier.
     pub fn id(id: Id) -> Self {
         Self(FactKind::Id(id))
@@ -135,6 +154,7 @@ impl fmt::Display for Fact {
             FactKind::Count(n) => write!(f, "{n}"),
             FactKind::Bytes(n) => write_bytes(f, *n),
             FactKind::Date(seconds) => write_date(f, *seconds),
+            FactKind::Duration(duration) => write_duration(f, *duration),
             FactKind::Id(id) => f.write_str(id.as_str()),
             FactKind::Word(word) => f.write_str(word),
         }
@@ -159,6 +179,28 @@ fn write_bytes(f: &mut fmt::Formatter<'_>, n: u64) -> fmt::Result {
         unit += 1;
     }
     write!(f, "{value:.1} {}", UNITS[unit])
+}
+
+fn write_duration(f: &mut fmt::Formatter<'_>, duration: std::time::Duration) -> fmt::Result {
+    let secs = duration.as_secs();
+    let pair = |f: &mut fmt::Formatter<'_>, big: u64, unit: &str, small: u64, small_unit: &str| {
+        if small == 0 {
+            write!(f, "{big} {unit}")
+        } else {
+            write!(f, "{big} {unit} {small} {small_unit}")
+        }
+    };
+    match secs {
+        0 => write!(f, "{} ms", duration.subsec_millis()),
+        1..60 => write!(f, "{secs} s"),
+        60..3600 => pair(f, secs / 60, "min", secs % 60, "s"),
+        3600..86_400 => pair(f, secs / 3600, "h", (secs % 3600) / 60, "min"),
+        _ => {
+            let days = secs / 86_400;
+            let unit = if days == 1 { "day" } else { "days" };
+            pair(f, days, unit, (secs % 86_400) / 3600, "h")
+        }
+    }
 }
 
 /// Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
@@ -303,5 +345,28 @@ mod tests {
             Fact::date_unix(951_782_400).to_string(),
             "2000-02-29 00:00 UTC"
         );
+    }
+
+    #[test]
+    fn timestamps_and_durations_render_for_people() {
+        use std::time::{Duration, UNIX_EPOCH};
+        let moment = UNIX_EPOCH + Duration::from_secs(1_796_041_800);
+        assert_eq!(Fact::timestamp(moment).to_string(), "2026-11-30 12:30 UTC");
+        assert_eq!(
+            Fact::timestamp(UNIX_EPOCH - Duration::from_secs(86_400)).to_string(),
+            "1969-12-31 00:00 UTC"
+        );
+        let shown = |secs: u64| Fact::duration(Duration::from_secs(secs)).to_string();
+        assert_eq!(
+            Fact::duration(Duration::from_millis(750)).to_string(),
+            "750 ms"
+        );
+        assert_eq!(shown(45), "45 s");
+        assert_eq!(shown(300), "5 min");
+        assert_eq!(shown(330), "5 min 30 s");
+        assert_eq!(shown(9000), "2 h 30 min");
+        assert_eq!(shown(7200), "2 h");
+        assert_eq!(shown(86_400), "1 day");
+        assert_eq!(shown(3 * 86_400 + 4 * 3600 + 59), "3 days 4 h");
     }
 }

@@ -167,7 +167,7 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
     if let Some(receiver) = sig.receiver() {
         inputs.push(FnArg::Receiver(receiver.clone()));
     }
-    inputs.push(syn::parse_quote!(#call: ::mcp_guard::GuardCall));
+    inputs.push(syn::parse_quote!(#call: ::mcp_guard::protocol::GuardCall));
     if let Some(params) = &params {
         let ty = &params.arg.ty;
         inputs.push(syn::parse_quote!(#params_ident: #ty));
@@ -253,10 +253,21 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
     };
     let block = &function.block;
 
-    let attrs = function
-        .attrs
-        .iter()
-        .map(|attr| with_output_schema(attr, &sig.output));
+    // The input schema: the arguments' own, with the optional `confirm_token` the guard reads
+    // (so an argument type need not declare it).
+    let input_schema = match &params {
+        Some(params) => {
+            let ty = params.args;
+            quote!(input_schema = ::mcp_guard::__private::input_schema_with_confirm_token::<#ty>())
+        }
+        None => {
+            quote!(input_schema = ::mcp_guard::__private::empty_input_schema_with_confirm_token())
+        }
+    };
+    let attrs = function.attrs.iter().map(|attr| {
+        let attr = with_tool_setting(attr, "output_schema", output_schema_of(&sig.output));
+        with_tool_setting(&attr, "input_schema", Some(input_schema.clone()))
+    });
     let vis = &function.vis;
     let defaultness = &function.defaultness;
     // A tool with an output schema carries the token reply's facts in `_meta`: some clients
@@ -269,7 +280,9 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
         .iter()
         .any(|attr| is_tool(attr) && attr.to_token_stream().to_string().contains("output_schema"));
     let adapt_interruption = if has_output_schema {
-        quote!(::mcp_guard::Interruption::for_output_schema(interruption))
+        quote!(::mcp_guard::protocol::Interruption::for_output_schema(
+            interruption
+        ))
     } else {
         quote!(interruption)
     };
@@ -285,11 +298,11 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
                 }
             };
             // Where the guard leaves what the audit log records about this call.
-            let __mcp_guard_slot = ::mcp_guard::GuardCall::audit_slot(&#call);
+            let __mcp_guard_slot = ::mcp_guard::protocol::GuardCall::audit_slot(&#call);
             __mcp_guard_proof = match #decide {
                 ::core::result::Result::Ok(proof) => proof,
                 ::core::result::Result::Err(interruption) => {
-                    return ::mcp_guard::Interruption::into_result(#adapt_interruption);
+                    return ::mcp_guard::protocol::Interruption::into_result(#adapt_interruption);
                 }
             };
             #bind_params
@@ -439,31 +452,35 @@ fn missing_proof(mode: &Mode, sig: &Signature) -> syn::Error {
     syn::Error::new_spanned(span, message)
 }
 
-/// `#[tool(...)]` with `output_schema` added when rmcp would have derived it from a `Json<T>`
-/// return type that the tool-facing method no longer has; any other attribute unchanged.
-fn with_output_schema(attr: &Attribute, output: &ReturnType) -> TokenStream {
-    let is_tool = is_tool(attr);
-    let schema = match output {
-        ReturnType::Type(_, ty) => json_output(ty),
-        ReturnType::Default => None,
-    };
-    let (true, Some(inner)) = (is_tool, schema) else {
-        return attr.to_token_stream();
+/// `output_schema = ...` when rmcp would have derived it from a `Json<T>` return type that the
+/// tool-facing method no longer has.
+fn output_schema_of(output: &ReturnType) -> Option<TokenStream> {
+    let inner = match output {
+        ReturnType::Type(_, ty) => json_output(ty)?,
+        ReturnType::Default => return None,
     };
     // The same expression rmcp's #[tool] writes for a `Json<T>` return type.
-    let schema = quote!(output_schema = rmcp::handler::server::tool::schema_for_output::<#inner>());
+    Some(quote!(output_schema = rmcp::handler::server::tool::schema_for_output::<#inner>()))
+}
+
+/// `#[tool(...)]` with `setting` (`name = expr`) added unless the attribute gives `name`
+/// already; any other attribute unchanged.
+fn with_tool_setting(attr: &Attribute, name: &str, setting: Option<TokenStream>) -> Attribute {
+    let (true, Some(setting)) = (is_tool(attr), setting) else {
+        return attr.clone();
+    };
     let pound = attr.pound_token;
     let path = attr.path();
-    match &attr.meta {
-        Meta::Path(_) => quote!(#pound[#path(#schema)]),
+    let tokens = match &attr.meta {
+        Meta::Path(_) => quote!(#pound[#path(#setting)]),
         Meta::List(list) => {
             let tokens: Vec<TokenTree> = list.tokens.clone().into_iter().collect();
             let given = tokens.windows(2).any(|pair| {
-                matches!(&pair[0], TokenTree::Ident(ident) if ident == "output_schema")
+                matches!(&pair[0], TokenTree::Ident(ident) if ident == name)
                     && matches!(&pair[1], TokenTree::Punct(punct) if punct.as_char() == '=')
             });
             if given {
-                return attr.to_token_stream();
+                return attr.clone();
             }
             let existing = &list.tokens;
             let comma = match tokens.last() {
@@ -471,9 +488,14 @@ fn with_output_schema(attr: &Attribute, output: &ReturnType) -> TokenStream {
                 Some(TokenTree::Punct(punct)) if punct.as_char() == ',' => None,
                 Some(_) => Some(quote!(,)),
             };
-            quote!(#pound[#path(#existing #comma #schema)])
+            quote!(#pound[#path(#existing #comma #setting)])
         }
-        Meta::NameValue(_) => attr.to_token_stream(),
+        Meta::NameValue(_) => return attr.clone(),
+    };
+    let parser = Attribute::parse_outer;
+    match syn::parse::Parser::parse2(parser, tokens) {
+        Ok(mut parsed) if parsed.len() == 1 => parsed.remove(0),
+        _ => attr.clone(),
     }
 }
 
@@ -544,7 +566,8 @@ mod tests {
         );
         assert!(out.contains(
             "# [tool (description = \"Delete\" , output_schema = rmcp :: handler :: server :: \
-             tool :: schema_for_output :: < Deleted > ())]"
+             tool :: schema_for_output :: < Deleted > () , input_schema = :: mcp_guard :: \
+             __private :: input_schema_with_confirm_token :: < A > ())]"
         ));
         let bare = expand_ok(
             quote!(always),
@@ -565,7 +588,10 @@ mod tests {
                 async fn delete(&self, ok: Approved<D>) -> Json<Deleted> { todo!() }
             },
         );
-        assert!(out.contains("# [tool (output_schema = custom () ,)]"));
+        assert!(out.contains(
+            "# [tool (output_schema = custom () , input_schema = :: mcp_guard :: __private :: \
+             empty_input_schema_with_confirm_token ())]"
+        ));
         let text = expand_ok(
             quote!(always),
             quote! {
@@ -573,7 +599,40 @@ mod tests {
                 async fn delete(&self, ok: Approved<D>) -> String { todo!() }
             },
         );
-        assert!(text.contains("# [tool (description = \"x\")]"));
+        assert!(text.contains(
+            "# [tool (description = \"x\" , input_schema = :: mcp_guard :: __private :: \
+             empty_input_schema_with_confirm_token ())]"
+        ));
+    }
+
+    #[test]
+    fn adds_confirm_token_to_the_input_schema_unless_one_is_given() {
+        let out = expand_ok(
+            quote!(always),
+            quote! {
+                #[tool(description = "Delete")]
+                async fn delete(&self, Parameters(a): Parameters<A>, ok: Approved<D>) -> String {
+                    todo!()
+                }
+            },
+        );
+        assert!(out.contains(
+            "# [tool (description = \"Delete\" , input_schema = :: mcp_guard :: __private :: \
+             input_schema_with_confirm_token :: < A > ())]"
+        ));
+        let given = expand_ok(
+            quote!(always),
+            quote! {
+                #[tool(input_schema = mine())]
+                async fn delete(&self, Parameters(a): Parameters<A>, ok: Approved<D>) -> String {
+                    todo!()
+                }
+            },
+        );
+        assert!(
+            given.contains("# [tool (input_schema = mine ())]"),
+            "{given}"
+        );
     }
 
     #[test]
@@ -586,7 +645,7 @@ mod tests {
             },
         );
         let call = out
-            .find("__mcp_guard_call : :: mcp_guard :: GuardCall")
+            .find("__mcp_guard_call : :: mcp_guard :: protocol :: GuardCall")
             .unwrap();
         let params = out.find("__mcp_guard_params : Parameters < A >").unwrap();
         let ctx = out.find("ctx : RequestContext < RoleServer >").unwrap();

@@ -85,7 +85,7 @@
 //!        output_schema = rmcp::handler::server::tool::schema_for_output::<Deleted>())]
 //! async fn delete_note(
 //!     &self,
-//!     __mcp_guard_call: ::mcp_guard::GuardCall,
+//!     __mcp_guard_call: ::mcp_guard::protocol::GuardCall,
 //!     __mcp_guard_params: Parameters<DeleteNoteArgs>,
 //!     /* the handler's other extractors, in their order */
 //! ) -> Result<::mcp_guard::__private::rmcp::model::CallToolResponse,
@@ -104,7 +104,7 @@
 //!     __mcp_guard_proof =
 //!         match __mcp_guard_guard.approve(__mcp_guard_call, __mcp_guard_target).await {
 //!             Ok(proof) => proof,
-//!             Err(interruption) => return Ok(::mcp_guard::Interruption::into_response(interruption)),
+//!             Err(interruption) => return Ok(::mcp_guard::protocol::Interruption::into_response(interruption)),
 //!         };
 //!     // 3. the handler's own bindings, then its body, unchanged
 //!     let Parameters(args) = __mcp_guard_params;

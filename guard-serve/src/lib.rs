@@ -6,10 +6,9 @@
 //!
 //! ```no_run
 //! # use mcp_guard_core::{Guard, Guarded};
-//! # use rmcp::{ServerHandler, model::ServerInfo};
 //! # #[derive(Clone)] struct NotesServer { guard: Guard }
 //! # impl Guarded for NotesServer { fn guard(&self) -> &Guard { &self.guard } }
-//! # impl ServerHandler for NotesServer { fn get_info(&self) -> ServerInfo { ServerInfo::default() } }
+//! # impl rmcp::ServerHandler for NotesServer {}
 //! # async fn run() -> Result<(), mcp_guard_serve::ServeError> {
 //! // NOTES_HTTP_ADDR, NOTES_HTTP_TOKEN, NOTES_SEAL_KEY, NOTES_REDIS_URL, ... and ELICITATION.
 //! let serving = mcp_guard_serve::Serving::from_env("notes", "NOTES")?;

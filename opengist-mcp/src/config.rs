@@ -16,8 +16,9 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use mcp_guard::elicitation::InvalidElicitationSetting;
+use mcp_guard::seal::SealKey;
 use mcp_guard::serve::settings::{self as serving, SealKeyProblem};
-use mcp_guard::{InvalidElicitationSetting, SealKey};
 use url::Url;
 
 use crate::cli::CliArgs;
@@ -45,7 +46,7 @@ pub mod var {
     /// Accept unverifiable TLS certificates from Opengist.
     pub const OPENGIST_INSECURE_TLS: &str = "OPENGIST_INSECURE_TLS";
     /// The guard's dialog switch (deliberately unprefixed).
-    pub const ELICITATION: &str = mcp_guard::ELICITATION_VAR;
+    pub const ELICITATION: &str = mcp_guard::elicitation::ELICITATION_VAR;
     /// HTTP bind address.
     pub const OPENGIST_MCP_HTTP_ADDR: &str = "OPENGIST_MCP_HTTP_ADDR";
     /// Seal key shared by replicas.
@@ -765,7 +766,8 @@ impl Config {
         }
 
         // Strict on purpose: an empty value is refused too, exactly as the guard crate says.
-        let elicitation = mcp_guard::parse_elicitation(env(var::ELICITATION).as_deref())?;
+        let elicitation =
+            mcp_guard::elicitation::parse_elicitation(env(var::ELICITATION).as_deref())?;
 
         if args.seal_key.is_some() {
             warnings.push(

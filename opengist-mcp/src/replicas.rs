@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use mcp_guard::AuditSink;
+use mcp_guard::audit::AuditSink;
 pub use mcp_guard::serve::audit::JsonLinesAudit;
 pub use mcp_guard::serve::redis::{nonce_store, report_redis};
 pub use mcp_guard::serve::settings::default_replica_id;

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use axum::Router;
 use axum::body::Bytes;
 use axum::http::{Method, StatusCode, Uri};
-use mcp_guard::APPROVE_PROPERTY;
+use mcp_guard::protocol::APPROVE_PROPERTY;
 use opengist_mcp::cli::CliArgs;
 use opengist_mcp::config::Config;
 use opengist_mcp::tools::OpengistServer;
@@ -535,7 +535,7 @@ async fn a_modern_retry_for_another_gist_body_is_asked_again() {
     }
     params = params.with_request_state(state).with_input_responses(
         [(
-            mcp_guard::APPROVAL_INPUT_KEY.to_owned(),
+            mcp_guard::protocol::APPROVAL_INPUT_KEY.to_owned(),
             json!({"action": "accept", "content": {APPROVE_PROPERTY: true}}),
         )]
         .into(),
