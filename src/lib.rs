@@ -15,7 +15,7 @@
 //!   gateways that declare elicitation on their clients' behalf answer, or `ELICITATION=false`),
 //!   the same call came back quoting the single-use `confirm_token` the first call returned
 //!   (in its text, and as `structuredContent`, or in `_meta` for a tool with an output schema:
-//!   see [`token_reply`]). That proves the call
+//!   see [`protocol::token_reply`]). That proves the call
 //!   was made twice, nothing more, and the token's text says so. A dialog the person declined
 //!   or cancelled is a refusal, never a token.
 //!

@@ -26,7 +26,7 @@
 //!   stream on it is refused before rmcp sees it), a session cap and idle expiry, header and body
 //!   timeouts and a connection cap, JSON-RPC answers where rmcp would say `415`, CORS for listed
 //!   origins, and graceful shutdown on SIGINT and SIGTERM that cancels pending calls.
-//! - **replicas**: a shared seal key, the Redis spent-answer store ([`redis`], feature
+//! - **replicas**: a shared seal key, the Redis spent-answer store (the `redis` module, feature
 //!   `redis`), the JSON-lines audit log ([`audit`]) and session ids prefixed with the replica id
 //!   so a gateway (nginx) can send every request of a session to the replica holding it.
 //!
