@@ -41,7 +41,7 @@ SCHEMA_URL = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.s
 # replace the file, this pin and the URL together (packaging/mcp-registry/README.md).
 SCHEMA_SHA256 = "3fba09590c99f61735d234822279f4223fab9e300c0a81e81c91ab62a4114de0"
 # Where the server and the framework it is built on read variables.
-SOURCE_DIRS = ("opengist-mcp/src", "guard-core/src", "guard-redis/src", "guard-derive/src", "src")
+SOURCE_DIRS = ("opengist-mcp/src", "guard-core/src", "guard-redis/src", "guard-serve/src", "guard-derive/src", "src")
 # Secrets: a token, a key, or a URL that may carry a password. Nothing else is.
 SECRETS = {"OPENGIST_TOKEN", "OPENGIST_MCP_HTTP_TOKEN", "OPENGIST_MCP_SEAL_KEY", "OPENGIST_MCP_REDIS_URL"}
 REQUIRED = {"OPENGIST_URL", "OPENGIST_TOKEN"}
@@ -66,12 +66,17 @@ def variables_in_source() -> set[str]:
         re.compile(r'env::var(?:_os)?\(\s*"([A-Z][A-Z0-9_]*)"\s*\)'),
         re.compile(r'const\s+[A-Z0-9_]*_VAR\s*:\s*&str\s*=\s*"([A-Z][A-Z0-9_]*)"'),
     )
+    # A prefix the framework builds setting names from (`SettingNames::with_prefix("OPENGIST_MCP")`)
+    # is no variable of its own.
+    prefix = re.compile(r'with_prefix\(\s*"([A-Z][A-Z0-9_]*)"\s*\)')
+    prefixes: set[str] = set()
     for directory in SOURCE_DIRS:
         for path in sorted((ROOT / directory).rglob("*.rs")):
             text = path.read_text(encoding="utf-8")
             for pattern in patterns:
                 names.update(pattern.findall(text))
-    return names
+            prefixes.update(prefix.findall(text))
+    return names - prefixes
 
 
 def readme_table() -> dict[str, str]:
