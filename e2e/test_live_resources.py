@@ -97,6 +97,7 @@ async def test_list_pages_newest_first_and_matches_opengist(opengist_env, live_s
     # More than one page (30 gists) of this test's own gists, so paging is certain.
     made = [og.create({f"{m}-{i:02d}.py": f"print({i})\n"}, "private", title=f"{m} {i}") for i in range(32)]
     found: dict[str, types.Resource] = {}
+    others: list[str] = []
     pages = 0
     async with resource_client(live_server, era) as client:
         cursor = None
@@ -109,8 +110,15 @@ async def test_list_pages_newest_first_and_matches_opengist(opengist_env, live_s
                     assert resource.uri not in found, f"listed twice: {resource.uri}"
                     found[resource.uri] = resource
             cursor = page.next_cursor
+            if not others:
+                # Someone writes while this client pages: two new gists push every listed one
+                # down Opengist's numbered pages; the next page must still resume after the
+                # last gist listed, listing none twice and passing none over.
+                others = [og.create({f"{marker()}.txt": "meanwhile"}, "private") for _ in range(2)]
             if len(found) == len(made) or cursor is None:
                 break
+    for gist_id in others:
+        assert og.delete(gist_id) == 204
     assert pages >= 2, "the test's gists alone are more than one page"
     assert len(found) == len(made), f"found {len(found)} of {len(made)}"
     held = {g["id"]: g for g in og.mine()}

@@ -5,7 +5,11 @@
 //! full (from the cache when the listed `updated_at` matches a kept read, as searches do). A
 //! page is held to the result-size ceiling: when the resources of the next gist would not fit,
 //! the page ends before it and the cursor resumes there. The cursor is opaque to clients:
-//! `p<page>s<skip>`, Opengist's page and the gists of it already listed.
+//! `p<page>s<skip>a<gist id>`, Opengist's page, the gists of it already listed, and the last
+//! gist listed. Opengist pages by number, so a gist created (or deleted) while a client pages
+//! shifts the next page: the next page starts right after that last gist wherever the shift put
+//! it, so no gist is listed twice or passed over; the count is the fallback when that gist is
+//! no longer on the page.
 
 use rmcp::model::{Annotations, MetaObject, Resource};
 use serde_json::json;
@@ -13,7 +17,8 @@ use serde_json::json;
 use super::mime::mime_type;
 use super::uri::FileUri;
 use crate::limits::json_len;
-use crate::opengist::{GistDetail, GistFile};
+use crate::opengist::requests::GistId;
+use crate::opengist::{GistDetail, GistFile, GistSummary};
 use crate::tools::read::{LIST_DESCRIPTION_CHARS, rfc3339};
 
 /// Gists per Opengist page read for one `resources/list` page.
@@ -24,12 +29,14 @@ pub const MAX_PAGE: u32 = 100_000;
 pub const LIST_OVERHEAD: usize = 2048;
 
 /// Where a `resources/list` page starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cursor {
     /// Opengist's page, 1-based.
     pub page: u32,
     /// Gists of that page already listed.
     pub skip: usize,
+    /// The last gist listed: the page resumes right after it when it is still on the page.
+    pub after: Option<GistId>,
 }
 
 /// A cursor this server did not hand out.
@@ -41,14 +48,22 @@ pub struct CursorError;
 
 impl Cursor {
     /// The first page.
-    pub const START: Self = Self { page: 1, skip: 0 };
+    pub const START: Self = Self {
+        page: 1,
+        skip: 0,
+        after: None,
+    };
 
     /// Parses a cursor; `None` is the first page.
     pub fn parse(cursor: Option<&str>) -> Result<Self, CursorError> {
         let Some(text) = cursor else {
             return Ok(Self::START);
         };
-        let (page, skip) = text
+        let (position, after) = match text.split_once('a') {
+            Some((position, id)) => (position, Some(GistId::parse(id).map_err(|_| CursorError)?)),
+            None => (text, None),
+        };
+        let (page, skip) = position
             .strip_prefix('p')
             .and_then(|rest| rest.split_once('s'))
             .ok_or(CursorError)?;
@@ -62,12 +77,36 @@ impl Cursor {
         if page == 0 || page > MAX_PAGE || skip >= GISTS_PER_PAGE as usize {
             return Err(CursorError);
         }
-        Ok(Self { page, skip })
+        Ok(Self { page, skip, after })
     }
 
     /// The text handed to the client.
-    pub fn encode(self) -> String {
-        format!("p{}s{}", self.page, self.skip)
+    pub fn encode(&self) -> String {
+        match &self.after {
+            Some(id) => format!("p{}s{}a{}", self.page, self.skip, id.as_str()),
+            None => format!("p{}s{}", self.page, self.skip),
+        }
+    }
+
+    /// Where on `items` (this cursor's page as Opengist lists it now) the page starts: right
+    /// after the last gist listed when it is still there, else after `skip` gists.
+    pub fn start_on(&self, items: &[GistSummary]) -> usize {
+        self.after
+            .as_ref()
+            .and_then(|after| items.iter().position(|g| &g.id == after))
+            .map_or(self.skip, |at| at + 1)
+    }
+
+    /// This cursor with the last gist listed before it, read from `items` (the page at
+    /// `page` as listed): the gist just before `skip` on the same page, else the page's last.
+    pub fn after_listed(mut self, page: u32, items: &[GistSummary]) -> Self {
+        let last = if self.page == page {
+            self.skip.checked_sub(1).and_then(|i| items.get(i))
+        } else {
+            items.last()
+        };
+        self.after = last.map(|g| g.id.clone());
+        self
     }
 }
 
@@ -174,6 +213,7 @@ pub fn build_page(
                 next: Some(Cursor {
                     page: cursor.page,
                     skip: cursor.skip + index,
+                    after: None,
                 }),
                 cut_gists,
             };
@@ -189,6 +229,7 @@ pub fn build_page(
         next: more_pages.then_some(Cursor {
             page: cursor.page.saturating_add(1),
             skip: 0,
+            after: None,
         }),
         cut_gists,
     }
@@ -227,7 +268,11 @@ mod tests {
     #[test]
     fn cursors_round_trip_and_refuse_anything_else() {
         assert_eq!(Cursor::parse(None), Ok(Cursor::START));
-        let c = Cursor { page: 3, skip: 7 };
+        let c = Cursor {
+            page: 3,
+            skip: 7,
+            after: None,
+        };
         assert_eq!(Cursor::parse(Some(&c.encode())), Ok(c));
         for bad in [
             "",
@@ -245,6 +290,56 @@ mod tests {
             assert_eq!(Cursor::parse(Some(bad)), Err(CursorError), "{bad:?}");
         }
         assert!(CursorError.to_string().contains("nextCursor"));
+        let anchored = Cursor {
+            page: 2,
+            skip: 4,
+            after: Some(GistId::parse(A).expect("id")),
+        };
+        assert_eq!(anchored.encode(), format!("p2s4a{A}"));
+        assert_eq!(Cursor::parse(Some(&anchored.encode())), Ok(anchored));
+        for bad in ["p2s4a", "p2s4axyz", &format!("p2s4a{A}0"), &format!("a{A}")] {
+            assert_eq!(Cursor::parse(Some(bad)), Err(CursorError), "{bad:?}");
+        }
+    }
+
+    fn summaries(ids: &[&str]) -> Vec<GistSummary> {
+        ids.iter()
+            .map(|id| {
+                serde_json::from_value(json!({"id": id, "title": "t", "visibility": "private"}))
+                    .expect("summary")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_page_shifted_by_gists_made_or_deleted_meanwhile_resumes_after_the_last_listed() {
+        const C: &str = "cccccccccccccccccccccccccccccccc";
+        const N: &str = "dddddddddddddddddddddddddddddddd";
+        // Page 1 ended after A (its second gist): the cursor names A.
+        let listed = summaries(&[B, A, C]);
+        let next = Cursor {
+            page: 1,
+            skip: 2,
+            after: None,
+        }
+        .after_listed(1, &listed);
+        assert_eq!(next.after.as_ref().map(GistId::as_str), Some(A));
+        // A gist made since: A moved one down; the page resumes after it, at C, not at A again.
+        assert_eq!(next.start_on(&summaries(&[N, B, A, C])), 3);
+        // B deleted since: A moved up; C is not passed over.
+        assert_eq!(next.start_on(&summaries(&[A, C])), 1);
+        // A itself gone: the count is the fallback.
+        assert_eq!(next.start_on(&summaries(&[B, C, N])), 2);
+        // A page that ended at the end of Opengist's page names that page's last gist.
+        let next = Cursor {
+            page: 2,
+            skip: 0,
+            after: None,
+        }
+        .after_listed(1, &listed);
+        assert_eq!(next.after.as_ref().map(GistId::as_str), Some(C));
+        // Two gists made since: C is now second on page 2; the page resumes after it.
+        assert_eq!(next.start_on(&summaries(&[B, C, N])), 2);
     }
 
     #[test]
@@ -299,22 +394,44 @@ mod tests {
         let one = json_len(&json!(gist_resources(&a)));
         // Room for one gist only: the page ends at the second, and resumes there.
         let page = build_page(
-            Cursor { page: 2, skip: 5 },
+            Cursor {
+                page: 2,
+                skip: 5,
+                after: None,
+            },
             &[Some(&a), Some(&b)],
             true,
             one + 10,
         );
         assert_eq!(page.resources.len(), 20);
-        assert_eq!(page.next, Some(Cursor { page: 2, skip: 6 }));
+        assert_eq!(
+            page.next,
+            Some(Cursor {
+                page: 2,
+                skip: 6,
+                after: None,
+            })
+        );
         // Room for both: the next page is Opengist's next page.
         let page = build_page(
-            Cursor { page: 2, skip: 5 },
+            Cursor {
+                page: 2,
+                skip: 5,
+                after: None,
+            },
             &[Some(&a), Some(&b)],
             true,
             10 * one,
         );
         assert_eq!(page.resources.len(), 40);
-        assert_eq!(page.next, Some(Cursor { page: 3, skip: 0 }));
+        assert_eq!(
+            page.next,
+            Some(Cursor {
+                page: 3,
+                skip: 0,
+                after: None,
+            })
+        );
         // The last page has no next; a gist gone since it was listed is passed over.
         let page = build_page(Cursor::START, &[None, Some(&b)], false, 10 * one);
         assert_eq!(page.resources.len(), 20);
@@ -322,6 +439,13 @@ mod tests {
         // The first gist is listed even when it alone is over the budget.
         let page = build_page(Cursor::START, &[Some(&a), Some(&b)], false, 10);
         assert_eq!(page.resources.len(), 20);
-        assert_eq!(page.next, Some(Cursor { page: 1, skip: 1 }));
+        assert_eq!(
+            page.next,
+            Some(Cursor {
+                page: 1,
+                skip: 1,
+                after: None,
+            })
+        );
     }
 }

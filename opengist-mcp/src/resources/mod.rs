@@ -262,6 +262,13 @@ impl OpengistServer {
             .list_gists_timed(ListScope::Mine, cursor.page, GISTS_PER_PAGE, None)
             .await?;
         reads.note_page(&page, read);
+        // A gist created or deleted since the previous page shifts this one: start right
+        // after the last gist listed, wherever it is now.
+        let cursor = Cursor {
+            skip: cursor.start_on(&page.items),
+            after: None,
+            ..cursor
+        };
         let ids: Vec<GistId> = page
             .items
             .iter()
@@ -285,9 +292,11 @@ impl OpengistServer {
         }
         let refs: Vec<Option<&GistDetail>> = held.iter().map(|d| d.as_deref()).collect();
         let budget = self.max_result_bytes().saturating_sub(LIST_OVERHEAD);
-        let built = build_page(cursor, &refs, page.has_next, budget);
+        let built = build_page(cursor.clone(), &refs, page.has_next, budget);
         let mut result = ListResourcesResult::with_all_items(built.resources);
-        result.next_cursor = built.next.map(Cursor::encode);
+        result.next_cursor = built
+            .next
+            .map(|next| next.after_listed(cursor.page, &page.items).encode());
         let mut meta = provenance_meta();
         let mut notes: Vec<String> = Vec::new();
         let gist_read = client
