@@ -282,11 +282,18 @@ impl OpengistServer {
             .collect()
             .await;
         let mut held: Vec<Option<Arc<GistDetail>>> = Vec::with_capacity(details.len());
-        for detail in details {
+        // Gists Opengist listed but failed to serve (a 500, as while a gist is being deleted):
+        // left out of this page and named in its note, so one bad gist does not hide the rest.
+        let mut unreadable: Vec<String> = Vec::new();
+        for (detail, listed) in details.into_iter().zip(page.items.iter().skip(cursor.skip)) {
             match detail {
                 Ok(d) => held.push(Some(d)),
                 // Deleted or hidden since it was listed: passed over.
                 Err(e) if e.is_not_found() => held.push(None),
+                Err(e) if e.status() == Some(500) => {
+                    unreadable.push(listed.id.as_str().to_owned());
+                    held.push(None);
+                }
                 Err(e) => return Err(e.into()),
             }
         }
@@ -310,6 +317,12 @@ impl OpengistServer {
             notes.push(format!(
                 "Opengist's API lists only the first 50 files of gist(s) {}: read the others by exact filename through the template {HEAD_TEMPLATE}.",
                 built.cut_gists.join(", ")
+            ));
+        }
+        if !unreadable.is_empty() {
+            notes.push(format!(
+                "Opengist listed but could not serve gist(s) {} (it answered 500), so they are left out of this page: get_gist on each tells what Opengist says now.",
+                unreadable.join(", ")
             ));
         }
         if !notes.is_empty() {
