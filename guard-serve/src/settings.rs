@@ -733,7 +733,9 @@ impl ServeSettings {
     }
 }
 
-fn split_list(list: Option<String>) -> Vec<String> {
+/// A comma-separated setting (`<PREFIX>_ALLOWED_HOSTS`, a tool list) as its entries: each
+/// trimmed, empty ones dropped; an unset setting is no entries.
+pub fn split_list(list: Option<String>) -> Vec<String> {
     list.map(|list| {
         list.split(',')
             .map(str::trim)

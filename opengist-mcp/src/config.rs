@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use mcp_guard::elicitation::InvalidElicitationSetting;
 use mcp_guard::seal::SealKey;
-use mcp_guard::serve::settings::{self as serving, SealKeyProblem};
+use mcp_guard::serve::settings::{self as serving, SealKeyProblem, split_list};
 use url::Url;
 
 use crate::cli::CliArgs;
@@ -1108,17 +1108,6 @@ fn parse_number(raw: &str, setting: &'static str, min: u64, max: u64) -> Result<
         });
     }
     Ok(value)
-}
-
-fn split_list(list: Option<String>) -> Vec<String> {
-    list.map(|list| {
-        list.split(',')
-            .map(str::trim)
-            .filter(|entry| !entry.is_empty())
-            .map(str::to_owned)
-            .collect()
-    })
-    .unwrap_or_default()
 }
 
 #[cfg(test)]
