@@ -1,0 +1,44 @@
+"""The `tools/list` answer, byte for byte in meaning, against the one recorded before the
+tools were laid out one per file (issue 18): names, order, descriptions, schemas and
+annotations. A layout change must not change what a client is told.
+
+The snapshot was written by this test from main at dd8fa75 with `SNAPSHOT_WRITE=1`; write
+it again only for a change that means to alter the tool list, and say so in the commit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from support import jsonrpc_lines, raw_stdio_exchange
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+
+# (snapshot file, extra environment): every tool, and what read-only mode keeps.
+CASES = [
+    ("tools-list.json", {}),
+    ("tools-list-read-only.json", {"OPENGIST_READ_ONLY": "yes"}),
+]
+
+
+@pytest.mark.parametrize(("name", "env"), CASES, ids=[c[0] for c in CASES])
+def test_tools_list_answer_is_unchanged(opengist_mcp_binary, tmp_path, name, env):
+    lines = raw_stdio_exchange(
+        opengist_mcp_binary, env, tmp_path / "stderr.log", ("list_gists", {"per_page": 0})
+    )
+    answer = jsonrpc_lines(lines)[2]
+    assert "result" in answer, f"tools/list failed: {answer}"
+    listed = answer["result"]
+    snapshot = SNAPSHOTS / name
+    if os.environ.get("SNAPSHOT_WRITE") == "1":
+        snapshot.write_text(json.dumps(listed, indent=2, sort_keys=True) + "\n")
+    recorded = json.loads(snapshot.read_text())
+    assert [t["name"] for t in listed["tools"]] == [t["name"] for t in recorded["tools"]], (
+        "the tool names or their order changed"
+    )
+    for now, before in zip(listed["tools"], recorded["tools"]):
+        assert now == before, f"{now['name']}: its tools/list entry changed:\n{json.dumps(now, sort_keys=True)}"
+    assert listed == recorded
