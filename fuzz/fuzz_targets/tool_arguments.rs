@@ -13,7 +13,7 @@ use libfuzzer_sys::fuzz_target;
 use opengist_mcp::cli::CliArgs;
 use opengist_mcp::config::Config;
 use opengist_mcp::stdio::StdioTransport;
-use opengist_mcp::tools::OpengistServer;
+use opengist_mcp::OpengistServer;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 use tokio::runtime::Runtime;

@@ -137,6 +137,16 @@ pub const READING_TOOLS: [&str; 8] = [
     "check_gist_like",
 ];
 
+/// The six tools that write.
+pub const WRITE_TOOLS: [&str; 6] = [
+    "create_gist",
+    "update_gist",
+    "delete_gist_files",
+    "delete_gist",
+    "fork_gist",
+    "set_gist_like",
+];
+
 /// Default of `OPENGIST_MCP_MAX_RESULT_BYTES`.
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 262_144;
 /// Smallest accepted `OPENGIST_MCP_MAX_RESULT_BYTES`.

@@ -13,7 +13,7 @@
 //! ```
 //! use opengist_mcp::cli::CliArgs;
 //! use opengist_mcp::config::Config;
-//! use opengist_mcp::tools::OpengistServer;
+//! use opengist_mcp::OpengistServer;
 //!
 //! // Read-only, from a variable lookup instead of the process environment.
 //! let env = |name: &str| (name == "OPENGIST_READ_ONLY").then(|| "yes".to_owned());
@@ -44,6 +44,9 @@ pub mod resources;
 pub mod schema_bounds;
 pub mod server;
 pub use mcp_guard::serve::http::sessions;
+pub mod state;
 pub mod stdio;
 pub mod targets;
 pub mod tools;
+
+pub use state::OpengistServer;

@@ -5,11 +5,11 @@ use std::process::ExitCode;
 
 use mcp_guard::serve::shutdown_signal;
 use mcp_guard::serve::stdio::serve_stdio;
+use opengist_mcp::OpengistServer;
 use opengist_mcp::cli::{CliArgs, Command};
 use opengist_mcp::config::Config;
 use opengist_mcp::http::{bind_http, options_from_config};
 use opengist_mcp::server::SERVER_NAME;
-use opengist_mcp::tools::OpengistServer;
 use opengist_mcp::{doctor, healthcheck, logging};
 
 fn fail(message: impl std::fmt::Display, code: i32) -> ExitCode {

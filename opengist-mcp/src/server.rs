@@ -13,9 +13,10 @@ use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler, tool_handler};
 
 use crate::cache::{GistCache, Principal};
+use crate::config::WRITE_TOOLS;
 use crate::config::{Config, DEFAULT_MAX_RESULT_BYTES, FilterError, READING_TOOLS};
 use crate::opengist::{ClientOptions, OpengistClient};
-use crate::tools::{OpengistServer, Shared, WRITE_TOOLS};
+use crate::state::{OpengistServer, Shared};
 
 /// The server's name, as reported to clients and used in the guard's texts.
 pub const SERVER_NAME: &str = "opengist-mcp";

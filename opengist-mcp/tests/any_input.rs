@@ -30,10 +30,11 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::http::{Method, StatusCode, Uri};
+use opengist_mcp::OpengistServer;
 use opengist_mcp::cli::CliArgs;
+use opengist_mcp::config::WRITE_TOOLS;
 use opengist_mcp::config::{Config, READING_TOOLS};
 use opengist_mcp::opengist::GistRef;
-use opengist_mcp::tools::{OpengistServer, WRITE_TOOLS};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
     ElicitationAction, ErrorCode, Implementation, ProtocolVersion,

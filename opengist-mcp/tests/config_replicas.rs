@@ -5,9 +5,9 @@ mod loading;
 use loading::{load, load_with};
 
 use clap::Parser;
+use opengist_mcp::OpengistServer;
 use opengist_mcp::cli::CliArgs;
 use opengist_mcp::config::{AuditLog, ConfigError, Secret};
-use opengist_mcp::tools::OpengistServer;
 
 /// A value no message may contain.
 const CANARY: &str = "CANARYsecret";

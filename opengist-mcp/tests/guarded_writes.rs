@@ -18,9 +18,9 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::http::{Method, StatusCode, Uri};
 use mcp_guard::protocol::APPROVE_PROPERTY;
+use opengist_mcp::OpengistServer;
 use opengist_mcp::cli::CliArgs;
 use opengist_mcp::config::Config;
-use opengist_mcp::tools::OpengistServer;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
     ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, ProtocolVersion,

@@ -16,7 +16,7 @@ use super::mime::mime_type;
 use super::uri::FileUri;
 use crate::limits::serialized_len;
 use crate::opengist::{GistDetail, Sha};
-use crate::tools::OpengistServer;
+use crate::state::OpengistServer;
 use crate::tools::search::SearchOut;
 
 /// One file a result names.

@@ -45,8 +45,8 @@ use crate::opengist::{
     GistDetail, GistRef, GistRefError, GistSummary, Grant, ListScope, MAX_PER_PAGE, OpengistClient,
     OpengistError, Sha,
 };
+use crate::state::{OpengistServer, SETUP_INSTRUCTIONS};
 use crate::tools::read::{GIST_READ_NOTE, unknown_file_message};
-use crate::tools::{OpengistServer, SETUP_INSTRUCTIONS};
 use list::{Cursor, CursorError, GISTS_PER_PAGE, LIST_OVERHEAD, build_page, provenance_meta};
 use uri::{FileUri, HEAD_TEMPLATE, REVISION_TEMPLATE, Template, UriError};
 

@@ -9,8 +9,8 @@
 use mcp_guard::OUTCOME_META_KEY;
 use rmcp::model::CallToolResult;
 
-use super::opengist_failure;
 use crate::opengist::error::{OpengistError, TimeoutPhase};
+use crate::state::opengist_failure;
 
 /// What an error of a write says about the write.
 fn outcome_word(error: &OpengistError) -> Option<&'static str> {

@@ -25,12 +25,12 @@ use chrono::{DateTime, Utc};
 use rmcp::model::CallToolResult;
 
 use super::audit_outcome::{mark_unknown, write_failure};
-use super::failure;
 use crate::opengist::requests::{FileChange, GistId, NewGist};
 use crate::opengist::{
     ForkOutcome, GistDetail, GistFile, LikeChange, LikeState, ListScope, OpengistClient,
     OpengistError,
 };
+use crate::state::failure;
 use crate::targets::{CreateGist, DeleteGist, DeleteGistFiles, UpdateGist};
 
 /// Pauses before each read-back: the first at once, then later ones in case Opengist is

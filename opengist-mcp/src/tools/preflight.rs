@@ -14,7 +14,7 @@ use crate::opengist::Change;
 use crate::opengist::error::OpengistError;
 use crate::opengist::requests::GistId;
 
-use super::{OpengistServer, rejection};
+use crate::state::{OpengistServer, rejection};
 
 /// Whether a failed check settles that the call cannot succeed. A server error (5xx) or an
 /// answer that is not Opengist's tells nothing certain about the real call: the question is

@@ -16,7 +16,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::Parameters;
-use super::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
 use crate::cache;
 #[cfg(test)]
 use crate::limits::json_len;
@@ -25,6 +24,7 @@ use crate::opengist::requests::{GistId, Visibility};
 use crate::opengist::{
     Commit, GistDetail, GistSummary, Grant, LikeState, ListScope, MAX_PER_PAGE, Page, RawFile, Sha,
 };
+use crate::state::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
 use crate::targets::near_match;
 
 /// Default `per_page` of the paged lists.

@@ -32,10 +32,10 @@ use super::read::{
     GIST_READ_NOTE, GistSummaryOut, LIST_DESCRIPTION_CHARS, ListScopeArg, call_text,
     check_username, list_scope, parse_since,
 };
-use super::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
 use crate::cache::SearchReads;
 use crate::opengist::requests::{GistId, Visibility};
 use crate::opengist::{GistDetail, GistSummary, ListScope, MAX_PER_PAGE, OpengistError, Page};
+use crate::state::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
 
 /// Content bytes read (over all gists' files) after which the scan stops.
 pub const CONTENT_BYTE_BUDGET: u64 = 2 * 1024 * 1024;

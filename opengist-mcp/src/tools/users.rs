@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Parameters;
 use super::read::{check_username, rfc3339};
-use super::{OpengistServer, ToolResult, failure, opengist_failure};
 use crate::opengist::User;
+use crate::state::{OpengistServer, ToolResult, failure, opengist_failure};
 
 /// Arguments of `get_user`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]

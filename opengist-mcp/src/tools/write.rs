@@ -14,11 +14,11 @@ use super::Parameters;
 use super::outcome;
 use super::preflight;
 use super::read::GistIdArg;
-use super::{OpengistServer, ToolResult, opengist_failure, rejection};
 use crate::opengist::requests::{
     ExpirePreset, FileChange, GistPatch, NewGist, Visibility, parse_expiry,
 };
 use crate::opengist::{Change, ForkOutcome, GistDetail, GistSummary, LikeChange};
+use crate::state::{OpengistServer, ToolResult, opengist_failure, rejection};
 use crate::targets::{CreateGist, DeleteGist, DeleteGistFiles, GistFacts, UpdateGist, near_match};
 
 /// How a guarded call was allowed to run.
