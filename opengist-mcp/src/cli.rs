@@ -182,3 +182,42 @@ impl CliArgs {
         Self::parse()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+    use crate::catalog;
+
+    /// A flag's help text, its lines joined as one.
+    fn help(id: &str) -> String {
+        let command = CliArgs::command();
+        let text = command
+            .get_arguments()
+            .find(|arg| arg.get_id() == id)
+            .and_then(|arg| arg.get_help())
+            .map(ToString::to_string)
+            .expect("the flag has help");
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// The help is prose a person reads, so it cannot be built from the catalog: it is checked
+    /// against it instead.
+    #[test]
+    fn the_help_agrees_with_the_catalog() {
+        let essential = catalog::essential_names().collect::<Vec<_>>().join(", ");
+        let allow = help("allow_tools");
+        assert!(allow.contains(&format!("({essential})")), "{allow}");
+        const COUNTS: [&str; 15] = [
+            "no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+            "eleven", "twelve", "thirteen", "fourteen",
+        ];
+        let read_only = help("read_only");
+        let reading = COUNTS[catalog::reading_names().count()];
+        assert!(
+            read_only.contains(&format!("the {reading} reading tools")),
+            "{read_only}"
+        );
+    }
+}

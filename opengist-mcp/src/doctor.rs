@@ -7,9 +7,10 @@
 use std::fmt;
 use std::process::ExitCode;
 
+use crate::catalog;
 use crate::config::Config;
 use crate::opengist::{Grant, OpengistClient, OpengistError, Scope, TokenAccess};
-use crate::server::{SERVER_NAME, all_tool_names, client_options};
+use crate::server::{SERVER_NAME, client_options};
 
 /// How a check ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -181,10 +182,7 @@ pub async fn checks(config: &Config) -> Vec<Check> {
                 .to_owned(),
         },
     ));
-    let enabled = config
-        .tools
-        .resolve(&all_tool_names(), config.read_only)
-        .unwrap_or_default();
+    let enabled = config.tools.resolve(config.read_only).unwrap_or_default();
     out.extend(scope_checks(&access, &enabled, &settings_url(url.as_str())));
     out
 }
@@ -193,39 +191,21 @@ fn settings_url(base: &str) -> String {
     format!("{}/-/settings/access-tokens", base.trim_end_matches('/'))
 }
 
-/// What each scope is for, and how doctor found out: (scope, tools that need it, evidence).
-const SCOPES: [(Scope, &[&str], &str); 4] = [
+/// The scopes doctor reports, one line each, and how it found each out; the tools needing
+/// each come from the [catalog](crate::catalog) (a tool that works with any valid token has
+/// no line).
+const SCOPES: [(Scope, &str); 4] = [
     (
         Scope::GistRead,
-        &[
-            "list_gists",
-            "search_gists",
-            "get_gist",
-            "get_gist_file",
-            "list_gist_commits",
-            "list_gist_forks",
-        ],
         "soft: Opengist answers reads without it with public gists only",
     ),
     (
         Scope::GistWrite,
-        &[
-            "create_gist",
-            "update_gist",
-            "delete_gist_files",
-            "delete_gist",
-            "fork_gist",
-        ],
         "POST /api/gists with an empty body: 422 with it, 403 without",
     ),
-    (
-        Scope::UserRead,
-        &["get_user"],
-        "GET /api/user: 200 with it, 403 without",
-    ),
+    (Scope::UserRead, "GET /api/user: 200 with it, 403 without"),
     (
         Scope::UserWrite,
-        &["set_gist_like"],
         "PATCH /api/user with an empty body: 422 with it, 403 without",
     ),
 ];
@@ -235,10 +215,8 @@ const SCOPES: [(Scope, &[&str], &str); 4] = [
 pub fn scope_checks(access: &TokenAccess, enabled: &[String], settings_url: &str) -> Vec<Check> {
     SCOPES
         .iter()
-        .map(|(scope, tools, evidence)| {
-            let needing: Vec<&str> = tools
-                .iter()
-                .copied()
+        .map(|(scope, evidence)| {
+            let needing: Vec<&str> = catalog::names_needing(*scope)
                 .filter(|t| enabled.iter().any(|e| e == t))
                 .collect();
             let tools_text = if needing.is_empty() {
@@ -331,7 +309,7 @@ mod tests {
     }
 
     fn all() -> Vec<String> {
-        all_tool_names().iter().map(|s| (*s).to_owned()).collect()
+        catalog::names().map(str::to_owned).collect()
     }
 
     #[test]
@@ -364,10 +342,7 @@ mod tests {
 
     #[test]
     fn a_missing_scope_no_enabled_tool_needs_is_not_a_failure() {
-        let reading: Vec<String> = crate::config::READING_TOOLS
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect();
+        let reading: Vec<String> = catalog::reading_names().map(str::to_owned).collect();
         let checks = scope_checks(
             &access(
                 Grant::Unknown,

@@ -19,31 +19,30 @@
 //! let env = |name: &str| (name == "OPENGIST_READ_ONLY").then(|| "yes".to_owned());
 //! let loaded = Config::from_env_and_args(&CliArgs::default(), &env).expect("valid");
 //! let server = OpengistServer::from_config(&loaded.config).expect("builds");
-//! let mut tools = server.tool_names();
-//! tools.sort();
+//! let tools = server.tool_names();
 //! assert_eq!(tools.len(), 8);
-//! assert!(tools.contains(&"get_gist".to_owned()));
-//! assert!(!tools.contains(&"delete_gist".to_owned()));
+//!
+//! // Which tools read is the catalog's to say.
+//! use opengist_mcp::catalog;
+//! assert!(tools.iter().all(|name| catalog::entry(name).is_some_and(|t| t.reads())));
 //! ```
 
 #![warn(missing_docs)]
 
 pub mod cache;
+pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod doctor;
+pub mod guard_stores;
 pub mod healthcheck;
 pub mod http;
-pub use mcp_guard::serve::http::limits as http_limits;
-pub use mcp_guard::serve::http::wire as http_wire;
 pub mod limits;
 pub mod logging;
 pub mod opengist;
-pub mod replicas;
 pub mod resources;
 pub mod schema_bounds;
 pub mod server;
-pub use mcp_guard::serve::http::sessions;
 pub mod state;
 pub mod stdio;
 pub mod targets;

@@ -60,8 +60,8 @@ async fn serve(config: Config) -> ExitCode {
         );
     }
     let tools = server.tool_names().len();
-    if let Ok(Some(store)) = opengist_mcp::replicas::redis_store(&config) {
-        opengist_mcp::replicas::report_redis(&store).await;
+    if let Ok(Some(store)) = opengist_mcp::guard_stores::redis_store(&config) {
+        opengist_mcp::guard_stores::report_redis(&store).await;
     }
     match config.http_addr {
         None => {

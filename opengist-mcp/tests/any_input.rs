@@ -31,9 +31,9 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::http::{Method, StatusCode, Uri};
 use opengist_mcp::OpengistServer;
+use opengist_mcp::catalog;
 use opengist_mcp::cli::CliArgs;
-use opengist_mcp::config::WRITE_TOOLS;
-use opengist_mcp::config::{Config, READING_TOOLS};
+use opengist_mcp::config::Config;
 use opengist_mcp::opengist::GistRef;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
@@ -1241,11 +1241,7 @@ async fn run(kind: ServerKind, era: Era, tally: &mut Tally) {
     };
     let base_url = Url::parse(&base).expect("base url");
     let session = Session::open(era, server).await;
-    let tools: Vec<&str> = READING_TOOLS
-        .iter()
-        .chain(WRITE_TOOLS.iter())
-        .copied()
-        .collect();
+    let tools: Vec<&str> = catalog::names().collect();
     for tool in &tools {
         for case in all_cases(tool, &base) {
             if faulty.is_some() && is_valid_fork(tool, case.args.as_ref(), &base_url) {
@@ -1396,11 +1392,7 @@ async fn arguments_nested_200_deep_get_an_answer() {
                 if let Answer::Wrong(evidence) = session.call("get_gist", None).await {
                     failures.push(format!("{kind:?}/{era:?}: the first call: {evidence}"));
                 }
-                let tools: Vec<&str> = READING_TOOLS
-                    .iter()
-                    .chain(WRITE_TOOLS.iter())
-                    .copied()
-                    .collect();
+                let tools: Vec<&str> = catalog::names().collect();
                 let calls = tools.iter().map(|tool| {
                     let mut args = object(base_args(tool));
                     let name = params_of(tool)[0].name;

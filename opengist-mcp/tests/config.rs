@@ -8,28 +8,12 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use clap::Parser;
+use opengist_mcp::catalog;
 use opengist_mcp::cli::{CliArgs, Command};
 use opengist_mcp::config::{
-    AllowedHost, AllowedOrigin, Config, ConfigError, ESSENTIAL_TOOLS, FilterError, Loaded,
-    OpengistUrl, OriginPort, READING_TOOLS, Secret, ToolFilter,
+    AllowedHost, AllowedOrigin, Config, ConfigError, FilterError, Loaded, OpengistUrl, OriginPort,
+    Secret, ToolFilter,
 };
-
-const ALL_TOOLS: [&str; 14] = [
-    "list_gists",
-    "search_gists",
-    "get_gist",
-    "get_gist_file",
-    "list_gist_commits",
-    "list_gist_forks",
-    "get_user",
-    "check_gist_like",
-    "create_gist",
-    "update_gist",
-    "delete_gist_files",
-    "delete_gist",
-    "fork_gist",
-    "set_gist_like",
-];
 
 const GOOD_TOKEN: &str = "og_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 /// A value no message may contain.
@@ -296,7 +280,7 @@ fn filter(
     deny: Option<&str>,
     read_only: bool,
 ) -> Result<Vec<String>, FilterError> {
-    ToolFilter::parse(allow, deny).resolve(&ALL_TOOLS, read_only)
+    ToolFilter::parse(allow, deny).resolve(read_only)
 }
 
 #[test]
@@ -305,11 +289,11 @@ fn tool_lists_select() {
     assert_eq!(filter(Some(""), Some(" , "), false).expect("all").len(), 14);
     assert_eq!(
         filter(None, None, true).expect("reading"),
-        READING_TOOLS.to_vec()
+        catalog::reading_names().collect::<Vec<_>>()
     );
     assert_eq!(
         filter(Some("essential"), None, false).expect("essential"),
-        ESSENTIAL_TOOLS.to_vec()
+        catalog::essential_names().collect::<Vec<_>>()
     );
     assert_eq!(
         filter(Some("get_*"), None, false).expect("prefix"),
@@ -365,7 +349,7 @@ fn an_entry_that_matches_nothing_is_named_with_the_real_names() {
         let error = filter(allow, deny, false).expect_err("no match");
         let message = error.to_string();
         assert!(message.contains(shown), "{message}");
-        for name in ALL_TOOLS {
+        for name in catalog::names() {
             assert!(message.contains(name), "{message} lacks {name}");
         }
         let list = if allow.is_some() {
@@ -406,15 +390,7 @@ fn tool_lists_come_from_variables_and_flags() {
         ("OPENGIST_ALLOW_TOOLS", "essential"),
         ("OPENGIST_DENY_TOOLS", "delete_gist"),
     ]);
-    assert_eq!(
-        loaded
-            .config
-            .tools
-            .resolve(&ALL_TOOLS, false)
-            .expect("six")
-            .len(),
-        6
-    );
+    assert_eq!(loaded.config.tools.resolve(false).expect("six").len(), 6);
     let args = cli(&["--allow-tools", "get_gist", "--deny-tools", ""]);
     let loaded = load_with(
         &args,
@@ -425,7 +401,7 @@ fn tool_lists_come_from_variables_and_flags() {
     )
     .expect("flags win");
     assert_eq!(
-        loaded.config.tools.resolve(&ALL_TOOLS, false).expect("one"),
+        loaded.config.tools.resolve(false).expect("one"),
         ["get_gist"]
     );
 }
@@ -663,7 +639,7 @@ fn max_result_bytes_range() {
 
 #[test]
 fn http_limits() {
-    use opengist_mcp::http_limits::HttpLimits;
+    use opengist_mcp::http::HttpLimits;
     let defaults = ok(&[]).config.http_limits;
     assert_eq!(defaults, HttpLimits::default());
     assert_eq!(defaults.header_timeout, Duration::from_secs(10));

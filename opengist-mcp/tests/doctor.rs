@@ -76,3 +76,63 @@ fn a_bad_elicitation_value_stops_before_any_check() {
     );
     assert!(!text.contains("FAIL url"), "{text}");
 }
+
+/// The scope lines exactly as doctor printed them when each scope's tools were a hand-kept
+/// list: the lists now come from the catalog, and the lines must not change.
+#[test]
+fn the_scope_lines_name_the_tools_each_scope_serves() {
+    use opengist_mcp::catalog;
+    use opengist_mcp::doctor::scope_checks;
+    use opengist_mcp::opengist::{Grant, Identity, TokenAccess};
+
+    let access = TokenAccess {
+        identity: Some(Identity {
+            id: 1,
+            username: "admin".into(),
+        }),
+        gist_read: Grant::Present,
+        gist_write: Grant::Missing,
+        user_read: Grant::Present,
+        user_write: Grant::Missing,
+    };
+    let all: Vec<String> = catalog::names().map(str::to_owned).collect();
+    let url = "https://g/-/settings/access-tokens";
+    let lines: Vec<String> = scope_checks(&access, &all, url)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "ok   gist:read: present (a private or unlisted gist of yours is listed): list_gists, \
+             search_gists, get_gist, get_gist_file, list_gist_commits, list_gist_forks can use it",
+            "FAIL gist:write: missing (POST /api/gists with an empty body: 422 with it, 403 \
+             without): create_gist, update_gist, delete_gist_files, delete_gist, fork_gist will \
+             not work (the guarded ones refuse before asking anyone); fix: make a token with gist \
+             read+write at https://g/-/settings/access-tokens (Settings → Access Tokens) and set \
+             OPENGIST_TOKEN to it",
+            "ok   user:read: present (GET /api/user: 200 with it, 403 without): get_user can use it",
+            "FAIL user:write: missing (PATCH /api/user with an empty body: 422 with it, 403 \
+             without): set_gist_like will not work; fix: make a token with user read+write at \
+             https://g/-/settings/access-tokens (Settings → Access Tokens) and set \
+             OPENGIST_TOKEN to it",
+        ]
+    );
+
+    // Read-only: the write scopes' lines say no enabled tool needs them.
+    let reading: Vec<String> = catalog::reading_names().map(str::to_owned).collect();
+    let lines: Vec<String> = scope_checks(&access, &reading, url)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        lines[1],
+        "ok   gist:write: missing (POST /api/gists with an empty body: 422 with it, 403 \
+         without), and no enabled tool needs it"
+    );
+    assert_eq!(
+        lines[3],
+        "ok   user:write: missing (PATCH /api/user with an empty body: 422 with it, 403 \
+         without), and no enabled tool needs it"
+    );
+}

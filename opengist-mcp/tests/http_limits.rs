@@ -9,8 +9,7 @@ use std::time::{Duration, Instant};
 
 use opengist_mcp::OpengistServer;
 use opengist_mcp::config::Secret;
-use opengist_mcp::http::{HttpOptions, bind_http, http_options};
-use opengist_mcp::http_limits::HttpLimits;
+use opengist_mcp::http::{HttpLimits, HttpOptions, bind_http, http_options};
 use rmcp::model::{ClientConfig, ProtocolVersion};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;

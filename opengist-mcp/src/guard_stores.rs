@@ -1,4 +1,5 @@
-//! Running several replicas: the shared spent-answer store on Redis and the audit log.
+//! What the guard keeps and records outside this process: spent answers in the Redis that
+//! replicas share, and its decisions in the audit log.
 //!
 //! Replicas behind one gateway share `OPENGIST_MCP_SEAL_KEY` (so each can open the others'
 //! questions and tokens) and `OPENGIST_MCP_REDIS_URL` (so each answer is spent once, wherever
@@ -20,9 +21,9 @@ use crate::config::{Config, var};
 /// The prefix of this server's keys in Redis.
 pub const REDIS_KEY_PREFIX: &str = "opengist-mcp:spent:";
 
-/// Why the replica set-up could not be built.
+/// Why the guard's Redis store or audit log could not be set up.
 #[derive(Debug, thiserror::Error)]
-pub enum ReplicaSetupError {
+pub enum GuardStoreError {
     /// The Redis URL cannot be used.
     #[error(transparent)]
     Redis(#[from] RedisStoreError),
@@ -34,7 +35,7 @@ pub enum ReplicaSetupError {
 /// The Redis store when `OPENGIST_MCP_REDIS_URL` is set. Does not connect yet (it connects on
 /// the first spend and reconnects by itself), so a replica starts while Redis is down. Call
 /// inside the tokio runtime.
-pub fn redis_store(config: &Config) -> Result<Option<RedisNonceStore>, ReplicaSetupError> {
+pub fn redis_store(config: &Config) -> Result<Option<RedisNonceStore>, GuardStoreError> {
     let Some(url) = &config.redis_url else {
         return Ok(None);
     };
@@ -44,7 +45,7 @@ pub fn redis_store(config: &Config) -> Result<Option<RedisNonceStore>, ReplicaSe
 }
 
 /// The audit sink `OPENGIST_MCP_AUDIT_LOG` asks for, if any.
-pub fn audit_sink(config: &Config) -> Result<Option<Arc<dyn AuditSink>>, ReplicaSetupError> {
+pub fn audit_sink(config: &Config) -> Result<Option<Arc<dyn AuditSink>>, GuardStoreError> {
     let Some(log) = &config.audit_log else {
         return Ok(None);
     };

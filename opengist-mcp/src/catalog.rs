@@ -1,0 +1,211 @@
+//! The catalog of tools: the one list of the fourteen tools and what the rest of the server
+//! needs to know about each before calling it: its name, whether it only reads, whether
+//! `essential` stands for it in the allow and deny lists, and the Opengist scope it needs.
+//!
+//! The server builds its router and filter from [`TOOLS`], `config` resolves the allow/deny
+//! lists and read-only mode against it, `doctor` derives which tools each scope serves from
+//! it, and the tests iterate it. A tool's own file holds everything else about it (arguments,
+//! handler, result). Adding a tool is one file and one row here.
+
+use crate::opengist::Scope;
+
+/// Whether a tool only reads from Opengist or changes something there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Reads only: registered in read-only mode; `readOnlyHint` is true.
+    Reads,
+    /// Creates, changes or deletes something in Opengist; `readOnlyHint` is false.
+    Writes,
+}
+
+/// One tool as the server, `config` and `doctor` know it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolEntry {
+    /// The tool's name, as clients call it.
+    pub name: &'static str,
+    /// Whether it only reads.
+    pub access: Access,
+    /// Whether `essential` in `OPENGIST_ALLOW_TOOLS` / `OPENGIST_DENY_TOOLS` stands for it.
+    pub essential: bool,
+    /// The access-token scope it needs; [`Scope::AnyToken`] when any valid token will do.
+    pub scope: Scope,
+}
+
+impl ToolEntry {
+    /// Whether the tool only reads (it exists in read-only mode).
+    pub const fn reads(&self) -> bool {
+        matches!(self.access, Access::Reads)
+    }
+}
+
+const fn reading(name: &'static str, essential: bool, scope: Scope) -> ToolEntry {
+    ToolEntry {
+        name,
+        access: Access::Reads,
+        essential,
+        scope,
+    }
+}
+
+const fn writing(name: &'static str, essential: bool, scope: Scope) -> ToolEntry {
+    ToolEntry {
+        name,
+        access: Access::Writes,
+        essential,
+        scope,
+    }
+}
+
+/// `get_gist_file`: the tool resources stand beside (they read what it reads, so they exist
+/// only when it is enabled).
+pub const GET_GIST_FILE: ToolEntry = reading("get_gist_file", true, Scope::GistRead);
+
+/// Every tool, in the order they are listed: the reading tools, then the writing ones.
+pub const TOOLS: &[ToolEntry] = &[
+    reading("list_gists", true, Scope::GistRead),
+    reading("search_gists", true, Scope::GistRead),
+    reading("get_gist", true, Scope::GistRead),
+    GET_GIST_FILE,
+    reading("list_gist_commits", false, Scope::GistRead),
+    reading("list_gist_forks", false, Scope::GistRead),
+    reading("get_user", false, Scope::UserRead),
+    reading("check_gist_like", false, Scope::AnyToken),
+    writing("create_gist", true, Scope::GistWrite),
+    writing("update_gist", true, Scope::GistWrite),
+    writing("delete_gist_files", false, Scope::GistWrite),
+    writing("delete_gist", true, Scope::GistWrite),
+    writing("fork_gist", false, Scope::GistWrite),
+    writing("set_gist_like", false, Scope::UserWrite),
+];
+
+/// Every tool name, in the order they are listed.
+pub fn names() -> impl Iterator<Item = &'static str> + Clone {
+    TOOLS.iter().map(|tool| tool.name)
+}
+
+/// The names of the tools that only read (all that exist in read-only mode), in order.
+pub fn reading_names() -> impl Iterator<Item = &'static str> + Clone {
+    TOOLS
+        .iter()
+        .filter(|tool| tool.reads())
+        .map(|tool| tool.name)
+}
+
+/// The names `essential` stands for in the allow and deny lists, in order.
+pub fn essential_names() -> impl Iterator<Item = &'static str> + Clone {
+    TOOLS
+        .iter()
+        .filter(|tool| tool.essential)
+        .map(|tool| tool.name)
+}
+
+/// The names of the tools that need `scope`, in order.
+pub fn names_needing(scope: Scope) -> impl Iterator<Item = &'static str> + Clone {
+    TOOLS
+        .iter()
+        .filter(move |tool| tool.scope == scope)
+        .map(|tool| tool.name)
+}
+
+/// The catalog entry of the tool called `name`, if there is one.
+pub fn entry(name: &str) -> Option<&'static ToolEntry> {
+    TOOLS.iter().find(|tool| tool.name == name)
+}
+
+/// The scope the tool called `name` needs, if there is such a tool.
+pub fn scope_of(name: &str) -> Option<Scope> {
+    entry(name).map(|tool| tool.scope)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+
+    #[test]
+    fn fourteen_tools_each_named_once() {
+        assert_eq!(TOOLS.len(), 14);
+        let unique: HashSet<&str> = names().collect();
+        assert_eq!(unique.len(), 14, "no two rows share a name");
+        assert!(
+            names().all(|name| (1..=64).contains(&name.len())
+                && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')),
+            "every name is shaped as the allow/deny lists expect"
+        );
+    }
+
+    #[test]
+    fn eight_read_and_six_write_readers_first() {
+        assert_eq!(reading_names().count(), 8);
+        assert_eq!(TOOLS.iter().filter(|tool| !tool.reads()).count(), 6);
+        let first_writer = TOOLS
+            .iter()
+            .position(|tool| !tool.reads())
+            .expect("a writer");
+        assert!(
+            TOOLS[..first_writer].iter().all(ToolEntry::reads)
+                && TOOLS[first_writer..].iter().all(|tool| !tool.reads()),
+            "the listing order is the reading tools, then the writing ones"
+        );
+    }
+
+    #[test]
+    fn the_essential_seven() {
+        assert_eq!(
+            essential_names().collect::<Vec<_>>(),
+            [
+                "list_gists",
+                "search_gists",
+                "get_gist",
+                "get_gist_file",
+                "create_gist",
+                "update_gist",
+                "delete_gist",
+            ]
+        );
+    }
+
+    /// The scope of each tool, as `doctor` has always printed the scope lines.
+    #[test]
+    fn each_scope_serves_the_tools_doctor_names() {
+        let needing = |scope| names_needing(scope).collect::<Vec<_>>();
+        assert_eq!(
+            needing(Scope::GistRead),
+            [
+                "list_gists",
+                "search_gists",
+                "get_gist",
+                "get_gist_file",
+                "list_gist_commits",
+                "list_gist_forks",
+            ]
+        );
+        assert_eq!(
+            needing(Scope::GistWrite),
+            [
+                "create_gist",
+                "update_gist",
+                "delete_gist_files",
+                "delete_gist",
+                "fork_gist",
+            ]
+        );
+        assert_eq!(needing(Scope::UserRead), ["get_user"]);
+        assert_eq!(needing(Scope::UserWrite), ["set_gist_like"]);
+        assert_eq!(needing(Scope::AnyToken), ["check_gist_like"]);
+        assert_eq!(scope_of("check_gist_like"), Some(Scope::AnyToken));
+        assert_eq!(scope_of("get_gists"), None);
+    }
+
+    #[test]
+    fn lookups_find_rows_by_name() {
+        assert_eq!(entry(GET_GIST_FILE.name), Some(&GET_GIST_FILE));
+        assert_eq!(
+            entry("get_gist_file").map(|t| t.access),
+            Some(Access::Reads)
+        );
+        assert_eq!(entry("delete_gist").map(|t| t.access), Some(Access::Writes));
+        assert!(entry("Delete_gist").is_none() && entry("").is_none());
+    }
+}

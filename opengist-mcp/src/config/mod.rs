@@ -1,0 +1,231 @@
+//! Configuration: every environment variable and flag, parsed once at start.
+//!
+//! [`Config::from_env_and_args`] is the testable core: it reads variables through a function it
+//! is given and never touches the process. [`Config::from_process`] is the thin wrapper `main`
+//! calls: it reads the real environment, then removes `OPENGIST_TOKEN` from it.
+//!
+//! Each concern parses its own settings, in this order, each in its own file: how to reach
+//! Opengist (`connection`), which tools to register (`tool_filter`), how the guard asks
+//! (`guard`), how the server is served and run as replicas (`serving`), and what results hold
+//! (`results`). The variables' names are in [`var`], the errors in `error`; every public item
+//! is named here, at `opengist_mcp::config::*`.
+//!
+//! Rules that hold for every message here:
+//! - a value that may be a secret (`OPENGIST_URL`, which is often a pasted token, the token
+//!   itself, the seal key, the HTTP bearer secret) is never echoed, in errors or warnings;
+//! - every error says which variable (and flag) is wrong and what shape is expected;
+//! - flags win over variables; an unset or empty variable means "use the default", except the
+//!   two strict switches `ELICITATION` and `OPENGIST_INSECURE_TLS`, where only the exact words
+//!   `true` and `false` are accepted (an empty value is refused).
+//!
+//! When several settings are wrong at once, the first one in that order is reported.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use mcp_guard::seal::SealKey;
+use mcp_guard::serve::http::limits::HttpLimits;
+
+use crate::cli::CliArgs;
+
+mod connection;
+mod error;
+mod guard;
+mod results;
+mod serving;
+mod tool_filter;
+pub mod var;
+
+pub use connection::{DEFAULT_REQUEST_TIMEOUT_SECS, MAX_REQUEST_TIMEOUT_SECS, OpengistUrl};
+pub use error::{ConfigError, FilterError, FilterList};
+pub use guard::{DEFAULT_DIALOG_TIMEOUT_SECS, MAX_DIALOG_TIMEOUT_SECS};
+pub use results::{
+    DEFAULT_CACHE_BYTES, DEFAULT_MAX_RESULT_BYTES, MAX_CACHE_BYTES, MAX_MAX_RESULT_BYTES,
+    MIN_MAX_RESULT_BYTES,
+};
+pub use tool_filter::ToolFilter;
+
+// The serving settings' types are the guard framework's (`mcp_guard::serve`); they are named
+// here, beside the settings that hold them.
+pub use mcp_guard::serve::settings::{
+    AllowedHost, AllowedOrigin, AuditLog, MAX_REPLICA_ID_LEN, MIN_HTTP_TOKEN_LEN,
+    MIN_SEAL_KEY_BYTES, OriginPort, Secret, is_loopback,
+};
+
+use connection::Connection;
+use guard::GuardSettings;
+use results::ResultSettings;
+use serving::Serving;
+use tool_filter::ToolSelection;
+use var::Source;
+
+/// Everything the server needs to know, parsed and checked.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `OPENGIST_URL`; `None`: unconfigured mode (the server starts, every tool call answers
+    /// with setup instructions).
+    pub opengist_url: Option<OpengistUrl>,
+    /// `OPENGIST_TOKEN`; `None` when unset or empty.
+    pub token: Option<Secret>,
+    /// `OPENGIST_READ_ONLY` / `--read-only`.
+    pub read_only: bool,
+    /// `OPENGIST_ALLOW_TOOLS` / `OPENGIST_DENY_TOOLS` and their flags.
+    pub tools: ToolFilter,
+    /// `OPENGIST_INSECURE_TLS` / `--insecure-tls`.
+    pub insecure_tls: bool,
+    /// `ELICITATION`: `false` sends guarded calls down the two-call token path.
+    pub elicitation: bool,
+    /// `OPENGIST_MCP_SEAL_KEY` / `--seal-key`, or a random key for this process.
+    pub seal_key: SealKey,
+    /// Whether [`Config::seal_key`] came from configuration (replicas can share it) rather
+    /// than being random for this process.
+    pub seal_key_configured: bool,
+    /// `OPENGIST_MCP_HTTP_ADDR` / `--http`; `None`: serve stdio.
+    pub http_addr: Option<SocketAddr>,
+    /// `OPENGIST_MCP_HTTP_TOKEN` / `--http-token`.
+    pub http_token: Option<Secret>,
+    /// `OPENGIST_MCP_MAX_RESULT_BYTES` / `--max-result-bytes`.
+    pub max_result_bytes: usize,
+    /// `OPENGIST_MCP_ALLOWED_HOSTS` / `--allowed-hosts`.
+    pub allowed_hosts: Vec<AllowedHost>,
+    /// `OPENGIST_MCP_ALLOWED_ORIGINS` / `--allowed-origins`.
+    pub allowed_origins: Vec<AllowedOrigin>,
+    /// `OPENGIST_MCP_DIALOG_TIMEOUT_SECS` / `--dialog-timeout-secs`.
+    pub dialog_timeout: Duration,
+    /// `OPENGIST_MCP_REQUEST_TIMEOUT_SECS` / `--request-timeout-secs`.
+    pub request_timeout: Duration,
+    /// `OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS`, `_BODY_TIMEOUT_SECS`, `_MAX_CONNECTIONS`,
+    /// `_MAX_SESSIONS`, `_SESSION_IDLE_SECS` (and their flags).
+    pub http_limits: HttpLimits,
+    /// `OPENGIST_MCP_REDIS_URL` / `--redis-url`: the shared spent-answer store; `None`: in
+    /// memory, for this process only. Secret: the URL may hold a password.
+    pub redis_url: Option<Secret>,
+    /// `OPENGIST_MCP_AUDIT_LOG` / `--audit-log`; `None`: no audit log.
+    pub audit_log: Option<AuditLog>,
+    /// `OPENGIST_MCP_REPLICA_ID` / `--replica-id`; `None`: `hostname:pid`, worked out at start.
+    pub replica_id: Option<String>,
+    /// `OPENGIST_MCP_CACHE_BYTES` / `--cache-bytes`: bytes of gist files kept in memory for
+    /// reuse; 0 turns the cache off.
+    pub cache_bytes: u64,
+    /// `OPENGIST_MCP_RESOURCES`: offer gists as MCP resources (with templates, completion,
+    /// resource links in tool results and list-changed notifications). Default true; they
+    /// also need `get_gist_file` enabled.
+    pub resources: bool,
+}
+
+/// A parsed configuration and the warnings to log at start-up (none of which contains a
+/// secret).
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The configuration.
+    pub config: Config,
+    /// One line each; `main` should log them with `tracing::warn!`.
+    pub warnings: Vec<String>,
+}
+
+impl Config {
+    /// Parses the configuration from command-line arguments and a variable lookup (`env(name)`
+    /// gives the variable's value, `None` when unset). Flags win over variables. Never reads or
+    /// changes the process environment.
+    pub fn from_env_and_args(
+        args: &CliArgs,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Loaded, ConfigError> {
+        let source = Source::new(args, env);
+        let mut warnings = Vec::new();
+        let Connection {
+            opengist_url,
+            token,
+            insecure_tls,
+            request_timeout,
+        } = Connection::parse(&source, &mut warnings)?;
+        let ToolSelection { read_only, tools } = ToolSelection::parse(&source)?;
+        let GuardSettings {
+            elicitation,
+            seal_key,
+            seal_key_configured,
+            dialog_timeout,
+        } = GuardSettings::parse(&source, &mut warnings)?;
+        let Serving {
+            http_addr,
+            http_token,
+            allowed_hosts,
+            allowed_origins,
+            http_limits,
+            redis_url,
+            audit_log,
+            replica_id,
+        } = Serving::parse(&source, seal_key_configured, &mut warnings)?;
+        let ResultSettings {
+            max_result_bytes,
+            cache_bytes,
+            resources,
+        } = ResultSettings::parse(&source)?;
+
+        Ok(Loaded {
+            config: Config {
+                opengist_url,
+                token,
+                read_only,
+                tools,
+                insecure_tls,
+                elicitation,
+                seal_key,
+                seal_key_configured,
+                http_addr,
+                http_token,
+                max_result_bytes,
+                allowed_hosts,
+                allowed_origins,
+                dialog_timeout,
+                request_timeout,
+                http_limits,
+                redis_url,
+                audit_log,
+                replica_id,
+                cache_bytes,
+                resources,
+            },
+            warnings,
+        })
+    }
+
+    /// Reads the real process environment, then REMOVES `OPENGIST_TOKEN` from it (so child
+    /// processes and later readers never see it), then parses as
+    /// [`Config::from_env_and_args`] does.
+    ///
+    /// # Safety
+    ///
+    /// Removing an environment variable is only sound while no other thread may read or write
+    /// the environment. Call this first thing in `main`, before building the tokio runtime or
+    /// starting any other thread (`#[tokio::main]` starts its worker threads before the body
+    /// runs, so build the runtime by hand after this call).
+    pub unsafe fn from_process(args: &CliArgs) -> Result<Loaded, ConfigError> {
+        let mut values: Vec<(&'static str, String)> = Vec::new();
+        let mut not_unicode = None;
+        for name in var::ALL {
+            match std::env::var(name) {
+                Ok(value) => values.push((name, value)),
+                Err(std::env::VarError::NotPresent) => {}
+                Err(std::env::VarError::NotUnicode(_)) => {
+                    not_unicode.get_or_insert(name);
+                }
+            }
+        }
+        if std::env::var_os(var::OPENGIST_TOKEN).is_some() {
+            // SAFETY: the caller guarantees (this function's contract) that no other thread
+            // exists yet, so nothing can read or write the environment concurrently.
+            unsafe { std::env::remove_var(var::OPENGIST_TOKEN) };
+        }
+        if let Some(var) = not_unicode {
+            return Err(ConfigError::NotUnicode { var });
+        }
+        let lookup = |name: &str| {
+            values
+                .iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| value.clone())
+        };
+        Self::from_env_and_args(args, &lookup)
+    }
+}

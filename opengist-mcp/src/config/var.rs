@@ -1,0 +1,151 @@
+//! The environment variables the configuration reads: their names, and how a value is read
+//! (a flag wins over its variable; an empty variable counts as unset).
+
+use crate::cli::CliArgs;
+
+use super::error::ConfigError;
+
+/// The Opengist instance.
+pub const OPENGIST_URL: &str = "OPENGIST_URL";
+/// The Opengist personal access token (no flag on purpose).
+pub const OPENGIST_TOKEN: &str = "OPENGIST_TOKEN";
+/// Register only the reading tools.
+pub const OPENGIST_READ_ONLY: &str = "OPENGIST_READ_ONLY";
+/// Tools to register.
+pub const OPENGIST_ALLOW_TOOLS: &str = "OPENGIST_ALLOW_TOOLS";
+/// Tools not to register.
+pub const OPENGIST_DENY_TOOLS: &str = "OPENGIST_DENY_TOOLS";
+/// Accept unverifiable TLS certificates from Opengist.
+pub const OPENGIST_INSECURE_TLS: &str = "OPENGIST_INSECURE_TLS";
+/// The guard's dialog switch (deliberately unprefixed).
+pub const ELICITATION: &str = mcp_guard::elicitation::ELICITATION_VAR;
+/// HTTP bind address.
+pub const OPENGIST_MCP_HTTP_ADDR: &str = "OPENGIST_MCP_HTTP_ADDR";
+/// Seal key shared by replicas.
+pub const OPENGIST_MCP_SEAL_KEY: &str = "OPENGIST_MCP_SEAL_KEY";
+/// Bearer secret for HTTP.
+pub const OPENGIST_MCP_HTTP_TOKEN: &str = "OPENGIST_MCP_HTTP_TOKEN";
+/// Result-size ceiling.
+pub const OPENGIST_MCP_MAX_RESULT_BYTES: &str = "OPENGIST_MCP_MAX_RESULT_BYTES";
+/// Extra accepted Host header values.
+pub const OPENGIST_MCP_ALLOWED_HOSTS: &str = "OPENGIST_MCP_ALLOWED_HOSTS";
+/// Extra accepted Origin header values.
+pub const OPENGIST_MCP_ALLOWED_ORIGINS: &str = "OPENGIST_MCP_ALLOWED_ORIGINS";
+/// How long a confirmation dialog may wait for a person.
+pub const OPENGIST_MCP_DIALOG_TIMEOUT_SECS: &str = "OPENGIST_MCP_DIALOG_TIMEOUT_SECS";
+/// Timeout of each Opengist request.
+pub const OPENGIST_MCP_REQUEST_TIMEOUT_SECS: &str = "OPENGIST_MCP_REQUEST_TIMEOUT_SECS";
+/// HTTP: how long a connection may take to send a request head.
+pub const OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS: &str = "OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS";
+/// HTTP: how long a request body may take to arrive.
+pub const OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS: &str = "OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS";
+/// HTTP: connections served at once.
+pub const OPENGIST_MCP_HTTP_MAX_CONNECTIONS: &str = "OPENGIST_MCP_HTTP_MAX_CONNECTIONS";
+/// HTTP: legacy sessions open at once.
+pub const OPENGIST_MCP_HTTP_MAX_SESSIONS: &str = "OPENGIST_MCP_HTTP_MAX_SESSIONS";
+/// HTTP: idle time after which a legacy session is closed.
+pub const OPENGIST_MCP_HTTP_SESSION_IDLE_SECS: &str = "OPENGIST_MCP_HTTP_SESSION_IDLE_SECS";
+/// The Redis that replicas share for spent answers.
+pub const OPENGIST_MCP_REDIS_URL: &str = "OPENGIST_MCP_REDIS_URL";
+/// Where the audit log goes: `stderr` or a file path.
+pub const OPENGIST_MCP_AUDIT_LOG: &str = "OPENGIST_MCP_AUDIT_LOG";
+/// This replica's name in the audit log.
+pub const OPENGIST_MCP_REPLICA_ID: &str = "OPENGIST_MCP_REPLICA_ID";
+/// Bytes of gist files kept in memory for reuse.
+pub const OPENGIST_MCP_CACHE_BYTES: &str = "OPENGIST_MCP_CACHE_BYTES";
+/// Whether gists are offered as MCP resources.
+pub const OPENGIST_MCP_RESOURCES: &str = "OPENGIST_MCP_RESOURCES";
+
+/// Every variable [`super::Config::from_process`] reads.
+pub const ALL: [&str; 25] = [
+    OPENGIST_URL,
+    OPENGIST_TOKEN,
+    OPENGIST_READ_ONLY,
+    OPENGIST_ALLOW_TOOLS,
+    OPENGIST_DENY_TOOLS,
+    OPENGIST_INSECURE_TLS,
+    ELICITATION,
+    OPENGIST_MCP_HTTP_ADDR,
+    OPENGIST_MCP_SEAL_KEY,
+    OPENGIST_MCP_HTTP_TOKEN,
+    OPENGIST_MCP_MAX_RESULT_BYTES,
+    OPENGIST_MCP_ALLOWED_HOSTS,
+    OPENGIST_MCP_ALLOWED_ORIGINS,
+    OPENGIST_MCP_DIALOG_TIMEOUT_SECS,
+    OPENGIST_MCP_REQUEST_TIMEOUT_SECS,
+    OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS,
+    OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS,
+    OPENGIST_MCP_HTTP_MAX_CONNECTIONS,
+    OPENGIST_MCP_HTTP_MAX_SESSIONS,
+    OPENGIST_MCP_HTTP_SESSION_IDLE_SECS,
+    OPENGIST_MCP_REDIS_URL,
+    OPENGIST_MCP_AUDIT_LOG,
+    OPENGIST_MCP_REPLICA_ID,
+    OPENGIST_MCP_CACHE_BYTES,
+    OPENGIST_MCP_RESOURCES,
+];
+
+/// Where the settings come from: the command line and a variable lookup. Every section of
+/// the configuration reads its own settings through this.
+pub(super) struct Source<'a> {
+    /// The command line.
+    pub(super) args: &'a CliArgs,
+    /// `env(name)` gives the variable's value, `None` when unset.
+    env: &'a dyn Fn(&str) -> Option<String>,
+}
+
+impl<'a> Source<'a> {
+    /// Settings from `args` and the lookup `env`.
+    pub(super) fn new(args: &'a CliArgs, env: &'a dyn Fn(&str) -> Option<String>) -> Self {
+        Self { args, env }
+    }
+
+    /// The variable exactly as set (an empty value included), for the strict switches.
+    pub(super) fn exact(&self, name: &str) -> Option<String> {
+        (self.env)(name)
+    }
+
+    /// The variable, a value of only spaces or nothing counting as unset.
+    pub(super) fn get(&self, name: &str) -> Option<String> {
+        (self.env)(name).filter(|value| !value.trim().is_empty())
+    }
+
+    /// The flag when given, else the variable (empty counting as unset).
+    pub(super) fn flag_or_env(&self, flag: &Option<String>, name: &str) -> Option<String> {
+        flag.clone().or_else(|| self.get(name))
+    }
+
+    /// A whole number from the flag or the variable, within `min..=max`; `default` when
+    /// neither is set. `setting` names both in the error.
+    pub(super) fn number(
+        &self,
+        flag: &Option<String>,
+        name: &str,
+        setting: &'static str,
+        min: u64,
+        max: u64,
+        default: u64,
+    ) -> Result<u64, ConfigError> {
+        match self.flag_or_env(flag, name) {
+            Some(raw) => parse_number(&raw, setting, min, max),
+            None => Ok(default),
+        }
+    }
+}
+
+/// `raw`, trimmed, as a whole number within `min..=max`.
+fn parse_number(raw: &str, setting: &'static str, min: u64, max: u64) -> Result<u64, ConfigError> {
+    let value = raw
+        .trim()
+        .parse::<u64>()
+        .map_err(|_| ConfigError::NotANumber { setting, min, max })?;
+    if !(min..=max).contains(&value) {
+        return Err(ConfigError::OutOfRange {
+            setting,
+            value,
+            min,
+            max,
+        });
+    }
+    Ok(value)
+}
