@@ -331,13 +331,17 @@ mod tests {
         );
         let status: Vec<Status> = checks.iter().map(|c| c.status).collect();
         assert_eq!(status, [Status::Ok, Status::Fail, Status::Ok, Status::Fail]);
-        assert!(checks[1].detail.contains("create_gist"), "{}", checks[1]);
+        for tool in catalog::names_needing(Scope::GistWrite) {
+            assert!(checks[1].detail.contains(tool), "{tool}: {}", checks[1]);
+        }
         assert!(
             checks[1]
                 .detail
                 .contains("https://g/-/settings/access-tokens")
         );
-        assert!(checks[3].detail.contains("set_gist_like"), "{}", checks[3]);
+        for tool in catalog::names_needing(Scope::UserWrite) {
+            assert!(checks[3].detail.contains(tool), "{tool}: {}", checks[3]);
+        }
     }
 
     #[test]

@@ -198,7 +198,7 @@ mod tests {
 
     #[test]
     fn name_shape() {
-        assert!(is_name_shaped("get_gist"));
+        assert!(catalog::names().all(is_name_shaped));
         assert!(is_name_shaped("get_*"));
         assert!(!is_name_shaped("Get_gist"));
         assert!(!is_name_shaped("og_0123"));
