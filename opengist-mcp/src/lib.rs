@@ -46,7 +46,6 @@ pub mod server;
 pub use mcp_guard::serve::http::sessions;
 pub mod state;
 pub mod stdio;
-pub mod targets;
 pub mod tools;
 
 pub use state::OpengistServer;

@@ -19,8 +19,10 @@
 //!
 //! Before a guarded write asks anyone, the same kind of probe checks the exact call:
 //! `PATCH /api/gists/:uuid` `{}` passes Opengist's token, scope, visibility, ownership and
-//! archive checks and stops at its "at least one field" 422 ([`OpengistClient::check_can_change`]);
-//! `POST /api/gists` `{}` does the same for a new gist ([`OpengistClient::check_can_create`]).
+//! archive checks and stops at its "at least one field" 422 ([`OpengistClient::check_can_update`],
+//! [`OpengistClient::check_can_delete_files`], [`OpengistClient::check_can_delete`], each in
+//! its operation's file); `POST /api/gists` `{}` does the same for a new gist
+//! ([`OpengistClient::check_can_create`]).
 //!
 //! The learned [`TokenAccess`] is kept by the client and forgotten whenever Opengist answers
 //! any request with 401 or 403, so it is learned again on next use.
@@ -129,6 +131,14 @@ pub(super) enum Probe {
 }
 
 impl Probe {
+    /// The probe for `operation` (e.g. `delete a gist`) on gist `id`.
+    pub(super) fn change_gist(id: &GistId, operation: &'static str) -> Self {
+        Self::ChangeGist {
+            id: id.clone(),
+            operation,
+        }
+    }
+
     /// Method, path segments and what the probe stands for.
     pub(super) fn request(&self) -> (Method, Vec<String>, CallInfo) {
         match self {
@@ -151,27 +161,6 @@ impl Probe {
                 vec!["api".into(), "gists".into(), id.as_str().to_owned()],
                 CallInfo::new(operation, Scope::GistWrite, format!("gist {id}")),
             ),
-        }
-    }
-}
-
-/// How a write would fare, for the preflight of a guarded tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
-    /// `update_gist`.
-    Update,
-    /// `delete_gist_files`.
-    DeleteFiles,
-    /// `delete_gist`: Opengist deletes archived gists too.
-    Delete,
-}
-
-impl Change {
-    fn operation(self) -> &'static str {
-        match self {
-            Self::Update => "update a gist",
-            Self::DeleteFiles => "delete files of a gist",
-            Self::Delete => "delete a gist",
         }
     }
 }
@@ -234,11 +223,12 @@ impl OpengistClient {
         })
     }
 
-    /// Whether `create_gist` can succeed now: the token works, holds `gist:write`, and
-    /// Opengist answers. Changes nothing.
-    pub async fn check_can_create(&self) -> Result<(), OpengistError> {
-        self.refuse_known_missing_write(&Probe::CreateGist)?;
-        self.probe(&Probe::CreateGist).await
+    /// The check a guarded write makes before asking: `probe` answers as the real call
+    /// would up to the body's validation, and changes nothing. Each operation's file names
+    /// its own check (e.g. `check_can_update` in `update_gist.rs`).
+    pub(super) async fn check_probe(&self, probe: &Probe) -> Result<(), OpengistError> {
+        self.refuse_known_missing_write(probe)?;
+        self.probe(probe).await
     }
 
     /// What is already known settles it: a token known to lack `gist:write` is refused
@@ -255,21 +245,6 @@ impl OpengistClient {
                 })
             }
             _ => Ok(()),
-        }
-    }
-
-    /// Whether `change` of gist `id` can succeed now: the token works and holds
-    /// `gist:write`, the gist is visible to it and owned by its account, and (but for a
-    /// deletion) not archived. Changes nothing.
-    pub async fn check_can_change(&self, id: &GistId, change: Change) -> Result<(), OpengistError> {
-        let probe = Probe::ChangeGist {
-            id: id.clone(),
-            operation: change.operation(),
-        };
-        self.refuse_known_missing_write(&probe)?;
-        match self.probe(&probe).await {
-            Err(OpengistError::Archived { .. }) if change == Change::Delete => Ok(()),
-            other => other,
         }
     }
 
