@@ -121,7 +121,9 @@ impl OpengistServer {
     }
 }
 
-/// The facts a lost `create_gist` is recognised by, taken before the request.
+/// The facts a lost `create_gist` is recognised by, taken before the request: a gist of the
+/// token's owner, updated since shortly before the call, with exactly these files (names and
+/// contents) and this title.
 struct CreateReadBack {
     new: NewGist,
     since: DateTime<Utc>,

@@ -84,7 +84,7 @@ impl OpengistServer {
     }
 }
 
-/// What a lost `delete_gist` is recognised by.
+/// What a lost `delete_gist` is recognised by: the gist gone (404), or still there.
 struct DeleteReadBack {
     id: GistId,
 }

@@ -119,7 +119,7 @@ impl OpengistServer {
     }
 }
 
-/// What a lost `delete_gist_files` is recognised by.
+/// What a lost `delete_gist_files` is recognised by: the files gone, or all still there.
 struct DeleteFilesReadBack {
     id: GistId,
     names: Vec<String>,

@@ -233,7 +233,8 @@ impl OpengistServer {
     }
 }
 
-/// What a lost `update_gist` is recognised by.
+/// What a lost `update_gist` is recognised by: every requested change visible in the gist
+/// (title, description, visibility, written and renamed files), or none of them.
 struct UpdateReadBack {
     id: GistId,
     title: Option<String>,

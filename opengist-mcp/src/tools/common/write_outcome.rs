@@ -5,17 +5,9 @@
 //! come back (a timeout, a connection closed after sending, a gateway giving up:
 //! [`OpengistError::write_may_have_applied`]), the write tools do not report a failure and
 //! never say "try again": following that advice made duplicate public gists. They read back
-//! instead ([`find_out`]), a few times over a few seconds, each tool with its own look (its
-//! `...ReadBack` in `tools/<tool>.rs`):
-//!
-//! - `create_gist`: a gist of the token's owner, updated since shortly before the call, with
-//!   exactly these files (names and contents) and this title;
-//! - `update_gist`: every requested change visible in the gist (title, description,
-//!   visibility, written and renamed files), and none of them visible;
-//! - `delete_gist_files`: the files gone, or all still there;
-//! - `delete_gist`: the gist gone (404), or still there;
-//! - `fork_gist`: a fork of the gist owned by the token's owner;
-//! - `set_gist_like`: the like state.
+//! instead ([`find_out`]), a few times over a few seconds, each tool with its own look at
+//! what its write would have left (its read-back, in the tool's own file: e.g. a created gist
+//! is recognised by its owner, files and title; a deleted one by a 404).
 //!
 //! Applied: the tool returns its normal result, built from what was read back. Not applied (as
 //! far as Opengist shows after the last read): an error that says so and how to check before
