@@ -8,8 +8,9 @@ use serde::Serialize;
 use crate::opengist::requests::Visibility;
 use crate::opengist::{GistDetail, GistSummary};
 
-/// How a guarded call was allowed to run (a result's `cleared_by`). Its schema keeps the
-/// name `Clearing` that clients have seen.
+// A result's `cleared_by`. The doc line below is its schema's description and the schemars
+// name keeps `Clearing`, so what clients are told does not change.
+/// How a guarded call was allowed to run.
 #[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[schemars(rename = "Clearing")]
@@ -33,9 +34,11 @@ impl ClearedBy {
     }
 }
 
-/// The gist a write answers with: its id, its web page and who can see it. Its schema keeps
-/// the name `GistRef` that clients have seen (not [`crate::opengist::GistRef`], the
-/// id-or-link a caller names a gist by).
+// The gist a write answers with: its id, its web page and who can see it (not
+// `crate::opengist::GistRef`, the id-or-link a caller names a gist by). The doc line below is
+// its schema's description and the schemars name keeps `GistRef`, so what clients are told
+// does not change.
+/// A short summary of a gist in write results.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(rename = "GistRef")]
 pub struct WrittenGist {
