@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use url::Url;
 
-use super::access::{AccessCache, Probe};
+use super::access::AccessCache;
 use super::error::{
     self, CallInfo, OpengistError, Scope, TimeoutPhase, display_base, display_host,
 };
@@ -640,39 +640,11 @@ impl OpengistClient {
     }
 
     // -----------------------------------------------------------------------------------
-    // Probes: requests Opengist refuses before changing anything (see `access.rs`).
+    // What the token may do (see `access.rs`; learned by the probes of `probes.rs`).
 
     /// What the token may do, as remembered.
     pub(super) fn access_cache(&self) -> &AccessCache {
         &self.inner.access
-    }
-
-    /// Sends one fixed probe, with the body `{}`. Opengist's validation answer (422) means
-    /// every check before it passed: `Ok`. Anything else is the error the real call would
-    /// get. Never retried.
-    pub(super) async fn probe(&self, probe: &Probe) -> Result<(), OpengistError> {
-        let (method, segments, call) = probe.request();
-        let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
-        let url = self.endpoint(&segments)?;
-        let empty = serde_json::Map::new();
-        let response = match self.send_write(method, url, Some(&empty), &call).await {
-            Ok(response) => response,
-            // The probe writes nothing: a lost answer leaves only the check unmade, never a
-            // write that "may have been applied".
-            Err(OpengistError::AnswerLost { operation, cause }) => {
-                return Err(OpengistError::CheckAnswerLost {
-                    operation,
-                    cause,
-                    base: display_base(&self.inner.base),
-                });
-            }
-            Err(error) => return Err(error),
-        };
-        let status = response.status();
-        if status == StatusCode::UNPROCESSABLE_ENTITY || status.is_success() {
-            return Ok(());
-        }
-        Err(self.error_from(response, &call).await)
     }
 
     /// `GET <base>/<owner>/<uuid>.git/info/refs?service=git-upload-pack`: git's smart-HTTP
@@ -921,7 +893,7 @@ impl OpengistClient {
         }
     }
 
-    async fn error_from(&self, response: Response, call: &CallInfo) -> OpengistError {
+    pub(super) async fn error_from(&self, response: Response, call: &CallInfo) -> OpengistError {
         let status = response.status().as_u16();
         if matches!(status, 401 | 403) {
             // The token or its scopes may have changed: learn them again on next use.

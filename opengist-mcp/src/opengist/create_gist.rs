@@ -15,10 +15,10 @@ use schemars::JsonSchema;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::access::Probe;
 use super::client::{MAX_JSON_BYTES, OpengistClient};
 use super::error::{CallInfo, OpengistError, Scope};
 use super::gist_facts::visibility_fact;
+use super::probes::Probe;
 use super::requests::{
     GistId, MAX_FILES, RequestError, Visibility, check_metadata, filename_problem,
 };

@@ -8,10 +8,10 @@
 use mcp_guard::{Approved, Binding, Fact, Question, Target};
 use reqwest::Method;
 
-use super::access::Probe;
 use super::client::OpengistClient;
 use super::error::{CallInfo, OpengistError, Scope};
 use super::gist_facts::{GistFacts, gist_fact, visibility_fact};
+use super::probes::Probe;
 use super::requests::GistId;
 
 /// The operation, as errors and the pre-ask check name it.

@@ -14,10 +14,10 @@ use reqwest::Method;
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use super::access::Probe;
 use super::client::OpengistClient;
 use super::error::{CallInfo, OpengistError, Scope};
 use super::gist_facts::{GistFacts, gist_fact, near_match, visibility_fact};
+use super::probes::Probe;
 use super::requests::{GistId, MAX_FILES};
 use super::responses::GistDetail;
 

@@ -16,6 +16,7 @@ pub mod error;
 pub mod gist_facts;
 pub mod gist_ref;
 pub mod git_head;
+pub mod probes;
 pub mod requests;
 pub mod responses;
 pub mod topics;

@@ -3,7 +3,7 @@
 //! no confirmation token is handed out for one.
 //!
 //! Each check is a request Opengist refuses before changing anything (see
-//! [`crate::opengist::access`]; each operation's own check, e.g.
+//! [`crate::opengist::probes`]; each operation's own check, e.g.
 //! [`OpengistClient::check_can_update`](crate::opengist::OpengistClient::check_can_update),
 //! sits in its operation's file): it passes exactly the checks the real call would meet (the
 //! token, its `gist:write` scope, whether Opengist answers at all, and for an existing gist
