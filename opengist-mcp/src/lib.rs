@@ -45,7 +45,6 @@ pub mod schema_bounds;
 pub mod server;
 pub mod state;
 pub mod stdio;
-pub mod targets;
 pub mod tools;
 
 pub use state::OpengistServer;

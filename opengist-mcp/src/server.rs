@@ -96,7 +96,12 @@ impl OpengistServer {
         let mut router: ToolRouter<Self> = Self::read_router()
             + Self::search_router()
             + Self::users_router()
-            + Self::write_router();
+            + Self::create_gist_router()
+            + Self::update_gist_router()
+            + Self::delete_gist_files_router()
+            + Self::delete_gist_router()
+            + Self::fork_gist_router()
+            + Self::set_gist_like_router();
         let names: Vec<String> = router
             .list_all()
             .iter()

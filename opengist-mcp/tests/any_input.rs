@@ -63,7 +63,7 @@ const MIB: usize = 1024 * 1024;
 ///
 /// A guarded tool checks, before asking, whether its call can succeed, with a request Opengist
 /// refuses before changing anything: the body `{}` sent to `POST /api/gists`,
-/// `PATCH /api/gists/<id>` or `PATCH /api/user` (see `opengist/access.rs`). Those are recorded
+/// `PATCH /api/gists/<id>` or `PATCH /api/user` (see `opengist/probes.rs`). Those are recorded
 /// apart as probes, and only exactly those; any other non-GET is a write.
 struct Faulty {
     addr: SocketAddr,

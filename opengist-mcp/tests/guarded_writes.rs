@@ -39,7 +39,7 @@ struct Seen {
 
 /// Whether a request is the check a guarded tool makes before asking: the body `{}` sent to
 /// `POST /api/gists` or `PATCH /api/gists/<id>`, which Opengist refuses (422) before changing
-/// anything (see `opengist/access.rs`). Exactly that: any other body or route is a write.
+/// anything (see `opengist/probes.rs`). Exactly that: any other body or route is a write.
 fn is_probe(seen: &Seen) -> bool {
     let route = match seen.method {
         Method::POST => seen.path == "/api/gists",

@@ -1,38 +1,13 @@
-//! What the configured token may do, learned from Opengist without changing anything.
-//!
-//! Opengist checks a route's scope before it reads the request body (its `apiScope`
-//! middleware), and validates the body before it changes anything. So a request with an
-//! empty body to a write route answers 422 when the token holds the scope and 403 `token
-//! lacks required scope/permission` when it does not, and never writes. The probes (v1.15.1,
-//! `internal/web/server/router.go`, `internal/web/handlers/api/v1/`):
-//!
-//! | scope | probe | with the scope | without |
-//! |---|---|---|---|
-//! | `gist:write` | `POST /api/gists` `{}` | 422 (no files) | 403 |
-//! | `user:write` | `PATCH /api/user` `{}` | 422 (no username or email) | 403 |
-//! | `user:read` | `GET /api/user` | 200, the account | 403 |
-//! | `gist:read` | implied by `gist:write`; else a private or unlisted gist in `GET /api/gists` | | |
-//!
-//! `gist:read` is soft: without it Opengist answers reads with the public subset, never a
-//! 403, so a token with neither `gist:write` nor a visible non-public gist of its owner cannot
-//! be told apart from one without `gist:read` ([`Grant::Unknown`]).
-//!
-//! Before a guarded write asks anyone, the same kind of probe checks the exact call:
-//! `PATCH /api/gists/:uuid` `{}` passes Opengist's token, scope, visibility, ownership and
-//! archive checks and stops at its "at least one field" 422 ([`OpengistClient::check_can_change`]);
-//! `POST /api/gists` `{}` does the same for a new gist ([`OpengistClient::check_can_create`]).
+//! What the configured token may do ([`TokenAccess`]: its account and a [`Grant`] per scope),
+//! and the client's memory of it. How it is learned without changing anything, and the
+//! checks a guarded write makes before asking, are [`super::probes`].
 //!
 //! The learned [`TokenAccess`] is kept by the client and forgotten whenever Opengist answers
 //! any request with 401 or 403, so it is learned again on next use.
 
 use std::sync::{Arc, Mutex};
 
-use reqwest::Method;
-
-use super::client::OpengistClient;
-use super::error::{CallInfo, OpengistError, Scope};
-use super::requests::{GistId, Visibility};
-use super::{ListScope, MAX_PER_PAGE};
+use super::error::Scope;
 
 /// Whether the token holds a scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +68,7 @@ impl TokenAccess {
 pub(super) struct AccessCache(Mutex<Option<Arc<TokenAccess>>>);
 
 impl AccessCache {
-    fn get(&self) -> Option<Arc<TokenAccess>> {
+    pub(super) fn get(&self) -> Option<Arc<TokenAccess>> {
         self.0.lock().ok().and_then(|held| held.clone())
     }
 
@@ -108,176 +83,6 @@ impl AccessCache {
     pub(super) fn forget(&self) {
         if let Ok(mut held) = self.0.lock() {
             *held = None;
-        }
-    }
-}
-
-/// A request Opengist refuses before changing anything: each has a fixed, empty body.
-#[derive(Debug, Clone)]
-pub(super) enum Probe {
-    /// `POST /api/gists` `{}`.
-    CreateGist,
-    /// `PATCH /api/user` `{}`.
-    UpdateAccount,
-    /// `PATCH /api/gists/:uuid` `{}`, on behalf of `operation` (e.g. `delete a gist`).
-    ChangeGist {
-        /// The gist.
-        id: GistId,
-        /// The operation the probe stands in for, for error messages.
-        operation: &'static str,
-    },
-}
-
-impl Probe {
-    /// Method, path segments and what the probe stands for.
-    pub(super) fn request(&self) -> (Method, Vec<String>, CallInfo) {
-        match self {
-            Self::CreateGist => (
-                Method::POST,
-                vec!["api".into(), "gists".into()],
-                CallInfo::new("create a gist", Scope::GistWrite, "a new gist"),
-            ),
-            Self::UpdateAccount => (
-                Method::PATCH,
-                vec!["api".into(), "user".into()],
-                CallInfo::new(
-                    "change your account or likes",
-                    Scope::UserWrite,
-                    "the token owner's account",
-                ),
-            ),
-            Self::ChangeGist { id, operation } => (
-                Method::PATCH,
-                vec!["api".into(), "gists".into(), id.as_str().to_owned()],
-                CallInfo::new(operation, Scope::GistWrite, format!("gist {id}")),
-            ),
-        }
-    }
-}
-
-/// How a write would fare, for the preflight of a guarded tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
-    /// `update_gist`.
-    Update,
-    /// `delete_gist_files`.
-    DeleteFiles,
-    /// `delete_gist`: Opengist deletes archived gists too.
-    Delete,
-}
-
-impl Change {
-    fn operation(self) -> &'static str {
-        match self {
-            Self::Update => "update a gist",
-            Self::DeleteFiles => "delete files of a gist",
-            Self::Delete => "delete a gist",
-        }
-    }
-}
-
-impl OpengistClient {
-    /// What the token may do: learned once (three or four requests, none of which changes
-    /// anything), then remembered until Opengist answers 401 or 403.
-    pub async fn token_access(&self) -> Result<Arc<TokenAccess>, OpengistError> {
-        if let Some(known) = self.access_cache().get() {
-            return Ok(known);
-        }
-        let learned = Arc::new(self.learn_token_access().await?);
-        self.access_cache().set(learned.clone());
-        Ok(learned)
-    }
-
-    /// The remembered [`TokenAccess`], if any; never sends a request.
-    pub fn known_token_access(&self) -> Option<Arc<TokenAccess>> {
-        self.access_cache().get()
-    }
-
-    /// Learns what the token may do now, without remembering it. A token Opengist does not
-    /// accept is [`OpengistError::BadToken`].
-    pub async fn learn_token_access(&self) -> Result<TokenAccess, OpengistError> {
-        let (identity, user_read) = match self.get_user_me().await {
-            Ok(user) => (
-                Some(Identity {
-                    id: user.profile.id,
-                    username: user.name().to_owned(),
-                }),
-                Grant::Present,
-            ),
-            Err(OpengistError::MissingScope { .. }) => (None, Grant::Missing),
-            Err(error) => return Err(error),
-        };
-        let gist_write = self.probe_grant(Probe::CreateGist).await?;
-        let user_write = self.probe_grant(Probe::UpdateAccount).await?;
-        let gist_read = if gist_write == Grant::Present {
-            Grant::Present
-        } else {
-            let page = self
-                .list_gists(ListScope::Mine, 1, MAX_PER_PAGE, None)
-                .await?;
-            if page
-                .items
-                .iter()
-                .any(|g| g.visibility != Visibility::Public)
-            {
-                Grant::Present
-            } else {
-                Grant::Unknown
-            }
-        };
-        Ok(TokenAccess {
-            identity,
-            gist_read,
-            gist_write,
-            user_read,
-            user_write,
-        })
-    }
-
-    /// Whether `create_gist` can succeed now: the token works, holds `gist:write`, and
-    /// Opengist answers. Changes nothing.
-    pub async fn check_can_create(&self) -> Result<(), OpengistError> {
-        self.refuse_known_missing_write(&Probe::CreateGist)?;
-        self.probe(&Probe::CreateGist).await
-    }
-
-    /// What is already known settles it: a token known to lack `gist:write` is refused
-    /// without a request (a token's scopes never change in Opengist; a 401 or 403 forgets
-    /// the knowledge anyway).
-    fn refuse_known_missing_write(&self, probe: &Probe) -> Result<(), OpengistError> {
-        match self.known_token_access() {
-            Some(access) if access.gist_write == Grant::Missing => {
-                let (_, _, call) = probe.request();
-                Err(OpengistError::MissingScope {
-                    scope: Scope::GistWrite,
-                    operation: call.operation,
-                    settings_url: super::error::settings_url(self.base_url()),
-                })
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// Whether `change` of gist `id` can succeed now: the token works and holds
-    /// `gist:write`, the gist is visible to it and owned by its account, and (but for a
-    /// deletion) not archived. Changes nothing.
-    pub async fn check_can_change(&self, id: &GistId, change: Change) -> Result<(), OpengistError> {
-        let probe = Probe::ChangeGist {
-            id: id.clone(),
-            operation: change.operation(),
-        };
-        self.refuse_known_missing_write(&probe)?;
-        match self.probe(&probe).await {
-            Err(OpengistError::Archived { .. }) if change == Change::Delete => Ok(()),
-            other => other,
-        }
-    }
-
-    async fn probe_grant(&self, probe: Probe) -> Result<Grant, OpengistError> {
-        match self.probe(&probe).await {
-            Ok(()) => Ok(Grant::Present),
-            Err(OpengistError::MissingScope { .. }) => Ok(Grant::Missing),
-            Err(error) => Err(error),
         }
     }
 }
@@ -316,14 +121,5 @@ mod tests {
         assert!(cache.get().is_some());
         cache.forget();
         assert!(cache.get().is_none());
-    }
-
-    #[test]
-    fn probes_have_fixed_routes() {
-        let (method, path, call) = Probe::CreateGist.request();
-        assert_eq!((method, path.join("/")), (Method::POST, "api/gists".into()));
-        assert_eq!(call.scope, Scope::GistWrite);
-        let (method, path, _) = Probe::UpdateAccount.request();
-        assert_eq!((method, path.join("/")), (Method::PATCH, "api/user".into()));
     }
 }

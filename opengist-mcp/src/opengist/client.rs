@@ -1,9 +1,10 @@
 //! The Opengist REST client.
 //!
 //! Reads retry briefly on 502/503/504 and on connections dropped mid-request; writes never
-//! retry. The raw write helper (`send_write`) is private to this module: the
-//! only way any other module reaches a create, update or delete is through the methods that
-//! consume the guard's clearance or approval, and the like toggle is reachable only through
+//! retry. The raw write helper (`send_write`) is private to `opengist/`: the only way any
+//! other module reaches a create, update or delete is through the methods that consume the
+//! guard's clearance or approval (each in its operation's file beside this one, e.g.
+//! `update_gist.rs`), and the like toggle is reachable only through
 //! [`OpengistClient::set_like`], which reads the state first.
 //!
 //! Logging: `tracing` at debug level, method, path, status and timing only. Never the token,
@@ -15,14 +16,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use mcp_guard::{Approved, Clearance};
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{Method, Response, StatusCode, redirect};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use url::Url;
 
-use super::access::{AccessCache, Probe};
+use super::access::AccessCache;
 use super::error::{
     self, CallInfo, OpengistError, Scope, TimeoutPhase, display_base, display_host,
 };
@@ -33,7 +33,6 @@ use super::responses::{
     RawFile, User,
 };
 use crate::cache::ReadTime;
-use crate::targets::{CreateGist, DeleteGist, DeleteGistFiles, UpdateGist};
 
 /// Most items Opengist returns per page.
 pub const MAX_PER_PAGE: u32 = 100;
@@ -572,96 +571,9 @@ impl OpengistClient {
     }
 
     // -----------------------------------------------------------------------------------
-    // Writes. Never retried.
-
-    /// Creates the gist the guard cleared, and reads it back.
-    pub async fn create_gist(
-        &self,
-        clearance: Clearance<CreateGist>,
-    ) -> Result<GistDetail, OpengistError> {
-        let target = clearance.into_target();
-        let url = self.endpoint(&["api", "gists"])?;
-        let call = CallInfo::new("create a gist", Scope::GistWrite, "the new gist");
-        let response = self
-            .send_write(Method::POST, url, Some(target.new_gist()), &call)
-            .await?;
-        let response = self.check(response, &call).await?;
-        let location_id = response
-            .headers()
-            .get(header::LOCATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(id_from_location);
-        let body = self
-            .read_capped(response, MAX_JSON_BYTES, &call)
-            .await
-            .unwrap_or_default();
-        let body_id = serde_json::from_slice::<IdOnly>(&body)
-            .ok()
-            .and_then(|b| GistId::parse(&b.id).ok());
-        let Some(id) = body_id.or(location_id) else {
-            return Err(OpengistError::CreatedWithoutId);
-        };
-        match self.get_gist(&id).await {
-            Ok(detail) => Ok(detail),
-            Err(read_error) => serde_json::from_slice::<GistDetail>(&body).map_err(|_| {
-                OpengistError::WrittenButUnread {
-                    id: id.to_string(),
-                    action: "created",
-                    reason: read_error.to_string(),
-                }
-            }),
-        }
-    }
-
-    /// Applies the update the guard cleared. Returns the gist as it is afterwards.
-    ///
-    /// Opengist's PATCH keeps the files it does not mention, makes a commit whenever `files`
-    /// is sent, and clears the gist's topics on every update.
-    pub async fn update_gist(
-        &self,
-        clearance: Clearance<UpdateGist>,
-    ) -> Result<GistDetail, OpengistError> {
-        let target = clearance.into_target();
-        let id = target.gist_id();
-        let url = self.endpoint(&["api", "gists", id.as_str()])?;
-        let call = CallInfo::new("update a gist", Scope::GistWrite, format!("gist {id}"));
-        let response = self
-            .send_write(Method::PATCH, url, Some(target.patch()), &call)
-            .await?;
-        self.written_detail(response, id, &call).await
-    }
-
-    /// Deletes exactly the files the person approved. Returns the gist as it is afterwards.
-    /// Like every update through Opengist's API, this clears the gist's topics.
-    pub async fn delete_gist_files(
-        &self,
-        approved: Approved<DeleteGistFiles>,
-    ) -> Result<GistDetail, OpengistError> {
-        let target = approved.into_target();
-        let id = target.gist_id();
-        let url = self.endpoint(&["api", "gists", id.as_str()])?;
-        let call = CallInfo::new(
-            "delete files of a gist",
-            Scope::GistWrite,
-            format!("gist {id}"),
-        );
-        let response = self
-            .send_write(Method::PATCH, url, Some(target.deletion()), &call)
-            .await?;
-        self.written_detail(response, id, &call).await
-    }
-
-    /// Deletes the gist the person approved, with all its revisions.
-    pub async fn delete_gist(&self, approved: Approved<DeleteGist>) -> Result<(), OpengistError> {
-        let target = approved.into_target();
-        let id = target.gist_id();
-        let url = self.endpoint(&["api", "gists", id.as_str()])?;
-        let call = CallInfo::new("delete a gist", Scope::GistWrite, format!("gist {id}"));
-        let response = self
-            .send_write::<()>(Method::DELETE, url, None, &call)
-            .await?;
-        self.check(response, &call).await.map(drop)
-    }
+    // Writes that are not guarded (the guarded ones are each in their operation's file:
+    // `create_gist.rs`, `update_gist.rs`, `delete_gist_files.rs`, `delete_gist.rs`). Never
+    // retried.
 
     /// Forks someone else's gist, or finds the token owner's existing fork of it.
     pub async fn fork_gist(&self, id: &GistId) -> Result<ForkOutcome, OpengistError> {
@@ -728,39 +640,11 @@ impl OpengistClient {
     }
 
     // -----------------------------------------------------------------------------------
-    // Probes: requests Opengist refuses before changing anything (see `access.rs`).
+    // What the token may do (see `access.rs`; learned by the probes of `probes.rs`).
 
     /// What the token may do, as remembered.
     pub(super) fn access_cache(&self) -> &AccessCache {
         &self.inner.access
-    }
-
-    /// Sends one fixed probe, with the body `{}`. Opengist's validation answer (422) means
-    /// every check before it passed: `Ok`. Anything else is the error the real call would
-    /// get. Never retried.
-    pub(super) async fn probe(&self, probe: &Probe) -> Result<(), OpengistError> {
-        let (method, segments, call) = probe.request();
-        let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
-        let url = self.endpoint(&segments)?;
-        let empty = serde_json::Map::new();
-        let response = match self.send_write(method, url, Some(&empty), &call).await {
-            Ok(response) => response,
-            // The probe writes nothing: a lost answer leaves only the check unmade, never a
-            // write that "may have been applied".
-            Err(OpengistError::AnswerLost { operation, cause }) => {
-                return Err(OpengistError::CheckAnswerLost {
-                    operation,
-                    cause,
-                    base: display_base(&self.inner.base),
-                });
-            }
-            Err(error) => return Err(error),
-        };
-        let status = response.status();
-        if status == StatusCode::UNPROCESSABLE_ENTITY || status.is_success() {
-            return Ok(());
-        }
-        Err(self.error_from(response, &call).await)
     }
 
     /// `GET <base>/<owner>/<uuid>.git/info/refs?service=git-upload-pack`: git's smart-HTTP
@@ -815,7 +699,7 @@ impl OpengistClient {
     // Plumbing.
 
     /// `<base>/<segments...>`, each segment percent-encoded as one path segment.
-    fn endpoint(&self, segments: &[&str]) -> Result<Url, OpengistError> {
+    pub(super) fn endpoint(&self, segments: &[&str]) -> Result<Url, OpengistError> {
         build_url(&self.inner.base, segments)
     }
 
@@ -917,9 +801,10 @@ impl OpengistClient {
         }
     }
 
-    /// The one way a request with a side effect is sent. Never retried. Private to this
-    /// module: the public write methods consume a clearance or approval before calling it.
-    async fn send_write<B: Serialize + ?Sized>(
+    /// The one way a request with a side effect is sent. Never retried. Private to
+    /// `opengist/`: the public write methods (here and in each guarded operation's file)
+    /// consume a clearance or approval before calling it.
+    pub(super) async fn send_write<B: Serialize + ?Sized>(
         &self,
         method: Method,
         url: Url,
@@ -996,7 +881,11 @@ impl OpengistClient {
     }
 
     /// Passes 2xx through; turns anything else into its error.
-    async fn check(&self, response: Response, call: &CallInfo) -> Result<Response, OpengistError> {
+    pub(super) async fn check(
+        &self,
+        response: Response,
+        call: &CallInfo,
+    ) -> Result<Response, OpengistError> {
         if response.status().is_success() {
             Ok(response)
         } else {
@@ -1004,7 +893,7 @@ impl OpengistClient {
         }
     }
 
-    async fn error_from(&self, response: Response, call: &CallInfo) -> OpengistError {
+    pub(super) async fn error_from(&self, response: Response, call: &CallInfo) -> OpengistError {
         let status = response.status().as_u16();
         if matches!(status, 401 | 403) {
             // The token or its scopes may have changed: learn them again on next use.
@@ -1032,7 +921,7 @@ impl OpengistClient {
 
     /// Reads a body chunk by chunk, refusing more than `limit` bytes. A body cut short by a
     /// limit of [`MAX_ERROR_BYTES`] is returned cut.
-    async fn read_capped(
+    pub(super) async fn read_capped(
         &self,
         mut response: Response,
         limit: u64,
@@ -1064,7 +953,7 @@ impl OpengistClient {
     }
 
     /// After a successful PATCH: the gist from the answer, or read back.
-    async fn written_detail(
+    pub(super) async fn written_detail(
         &self,
         response: Response,
         id: &GistId,
@@ -1126,18 +1015,6 @@ impl OpengistClient {
             detail,
         }
     }
-}
-
-#[derive(serde::Deserialize)]
-struct IdOnly {
-    id: String,
-}
-
-/// The last path segment of a `Location` such as `<base>/api/gists/<uuid>`.
-fn id_from_location(location: &str) -> Option<GistId> {
-    let path = location.split(['?', '#']).next()?;
-    let last = path.trim_end_matches('/').rsplit('/').next()?;
-    GistId::parse(last).ok()
 }
 
 /// Whether `slug` names this gist. `slug_url` is the gist's custom URL, or its uuid when it
@@ -1802,19 +1679,6 @@ mod tests {
         assert_eq!(page_params(0, 0), (1, 1));
         assert_eq!(page_params(3, 500), (3, 100));
         assert_eq!(page_params(1, 30), (1, 30));
-    }
-
-    #[test]
-    fn created_ids_from_location() {
-        assert_eq!(
-            id_from_location(&format!("https://g.example/api/gists/{ID}")),
-            Some(id())
-        );
-        assert_eq!(
-            id_from_location(&format!("/api/v1/gists/{ID}/?x=1")),
-            Some(id())
-        );
-        assert_eq!(id_from_location("https://g.example/api/gists/nope"), None);
     }
 
     #[test]

@@ -332,7 +332,7 @@ pub enum OpengistError {
     },
 
     /// A check before a write (a request Opengist refuses before it changes anything, see
-    /// `access.rs`) was sent, but its answer was lost. The check writes nothing, so nothing was
+    /// `probes.rs`) was sent, but its answer was lost. The check writes nothing, so nothing was
     /// changed; only whether the real call could succeed is not known. Unlike
     /// [`OpengistError::AnswerLost`], there is nothing to read back.
     #[error(

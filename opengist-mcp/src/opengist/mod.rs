@@ -1,20 +1,30 @@
 //! The Opengist REST client: typed requests ([`requests`]), typed responses ([`responses`]),
 //! one error type ([`error`]), gist references ([`gist_ref`]) and the client itself.
 //!
-//! Write methods take the guard's clearance or approval by value; the raw HTTP write path is
-//! private to the client, so no other module can reach a create, update or delete without one.
+//! Each guarded operation is one file: its request body, its guard target (what an approval
+//! is bound to, the question a person sees, when it is asked), its pre-ask check and the
+//! client method that takes the guard's clearance or approval by value: [`create_gist`],
+//! [`update_gist`], [`delete_gist_files`], [`delete_gist`]. What they share about an existing
+//! gist is [`gist_facts`]. The raw HTTP write path is private to this module, so no other
+//! module can reach a create, update or delete without the guard.
 
 pub mod access;
+pub mod create_gist;
+pub mod delete_gist;
+pub mod delete_gist_files;
 pub mod error;
+pub mod gist_facts;
 pub mod gist_ref;
 pub mod git_head;
+pub mod probes;
 pub mod requests;
 pub mod responses;
 pub mod topics;
+pub mod update_gist;
 
 mod client;
 
-pub use access::{Change, Grant, Identity, TokenAccess};
+pub use access::{Grant, Identity, TokenAccess};
 pub(crate) use client::utf8_window;
 pub use client::{
     ClientOptions, ListScope, MAX_JSON_BYTES, MAX_PER_PAGE, OpengistClient, RESOLVE_MAX_PAGES,

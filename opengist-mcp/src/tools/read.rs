@@ -20,12 +20,12 @@ use crate::cache;
 #[cfg(test)]
 use crate::limits::json_len;
 use crate::limits::serialized_len;
+use crate::opengist::gist_facts::near_match;
 use crate::opengist::requests::{GistId, Visibility};
 use crate::opengist::{
     Commit, GistDetail, GistSummary, Grant, LikeState, ListScope, MAX_PER_PAGE, Page, RawFile, Sha,
 };
 use crate::state::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
-use crate::targets::near_match;
 
 /// Default `per_page` of the paged lists.
 pub const DEFAULT_PER_PAGE: u32 = 30;

@@ -1,6 +1,6 @@
 // Deleting a gist is always guarded: it has no Clearance (and so no Exempt) form.
 use mcp_guard::Clearance;
-use opengist_mcp::targets::DeleteGist;
+use opengist_mcp::opengist::delete_gist::DeleteGist;
 
 fn skip_the_question(_clearance: Clearance<DeleteGist>) {}
 

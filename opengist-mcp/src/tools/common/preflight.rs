@@ -3,18 +3,21 @@
 //! no confirmation token is handed out for one.
 //!
 //! Each check is a request Opengist refuses before changing anything (see
-//! [`crate::opengist::access`]): it passes exactly the checks the real call would meet (the
+//! [`crate::opengist::probes`]; each operation's own check, e.g.
+//! [`OpengistClient::check_can_update`](crate::opengist::OpengistClient::check_can_update),
+//! sits in its operation's file): it passes exactly the checks the real call would meet (the
 //! token, its `gist:write` scope, whether Opengist answers at all, and for an existing gist
 //! its visibility, owner and archive state). Its failure is an input error: the tool answers
 //! it at once, asking no one.
 
 use mcp_guard::Rejection;
 
-use crate::opengist::Change;
 use crate::opengist::error::OpengistError;
-use crate::opengist::requests::GistId;
 
-use crate::state::{OpengistServer, rejection};
+/// What a write that did not run says it left alone: "Nothing was changed".
+pub(crate) const NOTHING_CHANGED: &str = "Nothing was changed";
+/// What `create_gist` says when it did not run: "Nothing was created".
+pub(crate) const NOTHING_CREATED: &str = "Nothing was created";
 
 /// Whether a failed check settles that the call cannot succeed. A server error (5xx) or an
 /// answer that is not Opengist's tells nothing certain about the real call: the question is
@@ -29,7 +32,13 @@ fn settles(error: &OpengistError) -> bool {
     )
 }
 
-fn checked(outcome: Result<(), OpengistError>, nothing: &str) -> Result<(), Rejection> {
+/// The verdict of a pre-ask check (`outcome`, from a `check_can_...` of the client): `Err`
+/// stops the call before anyone is asked; `nothing` says what was left alone
+/// ([`NOTHING_CHANGED`] or [`NOTHING_CREATED`]).
+pub(crate) fn before_asking(
+    outcome: Result<(), OpengistError>,
+    nothing: &str,
+) -> Result<(), Rejection> {
     match outcome {
         // The check itself could not be made: its text says so, that nothing was changed and
         // what to do. It must not say the call cannot succeed (that is not known), nor that
@@ -44,37 +53,18 @@ fn checked(outcome: Result<(), OpengistError>, nothing: &str) -> Result<(), Reje
     }
 }
 
-/// `create_gist` can succeed now.
-pub(super) async fn can_create(server: &OpengistServer) -> Result<(), Rejection> {
-    let client = server.client().map_err(rejection)?;
-    checked(client.check_can_create().await, "Nothing was created")
-}
-
-/// `change` of gist `id` can succeed now.
-pub(super) async fn can_change(
-    server: &OpengistServer,
-    id: &GistId,
-    change: Change,
-) -> Result<(), Rejection> {
-    let client = server.client().map_err(rejection)?;
-    checked(
-        client.check_can_change(id, change).await,
-        "Nothing was changed",
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn only_a_definite_refusal_stops_the_question() {
-        let refused = checked(
+        let refused = before_asking(
             Err(OpengistError::NotOwner {
                 resource: "gist g".into(),
                 operation: "delete a gist",
             }),
-            "Nothing was changed",
+            NOTHING_CHANGED,
         )
         .expect_err("refused");
         let text = refused.message();
@@ -82,25 +72,25 @@ mod tests {
             text.contains("belongs to another account") && text.contains("no one was asked"),
             "{text}"
         );
-        let unsure = checked(
+        let unsure = before_asking(
             Err(OpengistError::Server {
                 status: 500,
                 operation: "delete a gist",
                 message: None,
             }),
-            "Nothing was changed",
+            NOTHING_CHANGED,
         );
         assert!(unsure.is_ok(), "a 500 tells nothing certain: ask as before");
-        assert!(checked(Ok(()), "Nothing was changed").is_ok());
+        assert!(before_asking(Ok(()), NOTHING_CHANGED).is_ok());
     }
 
     #[test]
     fn a_check_whose_answer_was_lost_says_only_that_it_could_not_be_made() {
         for (operation, nothing) in [
-            ("create a gist", "Nothing was created"),
-            ("delete a gist", "Nothing was changed"),
+            ("create a gist", NOTHING_CREATED),
+            ("delete a gist", NOTHING_CHANGED),
         ] {
-            let lost = checked(
+            let lost = before_asking(
                 Err(OpengistError::CheckAnswerLost {
                     operation,
                     cause: "the connection was closed before the answer arrived".into(),

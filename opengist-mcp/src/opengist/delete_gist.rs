@@ -1,0 +1,121 @@
+//! `delete_gist` as an Opengist operation: `DELETE /api/gists/:uuid`, always asked about.
+//!
+//! The guard target ([`DeleteGist`]: what the approval is bound to and the question a person
+//! sees), the check made before asking ([`OpengistClient::check_can_delete`]), and the client
+//! method that takes the person's approval ([`OpengistClient::delete_gist`]). The tool is
+//! `tools/delete_gist.rs`.
+
+use mcp_guard::{Approved, Binding, Fact, Question, Target};
+use reqwest::Method;
+
+use super::client::OpengistClient;
+use super::error::{CallInfo, OpengistError, Scope};
+use super::gist_facts::{GistFacts, gist_fact, visibility_fact};
+use super::probes::Probe;
+use super::requests::GistId;
+
+/// The operation, as errors and the pre-ask check name it.
+const OPERATION: &str = "delete a gist";
+
+mcp_guard::wording! {
+    struct DeleteGistHeadline = "This will delete gist {} ({}) with all its revisions: {} file(s), {} in total.";
+    struct DeleteGistCounts = "It has {} fork(s) and {} like(s); created {}, last updated {}.";
+    struct DeleteGistWarning = "It cannot be recovered from here.";
+}
+
+/// Deleting a whole gist. Always asked about.
+#[derive(Debug)]
+pub struct DeleteGist {
+    id: GistId,
+    facts: GistFacts,
+}
+
+impl DeleteGist {
+    /// The target for deleting `id`, whose current facts were just read.
+    pub fn new(id: GistId, facts: GistFacts) -> Self {
+        Self { id, facts }
+    }
+
+    /// The gist to delete.
+    pub fn gist_id(&self) -> &GistId {
+        &self.id
+    }
+
+    /// The facts shown when asking.
+    pub fn facts(&self) -> &GistFacts {
+        &self.facts
+    }
+}
+
+impl Target for DeleteGist {
+    const OPERATION: &'static str = "delete_gist";
+
+    fn bind(&self, binding: &mut Binding) {
+        binding.text("gist_id", self.id.as_str());
+        self.facts.bind(binding);
+    }
+
+    fn question(&self) -> Question {
+        let f = &self.facts;
+        Question::new::<DeleteGistHeadline>([
+            gist_fact(&self.id),
+            visibility_fact(f.visibility),
+            Fact::count(f.files.len() as u64),
+            Fact::bytes(f.total_bytes()),
+        ])
+        .line::<DeleteGistCounts>([
+            Fact::count(f.fork_count),
+            Fact::count(f.like_count),
+            Fact::date_unix(f.created_at),
+            Fact::date_unix(f.updated_at),
+        ])
+        .line::<DeleteGistWarning>([])
+    }
+}
+
+impl OpengistClient {
+    /// Whether deleting gist `id` can succeed now: the token works and holds `gist:write`,
+    /// the gist is visible to it and owned by its account (Opengist deletes archived gists
+    /// too). Changes nothing.
+    pub async fn check_can_delete(&self, id: &GistId) -> Result<(), OpengistError> {
+        match self.check_probe(&Probe::change_gist(id, OPERATION)).await {
+            Err(OpengistError::Archived { .. }) => Ok(()),
+            other => other,
+        }
+    }
+
+    /// Deletes the gist the person approved, with all its revisions.
+    pub async fn delete_gist(&self, approved: Approved<DeleteGist>) -> Result<(), OpengistError> {
+        let target = approved.into_target();
+        let id = target.gist_id();
+        let url = self.endpoint(&["api", "gists", id.as_str()])?;
+        let call = CallInfo::new(OPERATION, Scope::GistWrite, format!("gist {id}"));
+        let response = self
+            .send_write::<()>(Method::DELETE, url, None, &call)
+            .await?;
+        self.check(response, &call).await.map(drop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::gist_facts::fixtures::{ID, INJECTION, facts, id};
+    use super::super::requests::Visibility;
+    use super::*;
+
+    #[test]
+    fn delete_question_shows_only_facts() {
+        let target = DeleteGist::new(
+            id(),
+            facts(Visibility::Public, &[(INJECTION, 10), ("b", 2000)]),
+        );
+        let text = target.question().render();
+        assert_eq!(
+            text,
+            format!(
+                "This will delete gist {ID} (public) with all its revisions: 2 file(s), 2.0 KiB in total.\nIt has 2 fork(s) and 3 like(s); created 2023-11-14 22:13 UTC, last updated 2026-11-30 12:30 UTC.\nIt cannot be recovered from here."
+            )
+        );
+        assert!(!text.contains("IGNORE"));
+    }
+}

@@ -1,0 +1,6 @@
+//! What several tools share.
+
+pub(crate) mod existing_gist;
+pub(crate) mod preflight;
+pub(crate) mod write_answer;
+pub(crate) mod write_outcome;
