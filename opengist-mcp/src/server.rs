@@ -12,7 +12,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler, tool_handler};
 
-use crate::cache::{GistCache, Principal};
+use crate::cache::{CacheOwner, GistCache};
 use crate::config::WRITE_TOOLS;
 use crate::config::{Config, DEFAULT_MAX_RESULT_BYTES, FilterError, READING_TOOLS};
 use crate::opengist::{ClientOptions, OpengistClient};
@@ -70,7 +70,7 @@ impl OpengistServer {
         let options = client_options(config);
         let cache = match &options {
             Some(o) => GistCache::new(
-                Principal::of(o.base_url.as_str(), o.token.as_deref()),
+                CacheOwner::of(o.base_url.as_str(), o.token.as_deref()),
                 config.cache_bytes,
             ),
             None => GistCache::disabled(),
@@ -102,10 +102,7 @@ impl OpengistServer {
 
     /// A server over `shared` exposing only the tools named in `enabled`.
     pub fn new(shared: Arc<Shared>, enabled: &[String]) -> Self {
-        let mut router: ToolRouter<Self> = Self::read_router()
-            + Self::search_router()
-            + Self::users_router()
-            + Self::write_router();
+        let mut router: ToolRouter<Self> = Self::reading_routers() + Self::write_router();
         let names: Vec<String> = router
             .list_all()
             .iter()
@@ -116,7 +113,7 @@ impl OpengistServer {
                 router.remove_route(&name);
             }
         }
-        crate::schema_bounds::plain_integer_bounds(&mut router);
+        crate::tools::common::tool_schemas::plain_integer_bounds(&mut router);
         Self {
             shared,
             tool_router: router,

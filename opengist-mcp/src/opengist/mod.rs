@@ -8,6 +8,7 @@ pub mod access;
 pub mod error;
 pub mod gist_ref;
 pub mod git_head;
+pub mod read_time;
 pub mod requests;
 pub mod responses;
 pub mod topics;

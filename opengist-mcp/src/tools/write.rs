@@ -11,9 +11,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Parameters;
+use super::common::GistIdArg;
 use super::outcome;
 use super::preflight;
-use super::read::GistIdArg;
 use crate::opengist::requests::{
     ExpirePreset, FileChange, GistPatch, NewGist, Visibility, parse_expiry,
 };

@@ -1,0 +1,23 @@
+//! What several tools share, one file per kind of thing. A helper only one tool uses lives in
+//! that tool's file.
+//!
+//! - [`arguments`]: the [`Parameters`] extractor, [`GistIdArg`], the `username` check.
+//! - [`list_scope`]: which gist list to read (`list_gists`, `search_gists`).
+//! - [`paging`]: `page`/`per_page` and the next-page call of per-gist lists.
+//! - [`gist_shapes`]: output shapes several results carry (a listed gist, a commit).
+//! - [`text`]: continuation calls, text cuts on character boundaries, RFC 3339 dates.
+//! - [`unknown_file`]: the refusal for a filename the gist does not have.
+//! - [`tool_schemas`]: the post-processing of every tool's schemas.
+
+pub mod arguments;
+pub mod gist_shapes;
+pub mod list_scope;
+pub mod paging;
+pub mod text;
+pub mod tool_schemas;
+pub mod unknown_file;
+
+#[cfg(test)]
+pub(crate) mod fixtures;
+
+pub use arguments::{GistIdArg, Parameters};
