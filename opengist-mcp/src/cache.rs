@@ -1,6 +1,6 @@
 //! The gist cache: gist files Opengist already sent, kept in memory (never on disk), bounded
-//! by bytes, for one principal, and keyed so that an entry is only ever served for the exact
-//! state it was read at.
+//! by bytes, for one owner (an instance and a token), and keyed so that an entry is only ever
+//! served for the exact state it was read at.
 //!
 //! Two kinds of key:
 //! - **(gist, `updated_at`)**: the files of a gist as they stood at that `updated_at`, and
@@ -15,8 +15,8 @@
 //!
 //! Opengist keeps `updated_at` in whole seconds, so two changes within one second share one
 //! value. A read is therefore kept under its `updated_at` only when Opengist provably began
-//! answering it in a later second ([`ReadTime`], from the answer's `Date` header less the time
-//! the request took): any change after such a read gets a later `updated_at`. A read that
+//! answering it in a later second ([`ReadTime`], a fact about the read that the client
+//! reports: the answer's `Date` header less the time the request took): any change after such a read gets a later `updated_at`. A read that
 //! cannot prove it (no `Date` header, a gist changed within the last seconds) is used once and
 //! not kept.
 //!
@@ -29,14 +29,13 @@
 //! without a new `updated_at` (likes, the web's visibility switch), so no tool serves them from
 //! here: `get_gist` always asks Opengist, and only stores what it read.
 //!
-//! Per principal: a server holds one Opengist token, and its cache is built for that token's
-//! [`Principal`] (a digest of the instance URL and the token), which is part of every key, so
+//! Per owner: a server holds one Opengist token, and its cache is built for that token's
+//! [`CacheOwner`] (a digest of the instance URL and the token), which is part of every key, so
 //! one token's reads can never answer another's. The server's own writes drop every entry of
 //! the gist they touch ([`GistCache::forget_gist`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use quick_cache::Weighter;
@@ -45,6 +44,7 @@ use sha2::{Digest, Sha256};
 
 use crate::opengist::gist_ref::Sha;
 use crate::opengist::git_head::head_may_be_unlisted;
+use crate::opengist::read_time::ReadTime;
 use crate::opengist::requests::GistId;
 use crate::opengist::topics::ListedTopics;
 use crate::opengist::{
@@ -65,10 +65,10 @@ const TOPICS_OVERHEAD: u64 = 192;
 
 /// Whose reads an entry holds: a digest of the instance's URL and the token, never the token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Principal([u8; 16]);
+pub struct CacheOwner([u8; 16]);
 
-impl Principal {
-    /// The principal of `token` (or of no token) on the instance at `base_url`.
+impl CacheOwner {
+    /// The owner of the reads made with `token` (or of no token) on the instance at `base_url`.
     pub fn of(base_url: &str, token: Option<&str>) -> Self {
         let mut hasher = Sha256::new();
         hasher.update(b"opengist-mcp cache principal\0");
@@ -88,64 +88,37 @@ impl Principal {
     }
 }
 
-/// The earliest second at which Opengist can have begun answering a read: the answer's `Date`
-/// (whole seconds) less the time the request took, rounded up. Assumes Opengist's clock does
-/// not go backwards.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReadTime {
-    began_no_earlier_than: i64,
-}
-
-impl ReadTime {
-    /// From a `Date` header (`Tue, 01 Dec 2026 08:28:32 GMT`) and the time from sending the
-    /// request to its answer's headers. `None` when the header is missing or unreadable.
-    pub fn from_date_header(date: Option<&str>, elapsed: Duration) -> Option<Self> {
-        let date = DateTime::parse_from_rfc2822(date?.trim()).ok()?;
-        let elapsed_secs = elapsed.as_secs() + u64::from(elapsed.subsec_nanos() > 0);
-        let elapsed_secs = i64::try_from(elapsed_secs).ok()?;
-        Some(Self {
-            began_no_earlier_than: date.timestamp().checked_sub(elapsed_secs)?,
-        })
-    }
-
-    /// Whether a gist this read saw at `updated_at` cannot have changed again within that same
-    /// second after the read: the read began in a later second.
-    pub fn settles(&self, updated_at: DateTime<Utc>) -> bool {
-        self.began_no_earlier_than > updated_at.timestamp()
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Key {
     /// A gist's files at an `updated_at` (microseconds since the epoch).
     Updated {
-        principal: Principal,
+        cache_owner: CacheOwner,
         id: GistId,
         at: i64,
     },
     /// A gist's files at a full 40-hex revision (lowercase).
     Revision {
-        principal: Principal,
+        cache_owner: CacheOwner,
         id: GistId,
         sha: String,
     },
     /// A gist's head sha at an `updated_at` (microseconds since the epoch), as git advertised
     /// it (asked only when the API's commit list may leave the head out).
     Head {
-        principal: Principal,
+        cache_owner: CacheOwner,
         id: GistId,
         at: i64,
     },
     /// A gist's topics at an `updated_at` (microseconds since the epoch), as a list showed
     /// them.
     Topics {
-        principal: Principal,
+        cache_owner: CacheOwner,
         id: GistId,
         at: i64,
     },
     /// One whole raw file at a full 40-hex revision.
     Raw {
-        principal: Principal,
+        cache_owner: CacheOwner,
         id: GistId,
         sha: String,
         filename: String,
@@ -230,7 +203,7 @@ fn at_key(updated_at: DateTime<Utc>) -> i64 {
 
 /// Gist files kept for reuse; see the module documentation for why an entry is never stale.
 pub struct GistCache {
-    principal: Principal,
+    cache_owner: CacheOwner,
     capacity: u64,
     entries: Option<Cache<Key, Entry, Bytes>>,
 }
@@ -246,8 +219,8 @@ impl std::fmt::Debug for GistCache {
 }
 
 impl GistCache {
-    /// A cache of at most `capacity` bytes for `principal`; 0 keeps nothing.
-    pub fn new(principal: Principal, capacity: u64) -> Self {
+    /// A cache of at most `capacity` bytes for `cache_owner`; 0 keeps nothing.
+    pub fn new(cache_owner: CacheOwner, capacity: u64) -> Self {
         // Room for about one entry per 8 KiB (a typical gist), at least 64.
         let estimated_items = usize::try_from(capacity / 8192)
             .unwrap_or(usize::MAX)
@@ -255,7 +228,7 @@ impl GistCache {
         let entries =
             (capacity > 0).then(|| Cache::with_weighter(estimated_items, capacity, Bytes));
         Self {
-            principal,
+            cache_owner,
             capacity,
             entries,
         }
@@ -263,7 +236,7 @@ impl GistCache {
 
     /// A cache that keeps nothing (no Opengist configured, or `OPENGIST_MCP_CACHE_BYTES=0`).
     pub fn disabled() -> Self {
-        Self::new(Principal([0; 16]), 0)
+        Self::new(CacheOwner([0; 16]), 0)
     }
 
     /// The configured size in bytes.
@@ -312,7 +285,7 @@ impl GistCache {
         updated_at: DateTime<Utc>,
     ) -> Option<Arc<[String]>> {
         let key = Key::Topics {
-            principal: self.principal,
+            cache_owner: self.cache_owner,
             id: id.clone(),
             at: at_key(updated_at),
         };
@@ -334,8 +307,8 @@ impl GistCache {
         self.keep_settled(
             updated_at,
             read,
-            |principal, at| Key::Topics {
-                principal,
+            |cache_owner, at| Key::Topics {
+                cache_owner,
                 id: id.clone(),
                 at,
             },
@@ -343,14 +316,14 @@ impl GistCache {
         )
     }
 
-    /// Keeps `entry` under `key` (given this cache's principal and the `updated_at` key) when
+    /// Keeps `entry` under `key` (given this cache's owner and the `updated_at` key) when
     /// `read` proves no change can share `updated_at` ([`ReadTime::settles`]). Returns whether
     /// it was kept.
     fn keep_settled(
         &self,
         updated_at: Option<DateTime<Utc>>,
         read: Option<ReadTime>,
-        key: impl FnOnce(Principal, i64) -> Key,
+        key: impl FnOnce(CacheOwner, i64) -> Key,
         entry: impl FnOnce() -> Entry,
     ) -> bool {
         let (Some(entries), Some(updated_at), Some(read)) = (&self.entries, updated_at, read)
@@ -360,14 +333,14 @@ impl GistCache {
         if !read.settles(updated_at) {
             return false;
         }
-        entries.insert(key(self.principal, at_key(updated_at)), entry());
+        entries.insert(key(self.cache_owner, at_key(updated_at)), entry());
         true
     }
 
     /// The head sha git advertised for gist `id` when its `updated_at` was `updated_at`.
     pub fn head_at_update(&self, id: &GistId, updated_at: DateTime<Utc>) -> Option<Arc<str>> {
         let key = Key::Head {
-            principal: self.principal,
+            cache_owner: self.cache_owner,
             id: id.clone(),
             at: at_key(updated_at),
         };
@@ -387,8 +360,8 @@ impl GistCache {
         self.keep_settled(
             detail.summary.updated_at,
             read,
-            |principal, at| Key::Head {
-                principal,
+            |cache_owner, at| Key::Head {
+                cache_owner,
                 id: detail.id().clone(),
                 at,
             },
@@ -412,7 +385,7 @@ impl GistCache {
         updated_at: DateTime<Utc>,
     ) -> Option<Arc<GistDetail>> {
         self.detail(&Key::Updated {
-            principal: self.principal,
+            cache_owner: self.cache_owner,
             id: id.clone(),
             at: at_key(updated_at),
         })
@@ -421,7 +394,7 @@ impl GistCache {
     /// The files and commits of gist `id` at revision `sha` (a full 40-hex sha only).
     pub fn files_at_revision(&self, id: &GistId, sha: &str) -> Option<Arc<GistDetail>> {
         self.detail(&Key::Revision {
-            principal: self.principal,
+            cache_owner: self.cache_owner,
             id: id.clone(),
             sha: full_sha(sha)?,
         })
@@ -433,8 +406,8 @@ impl GistCache {
         self.keep_settled(
             detail.summary.updated_at,
             read,
-            |principal, at| Key::Updated {
-                principal,
+            |cache_owner, at| Key::Updated {
+                cache_owner,
                 id: detail.id().clone(),
                 at,
             },
@@ -457,7 +430,7 @@ impl GistCache {
         }
         entries.insert(
             Key::Revision {
-                principal: self.principal,
+                cache_owner: self.cache_owner,
                 id: id.clone(),
                 sha,
             },
@@ -469,7 +442,7 @@ impl GistCache {
     /// The whole raw file `filename` of gist `id` at revision `sha` (full 40-hex only).
     pub fn raw_file(&self, id: &GistId, sha: &str, filename: &str) -> Option<Arc<[u8]>> {
         let key = Key::Raw {
-            principal: self.principal,
+            cache_owner: self.cache_owner,
             id: id.clone(),
             sha: full_sha(sha)?,
             filename: filename.to_owned(),
@@ -491,7 +464,7 @@ impl GistCache {
         }
         entries.insert(
             Key::Raw {
-                principal: self.principal,
+                cache_owner: self.cache_owner,
                 id: id.clone(),
                 sha,
                 filename: filename.to_owned(),
@@ -683,7 +656,7 @@ pub fn window_of(bytes: &[u8], offset: u64, max_bytes: u64) -> RawFile {
     }
 }
 
-/// How a search's full reads were served.
+/// How the full reads of a [`ListedGistReads`] were served.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReadCounts {
     /// Served from the cache.
@@ -692,21 +665,21 @@ pub struct ReadCounts {
     pub fetched: u64,
 }
 
-/// The full reads of one search: each gist is read from Opengist at most once per
-/// `updated_at` within the search, and from the cache when the list's `updated_at` matches a
-/// kept read.
-pub struct SearchReads<'a> {
+/// The full reads of the gists list pages named, for one search (`search_gists`) or one
+/// `resources/list` page: each gist is read from Opengist at most once per `updated_at` within
+/// it, and from the cache when the list's `updated_at` matches a kept read.
+pub struct ListedGistReads<'a> {
     cache: &'a GistCache,
     client: &'a OpengistClient,
     /// `updated_at` of each listed gist, from the latest page that listed it.
     listed: Mutex<HashMap<GistId, Option<DateTime<Utc>>>>,
-    /// What this search already read, by gist, with the `updated_at` it was read at.
+    /// What was already read, by gist, with the `updated_at` it was read at.
     read: Mutex<HashMap<GistId, Arc<GistDetail>>>,
     counts: Mutex<ReadCounts>,
 }
 
-impl<'a> SearchReads<'a> {
-    /// The reads of one search through `client`, using `cache`.
+impl<'a> ListedGistReads<'a> {
+    /// The reads of one search or listing through `client`, using `cache`.
     pub fn new(cache: &'a GistCache, client: &'a OpengistClient) -> Self {
         Self {
             cache,
@@ -743,7 +716,7 @@ impl<'a> SearchReads<'a> {
         }
     }
 
-    /// Gist `id` in full: from this search's own reads or the cache when its listed
+    /// Gist `id` in full: from these reads so far or the cache when its listed
     /// `updated_at` matches, else from Opengist (and kept when that read can be proven
     /// settled).
     pub async fn detail(&self, id: GistId) -> Result<Arc<GistDetail>, OpengistError> {
@@ -779,6 +752,7 @@ impl<'a> SearchReads<'a> {
 mod tests {
     use super::*;
     use serde_json::{Value, json};
+    use std::time::Duration;
 
     const ID: &str = "3f2a9c91e0b14f0b9a1c0d3e4f5a6b7c";
     const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
@@ -787,8 +761,8 @@ mod tests {
         GistId::parse(ID).expect("id")
     }
 
-    fn principal() -> Principal {
-        Principal::of("http://127.0.0.1:1", Some("og_one"))
+    fn cache_owner() -> CacheOwner {
+        CacheOwner::of("http://127.0.0.1:1", Some("og_one"))
     }
 
     fn detail(updated: &str, content: &str, sha: &str) -> Arc<GistDetail> {
@@ -815,28 +789,8 @@ mod tests {
     }
 
     #[test]
-    fn read_times_come_from_the_date_header_less_the_round_trip() {
-        let t = read_at("Tue, 01 Dec 2026 08:28:32 GMT", 0).expect("parsed");
-        assert!(t.settles(at("2026-12-01T08:28:31Z")));
-        assert!(!t.settles(at("2026-12-01T08:28:32Z")));
-        // 1 ms of round trip: Opengist may have begun in the second before.
-        let t = read_at("Tue, 01 Dec 2026 08:28:32 GMT", 1).expect("parsed");
-        assert!(!t.settles(at("2026-12-01T08:28:31Z")));
-        assert!(t.settles(at("2026-12-01T08:28:30Z")));
-        assert_eq!(
-            ReadTime::from_date_header(None, Duration::ZERO),
-            None,
-            "no Date header: nothing is proven"
-        );
-        assert_eq!(
-            ReadTime::from_date_header(Some("yesterday"), Duration::ZERO),
-            None
-        );
-    }
-
-    #[test]
     fn a_settled_read_is_served_only_for_its_own_updated_at() {
-        let cache = GistCache::new(principal(), 1 << 20);
+        let cache = GistCache::new(cache_owner(), 1 << 20);
         let d = detail("2026-12-01T08:00:00Z", "one", SHA);
         assert!(cache.keep_current(&d, read_at("Tue, 01 Dec 2026 08:00:05 GMT", 10)));
         let hit = cache.files_at_update(&id(), at("2026-12-01T08:00:00Z"));
@@ -858,7 +812,7 @@ mod tests {
 
     #[test]
     fn a_read_within_the_second_of_its_update_is_not_kept() {
-        let cache = GistCache::new(principal(), 1 << 20);
+        let cache = GistCache::new(cache_owner(), 1 << 20);
         let d = detail("2026-12-01T08:00:00Z", "one", SHA);
         // Answered in the same second as the update: a second change could share it.
         assert!(!cache.keep_current(&d, read_at("Tue, 01 Dec 2026 08:00:00 GMT", 3)));
@@ -870,7 +824,7 @@ mod tests {
 
     #[test]
     fn revisions_are_kept_only_under_a_full_sha_the_answer_starts_at() {
-        let cache = GistCache::new(principal(), 1 << 20);
+        let cache = GistCache::new(cache_owner(), 1 << 20);
         let d = detail("2026-12-01T08:00:00Z", "one", SHA);
         let short = Sha::parse("0123abcd").expect("sha");
         assert!(!cache.keep_revision(&id(), &short, &d));
@@ -891,9 +845,12 @@ mod tests {
     }
 
     #[test]
-    fn one_principal_never_sees_anothers_entries() {
-        let mine = GistCache::new(principal(), 1 << 20);
-        let theirs = GistCache::new(Principal::of("http://127.0.0.1:1", Some("og_two")), 1 << 20);
+    fn one_owner_never_sees_anothers_entries() {
+        let mine = GistCache::new(cache_owner(), 1 << 20);
+        let theirs = GistCache::new(
+            CacheOwner::of("http://127.0.0.1:1", Some("og_two")),
+            1 << 20,
+        );
         let d = detail("2026-12-01T08:00:00Z", "one", SHA);
         assert!(mine.keep_current(&d, read_at("Tue, 01 Dec 2026 09:00:00 GMT", 10)));
         assert!(
@@ -902,19 +859,19 @@ mod tests {
                 .is_none()
         );
         assert_ne!(
-            Principal::of("http://a", Some("og_x")),
-            Principal::of("http://b", Some("og_x")),
+            CacheOwner::of("http://a", Some("og_x")),
+            CacheOwner::of("http://b", Some("og_x")),
             "same token, other instance"
         );
         assert_ne!(
-            Principal::of("http://a", None),
-            Principal::of("http://a", Some("og_x"))
+            CacheOwner::of("http://a", None),
+            CacheOwner::of("http://a", Some("og_x"))
         );
     }
 
     #[test]
     fn writes_forget_every_entry_of_the_gist() {
-        let cache = GistCache::new(principal(), 1 << 20);
+        let cache = GistCache::new(cache_owner(), 1 << 20);
         let d = detail("2026-12-01T08:00:00Z", "one", SHA);
         assert!(cache.keep_current(&d, read_at("Tue, 01 Dec 2026 09:00:00 GMT", 10)));
         let full = Sha::parse(SHA).expect("sha");
@@ -932,7 +889,7 @@ mod tests {
     #[test]
     fn the_cache_stays_within_its_bytes() {
         let capacity = 256 * 1024;
-        let cache = GistCache::new(principal(), capacity);
+        let cache = GistCache::new(cache_owner(), capacity);
         let body = "x".repeat(8 * 1024);
         for n in 0..200u32 {
             let id = format!("{n:032x}");
@@ -966,7 +923,7 @@ mod tests {
 
     #[test]
     fn listed_topics_are_served_only_for_their_own_updated_at() {
-        let cache = GistCache::new(principal(), 1 << 20);
+        let cache = GistCache::new(cache_owner(), 1 << 20);
         let page = listed("2026-12-01T08:00:00Z", &["rust", "cli"]);
         cache.keep_listed(&page, read_at("Tue, 01 Dec 2026 08:00:05 GMT", 10));
         let hit = cache.topics_at_update(&id(), at("2026-12-01T08:00:00Z"));
@@ -1000,7 +957,7 @@ mod tests {
 
     #[test]
     fn topics_listed_within_the_second_of_their_update_are_not_kept() {
-        let cache = GistCache::new(principal(), 1 << 20);
+        let cache = GistCache::new(cache_owner(), 1 << 20);
         let page = listed("2026-12-01T08:00:00Z", &["rust"]);
         cache.keep_listed(&page, read_at("Tue, 01 Dec 2026 08:00:00 GMT", 3));
         cache.keep_listed(&page, read_at("Tue, 01 Dec 2026 08:00:01 GMT", 3));
@@ -1015,9 +972,12 @@ mod tests {
     }
 
     #[test]
-    fn writes_forget_a_gists_topics_and_other_principals_never_see_them() {
-        let cache = GistCache::new(principal(), 1 << 20);
-        let theirs = GistCache::new(Principal::of("http://127.0.0.1:1", Some("og_two")), 1 << 20);
+    fn writes_forget_a_gists_topics_and_other_owners_never_see_them() {
+        let cache = GistCache::new(cache_owner(), 1 << 20);
+        let theirs = GistCache::new(
+            CacheOwner::of("http://127.0.0.1:1", Some("og_two")),
+            1 << 20,
+        );
         let page = listed("2026-12-01T08:00:00Z", &["rust"]);
         cache.keep_listed(&page, read_at("Tue, 01 Dec 2026 09:00:00 GMT", 10));
         assert!(
@@ -1035,7 +995,7 @@ mod tests {
 
     #[test]
     fn a_head_is_kept_under_its_settled_updated_at_only() {
-        let cache = GistCache::new(principal(), 1 << 20);
+        let cache = GistCache::new(cache_owner(), 1 << 20);
         let d = detail("2026-12-01T08:00:00Z", "one", SHA);
         assert!(!cache.keep_head(&d, SHA, read_at("Tue, 01 Dec 2026 08:00:00 GMT", 3)));
         assert!(!cache.keep_head(&d, "0123abcd", read_at("Tue, 01 Dec 2026 09:00:00 GMT", 3)));

@@ -5,9 +5,13 @@
 //! The server builds its router and filter from [`TOOLS`], `config` resolves the allow/deny
 //! lists and read-only mode against it, `doctor` derives which tools each scope serves from
 //! it, and the tests iterate it. A tool's own file holds everything else about it (arguments,
-//! handler, result). Adding a tool is one file and one row here.
+//! handler, result). Adding a tool is one file (its arguments, its `#[tool_router]` impl,
+//! its result), its `mod` line in [`crate::tools`], and one row here naming its router.
+
+use rmcp::handler::server::router::tool::ToolRouter;
 
 use crate::opengist::Scope;
+use crate::state::OpengistServer;
 
 /// Whether a tool only reads from Opengist or changes something there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,7 +23,7 @@ pub enum Access {
 }
 
 /// One tool as the server, `config` and `doctor` know it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct ToolEntry {
     /// The tool's name, as clients call it.
     pub name: &'static str,
@@ -29,6 +33,8 @@ pub struct ToolEntry {
     pub essential: bool,
     /// The access-token scope it needs; [`Scope::AnyToken`] when any valid token will do.
     pub scope: Scope,
+    /// Its router, made by `#[tool_router]` in the tool's own file: exactly this one tool.
+    pub router: fn() -> ToolRouter<OpengistServer>,
 }
 
 impl ToolEntry {
@@ -38,44 +44,126 @@ impl ToolEntry {
     }
 }
 
-const fn reading(name: &'static str, essential: bool, scope: Scope) -> ToolEntry {
+const fn reading(
+    name: &'static str,
+    essential: bool,
+    scope: Scope,
+    router: fn() -> ToolRouter<OpengistServer>,
+) -> ToolEntry {
     ToolEntry {
         name,
         access: Access::Reads,
         essential,
         scope,
+        router,
     }
 }
 
-const fn writing(name: &'static str, essential: bool, scope: Scope) -> ToolEntry {
+const fn writing(
+    name: &'static str,
+    essential: bool,
+    scope: Scope,
+    router: fn() -> ToolRouter<OpengistServer>,
+) -> ToolEntry {
     ToolEntry {
         name,
         access: Access::Writes,
         essential,
         scope,
+        router,
     }
 }
 
 /// `get_gist_file`: the tool resources stand beside (they read what it reads, so they exist
 /// only when it is enabled).
-pub const GET_GIST_FILE: ToolEntry = reading("get_gist_file", true, Scope::GistRead);
+pub const GET_GIST_FILE: ToolEntry = reading(
+    "get_gist_file",
+    true,
+    Scope::GistRead,
+    OpengistServer::get_gist_file_router,
+);
 
 /// Every tool, in the order they are listed: the reading tools, then the writing ones.
 pub const TOOLS: &[ToolEntry] = &[
-    reading("list_gists", true, Scope::GistRead),
-    reading("search_gists", true, Scope::GistRead),
-    reading("get_gist", true, Scope::GistRead),
+    reading(
+        "list_gists",
+        true,
+        Scope::GistRead,
+        OpengistServer::list_gists_router,
+    ),
+    reading(
+        "search_gists",
+        true,
+        Scope::GistRead,
+        OpengistServer::search_gists_router,
+    ),
+    reading(
+        "get_gist",
+        true,
+        Scope::GistRead,
+        OpengistServer::get_gist_router,
+    ),
     GET_GIST_FILE,
-    reading("list_gist_commits", false, Scope::GistRead),
-    reading("list_gist_forks", false, Scope::GistRead),
-    reading("get_user", false, Scope::UserRead),
-    reading("check_gist_like", false, Scope::AnyToken),
-    writing("create_gist", true, Scope::GistWrite),
-    writing("update_gist", true, Scope::GistWrite),
-    writing("delete_gist_files", false, Scope::GistWrite),
-    writing("delete_gist", true, Scope::GistWrite),
-    writing("fork_gist", false, Scope::GistWrite),
-    writing("set_gist_like", false, Scope::UserWrite),
+    reading(
+        "list_gist_commits",
+        false,
+        Scope::GistRead,
+        OpengistServer::list_gist_commits_router,
+    ),
+    reading(
+        "list_gist_forks",
+        false,
+        Scope::GistRead,
+        OpengistServer::list_gist_forks_router,
+    ),
+    reading(
+        "get_user",
+        false,
+        Scope::UserRead,
+        OpengistServer::get_user_router,
+    ),
+    reading(
+        "check_gist_like",
+        false,
+        Scope::AnyToken,
+        OpengistServer::check_gist_like_router,
+    ),
+    writing(
+        "create_gist",
+        true,
+        Scope::GistWrite,
+        OpengistServer::create_gist_router,
+    ),
+    writing(
+        "update_gist",
+        true,
+        Scope::GistWrite,
+        OpengistServer::update_gist_router,
+    ),
+    writing(
+        "delete_gist_files",
+        false,
+        Scope::GistWrite,
+        OpengistServer::delete_gist_files_router,
+    ),
+    writing(
+        "delete_gist",
+        true,
+        Scope::GistWrite,
+        OpengistServer::delete_gist_router,
+    ),
+    writing(
+        "fork_gist",
+        false,
+        Scope::GistWrite,
+        OpengistServer::fork_gist_router,
+    ),
+    writing(
+        "set_gist_like",
+        false,
+        Scope::UserWrite,
+        OpengistServer::set_gist_like_router,
+    ),
 ];
 
 /// Every tool name, in the order they are listed.
@@ -200,7 +288,14 @@ mod tests {
 
     #[test]
     fn lookups_find_rows_by_name() {
-        assert_eq!(entry(GET_GIST_FILE.name), Some(&GET_GIST_FILE));
+        assert_eq!(
+            entry(GET_GIST_FILE.name).map(|t| (t.name, t.essential, t.scope)),
+            Some((
+                GET_GIST_FILE.name,
+                GET_GIST_FILE.essential,
+                GET_GIST_FILE.scope
+            ))
+        );
         assert_eq!(
             entry("get_gist_file").map(|t| t.access),
             Some(Access::Reads)

@@ -12,7 +12,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler, tool_handler};
 
-use crate::cache::{GistCache, Principal};
+use crate::cache::{CacheOwner, GistCache};
 use crate::catalog;
 use crate::config::{Config, DEFAULT_MAX_RESULT_BYTES, FilterError};
 use crate::opengist::{ClientOptions, OpengistClient};
@@ -61,7 +61,7 @@ impl OpengistServer {
         let options = client_options(config);
         let cache = match &options {
             Some(o) => GistCache::new(
-                Principal::of(o.base_url.as_str(), o.token.as_deref()),
+                CacheOwner::of(o.base_url.as_str(), o.token.as_deref()),
                 config.cache_bytes,
             ),
             None => GistCache::disabled(),
@@ -93,26 +93,11 @@ impl OpengistServer {
 
     /// A server over `shared` exposing only the tools named in `enabled`.
     pub fn new(shared: Arc<Shared>, enabled: &[String]) -> Self {
-        let mut router: ToolRouter<Self> = Self::read_router()
-            + Self::search_router()
-            + Self::users_router()
-            + Self::create_gist_router()
-            + Self::update_gist_router()
-            + Self::delete_gist_files_router()
-            + Self::delete_gist_router()
-            + Self::fork_gist_router()
-            + Self::set_gist_like_router();
-        let names: Vec<String> = router
-            .list_all()
+        let mut router = catalog::TOOLS
             .iter()
-            .map(|t| t.name.to_string())
-            .collect();
-        for name in names {
-            if !enabled.contains(&name) {
-                router.remove_route(&name);
-            }
-        }
-        crate::schema_bounds::plain_integer_bounds(&mut router);
+            .filter(|tool| enabled.iter().any(|name| name == tool.name))
+            .fold(ToolRouter::new(), |router, tool| router + (tool.router)());
+        crate::tools::common::tool_schemas::plain_integer_bounds(&mut router);
         Self {
             shared,
             tool_router: router,
@@ -240,5 +225,26 @@ mod tests {
                 tool.name
             );
         }
+    }
+
+    #[test]
+    fn each_catalog_row_routes_exactly_its_own_tool() {
+        for row in catalog::TOOLS {
+            let names: Vec<String> = (row.router)()
+                .list_all()
+                .iter()
+                .map(|t| t.name.to_string())
+                .collect();
+            assert_eq!(names, [row.name], "the router in {}'s row", row.name);
+        }
+    }
+
+    #[test]
+    fn only_the_enabled_tools_are_routed() {
+        let enabled = ["get_gist".to_owned(), "delete_gist".to_owned()];
+        let server = OpengistServer::new(OpengistServer::unconfigured().shared, &enabled);
+        let mut names = server.tool_names();
+        names.sort();
+        assert_eq!(names, ["delete_gist", "get_gist"]);
     }
 }

@@ -11,11 +11,11 @@ use serde::Serialize;
 use url::Url;
 
 use crate::cache::GistCache;
-use crate::limits::{fit_to_budget, json_len};
 use crate::opengist::OpengistClient;
 use crate::opengist::error::OpengistError;
 use crate::opengist::gist_ref::GistRef;
 use crate::opengist::requests::GistId;
+use crate::result_budget::{fit_to_budget, json_len, serialized_len};
 
 /// What every tool needs, shared by all sessions of one process.
 pub struct Shared {
@@ -30,7 +30,7 @@ pub struct Shared {
     /// Gist files kept for reuse, for this server's one token (see [`crate::cache`]).
     pub cache: GistCache,
     /// Resources: on or off, and the sessions told about changes (see [`crate::resources`]).
-    pub resources: crate::resources::ResourceState,
+    pub resources: crate::resources::notify::ResourceState,
 }
 
 /// The MCP server: one per session, cheap to clone.
@@ -89,7 +89,7 @@ impl<T: Serialize> IntoCallToolResult for Bounded<T> {
         })?;
         // The JSON travels twice (structured content and its text copy): half each of what
         // the links leave.
-        let links_len = crate::limits::serialized_len(&self.links);
+        let links_len = serialized_len(&self.links);
         let half = self.budget.saturating_sub(links_len) / 2;
         if fit_to_budget(&mut value, half) && json_len(&value) > half {
             return Ok(failure(

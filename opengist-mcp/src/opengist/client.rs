@@ -27,12 +27,12 @@ use super::error::{
     self, CallInfo, OpengistError, Scope, TimeoutPhase, display_base, display_host,
 };
 use super::gist_ref::{GistRef, Sha};
+use super::read_time::ReadTime;
 use super::requests::GistId;
 use super::responses::{
     ApiInfo, Commit, ForkOutcome, GistDetail, GistSummary, Health, LikeChange, LikeState, Page,
     RawFile, User,
 };
-use crate::cache::ReadTime;
 
 /// Most items Opengist returns per page.
 pub const MAX_PER_PAGE: u32 = 100;

@@ -17,6 +17,7 @@ pub mod gist_facts;
 pub mod gist_ref;
 pub mod git_head;
 pub mod probes;
+pub mod read_time;
 pub mod requests;
 pub mod responses;
 pub mod topics;

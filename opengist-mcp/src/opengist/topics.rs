@@ -6,15 +6,14 @@
 //! at or after that second, newest first, so the gist is on the last page of a short list
 //! (one request, two when more than 100 of the owner's gists were updated since).
 //!
-//! `get_gist` asks the cache first ([`crate::cache::gist_topics`]): topics seen in any list at
-//! the `updated_at` the gist still has cost no request.
+//! `get_gist` asks the cache first (`cache::gist_topics`, one layer up): topics seen in any
+//! list at the `updated_at` the gist still has cost no request.
 
 use chrono::{DateTime, Utc};
 
-use crate::cache::ReadTime;
-
 use super::client::OpengistClient;
 use super::error::OpengistError;
+use super::read_time::ReadTime;
 use super::responses::{GistSummary, Page};
 use super::{ListScope, MAX_PER_PAGE};
 

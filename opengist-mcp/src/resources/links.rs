@@ -3,7 +3,8 @@
 //! `structuredContent` and text stay exactly as they were.
 //!
 //! `get_gist` names every file of the gist (at the revision it shows when `sha` was given,
-//! else at head); `search_gists` names the files its content snippets come from.
+//! else at head): [`OpengistServer::gist_links`]; `search_gists` names the files its content
+//! snippets come from, with the same [`links`] (its own file says which).
 //! `list_gists` names no file (Opengist's lists carry none), so it carries no link. The links
 //! of one result are held to [`links_budget`] bytes: beyond it, the rest are left out (the
 //! result itself names every file anyway).
@@ -14,10 +15,9 @@ use serde_json::json;
 use super::list::{provenance_meta, title_of};
 use super::mime::mime_type;
 use super::uri::FileUri;
-use crate::limits::serialized_len;
 use crate::opengist::{GistDetail, Sha};
+use crate::result_budget::serialized_len;
 use crate::state::OpengistServer;
-use crate::tools::search::SearchOut;
 
 /// One file a result names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,34 +91,6 @@ impl OpengistServer {
             size: Some(file.size),
             binary: file.is_base64(),
         });
-        links(files, links_budget(self.max_result_bytes()))
-    }
-
-    /// Links to the files a search's snippets come from (each once, in result order); none
-    /// when resources are off.
-    pub fn search_links(&self, out: &SearchOut) -> Vec<ContentBlock> {
-        if !self.resources_enabled() {
-            return Vec::new();
-        }
-        let mut seen: Vec<(&str, &str)> = Vec::new();
-        let mut files = Vec::new();
-        for found in &out.matches {
-            for snippet in &found.snippets {
-                let key = (found.gist.id.as_str(), snippet.filename.as_str());
-                if seen.contains(&key) {
-                    continue;
-                }
-                seen.push(key);
-                files.push(NamedFile {
-                    gist_id: key.0,
-                    gist_title: &found.gist.title,
-                    revision: None,
-                    filename: key.1,
-                    size: None,
-                    binary: false,
-                });
-            }
-        }
         links(files, links_budget(self.max_result_bytes()))
     }
 }

@@ -28,6 +28,8 @@ pub mod notify;
 pub mod read;
 pub mod uri;
 
+pub use notify::ResourceState;
+
 use std::sync::Arc;
 
 use futures::StreamExt as _;
@@ -39,47 +41,20 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::json;
 
-use crate::cache::{self, SearchReads};
+use crate::cache::{self, ListedGistReads};
 use crate::opengist::requests::GistId;
 use crate::opengist::{
     GistDetail, GistRef, GistRefError, GistSummary, Grant, ListScope, MAX_PER_PAGE, OpengistClient,
     OpengistError, Sha,
 };
 use crate::state::{OpengistServer, SETUP_INSTRUCTIONS};
-use crate::tools::read::{GIST_READ_NOTE, unknown_file_message};
+use crate::tools::common::list_scope::GIST_READ_NOTE;
+use crate::tools::common::unknown_file::unknown_file_message;
 use list::{Cursor, CursorError, GISTS_PER_PAGE, LIST_OVERHEAD, build_page, provenance_meta};
 use uri::{FileUri, HEAD_TEMPLATE, REVISION_TEMPLATE, Template, UriError};
 
 /// Gists of a list page read at once.
 pub const LIST_CONCURRENCY: usize = 4;
-
-/// What the resources feature holds for one process: whether it is on, and the sessions to
-/// tell about changes.
-#[derive(Default)]
-pub struct ResourceState {
-    enabled: bool,
-    watchers: notify::ListWatchers,
-}
-
-impl ResourceState {
-    /// Resources on (`true`) or off.
-    pub fn new(enabled: bool) -> Self {
-        Self {
-            enabled,
-            watchers: notify::ListWatchers::default(),
-        }
-    }
-
-    /// Whether resources, templates, completion and links are offered.
-    pub fn enabled(&self) -> bool {
-        self.enabled
-    }
-
-    /// The sessions told about list changes.
-    pub fn watchers(&self) -> &notify::ListWatchers {
-        &self.watchers
-    }
-}
 
 /// Why a resource request failed, before it becomes a protocol error.
 #[derive(Debug, thiserror::Error)]
@@ -257,7 +232,7 @@ impl OpengistServer {
         let Some(client) = self.shared.client.as_ref() else {
             return Ok(ListResourcesResult::with_all_items(Vec::new()));
         };
-        let reads = SearchReads::new(&self.shared.cache, client);
+        let reads = ListedGistReads::new(&self.shared.cache, client);
         let (page, read) = client
             .list_gists_timed(ListScope::Mine, cursor.page, GISTS_PER_PAGE, None)
             .await?;

@@ -10,6 +10,9 @@
 //! dropped whenever the list is touched, so the lists stay bounded however many sessions come
 //! and go. Sending never holds up the write that caused it: it runs on its own task, each send
 //! bounded by [`SEND_TIMEOUT`].
+//!
+//! [`ResourceState`], what the server's shared state holds for resources, is here too: this
+//! file imports nothing else of the crate, so the shared state can hold it without a cycle.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -21,6 +24,34 @@ use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 pub const MAX_WATCHERS: usize = 1024;
 /// Longest wait for one session's notification to be queued.
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What the resources feature holds for one process: whether it is on, and the sessions to
+/// tell about changes.
+#[derive(Default)]
+pub struct ResourceState {
+    enabled: bool,
+    watchers: ListWatchers,
+}
+
+impl ResourceState {
+    /// Resources on (`true`) or off.
+    pub fn new(enabled: bool) -> Self {
+        Self {
+            enabled,
+            watchers: ListWatchers::default(),
+        }
+    }
+
+    /// Whether resources, templates, completion and links are offered.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// The sessions told about list changes.
+    pub fn watchers(&self) -> &ListWatchers {
+        &self.watchers
+    }
+}
 
 /// The sessions to tell when the resource list changed.
 #[derive(Default)]

@@ -15,7 +15,7 @@ use super::list::{file_name, provenance_meta};
 use super::mime::mime_type;
 use crate::opengist::requests::GistId;
 use crate::opengist::{GistDetail, RawFile};
-use crate::tools::read::call_text;
+use crate::tools::common::text::call_text;
 
 /// Bytes of a read answer besides the content itself (the URI twice, `_meta`, the note).
 pub const READ_OVERHEAD: usize = 4096;
@@ -243,7 +243,7 @@ pub fn listed_names(detail: &GistDetail) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::limits::serialized_len;
+    use crate::result_budget::serialized_len;
 
     const ID: &str = "3f2a9c91e0b14f0b9a1c0d3e4f5a6b7c";
 

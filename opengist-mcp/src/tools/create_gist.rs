@@ -11,7 +11,7 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::Parameters;
+use super::common::Parameters;
 use super::common::preflight::{self, NOTHING_CREATED};
 use super::common::write_answer::{ClearedBy, WrittenGist, filenames};
 use super::common::write_outcome::{self, CLOCK_SLACK, Seen, same_content};

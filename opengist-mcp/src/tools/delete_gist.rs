@@ -10,7 +10,7 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::Parameters;
+use super::common::Parameters;
 use super::common::existing_gist::resolve_gist;
 use super::common::preflight::{self, NOTHING_CHANGED};
 use super::common::write_answer::ClearedBy;

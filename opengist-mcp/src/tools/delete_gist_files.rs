@@ -11,7 +11,7 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::Parameters;
+use super::common::Parameters;
 use super::common::existing_gist::{refuse_partial_file_list, resolve_gist, topics_of};
 use super::common::preflight::{self, NOTHING_CHANGED};
 use super::common::write_answer::{ClearedBy, WrittenGist, filenames};

@@ -10,10 +10,10 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::Parameters;
+use super::common::GistIdArg;
+use super::common::Parameters;
 use super::common::write_answer::WrittenGist;
 use super::common::write_outcome::{self, CLOCK_SLACK, Seen};
-use super::read::GistIdArg;
 use crate::opengist::requests::GistId;
 use crate::opengist::{ForkOutcome, OpengistClient, OpengistError};
 use crate::state::{OpengistServer, ToolResult};

@@ -9,7 +9,7 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::Parameters;
+use super::common::Parameters;
 use super::common::write_outcome::{self, Seen};
 use crate::opengist::requests::GistId;
 use crate::opengist::{LikeChange, LikeState, OpengistClient, OpengistError};

@@ -1,6 +1,32 @@
-//! What several tools share.
+//! What several tools share, one file per kind of thing. A helper only one tool uses lives in
+//! that tool's file.
+//!
+//! - [`arguments`]: the [`Parameters`] extractor, [`GistIdArg`], the `username` check.
+//! - [`list_scope`]: which gist list to read (`list_gists`, `search_gists`).
+//! - [`paging`]: `page`/`per_page` and the next-page call of per-gist lists.
+//! - [`gist_shapes`]: output shapes several results carry (a listed gist, a commit).
+//! - [`text`]: continuation calls, text cuts on character boundaries, RFC 3339 dates.
+//! - [`unknown_file`]: the refusal for a filename the gist does not have.
+//! - [`tool_schemas`]: the post-processing of every tool's schemas.
+//! - [`existing_gist`]: resolving the gist a write changes, and the facts its question shows.
+//! - [`preflight`]: the checks a write makes before anyone is asked.
+//! - [`write_outcome`]: what became of a write whose answer was lost (the read-back).
+//! - [`write_answer`]: a failed write's result, with its outcome named for the audit log.
+
+pub mod arguments;
+pub mod gist_shapes;
+pub mod list_scope;
+pub mod paging;
+pub mod text;
+pub mod tool_schemas;
+pub mod unknown_file;
 
 pub(crate) mod existing_gist;
 pub(crate) mod preflight;
 pub(crate) mod write_answer;
 pub(crate) mod write_outcome;
+
+#[cfg(test)]
+pub(crate) mod fixtures;
+
+pub use arguments::{GistIdArg, Parameters};

@@ -5,11 +5,15 @@
 //! `serde_path_to_error`, so the message names the argument's path (`file_ops[2].content`),
 //! what was wrong and that nothing was done. rmcp's and `#[guarded]`'s macros recognise it by
 //! its name, exactly as they recognise rmcp's.
+//!
+//! Beside it, the arguments several tools take the same way: [`GistIdArg`] (one gist) and
+//! the `username` check.
 
 use rmcp::ErrorData;
 use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::tool::ToolCallContext;
 use schemars::JsonSchema;
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 /// A tool's arguments, deserialized from the call's `arguments` object.
@@ -56,6 +60,34 @@ impl<S, T: DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for Paramet
             .map_err(|message| {
                 ErrorData::invalid_params(format!("{ROUTER_ARGUMENT_ERROR_PREFIX}{message}"), None)
             })
+    }
+}
+
+/// Arguments naming one gist.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GistIdArg {
+    /// The gist: its 32-hex id or a link to it on this Opengist instance.
+    pub gist_id: String,
+}
+
+/// Checks a `username` argument; `None` stays `None`.
+pub(crate) fn check_username(username: Option<&str>) -> Result<Option<String>, String> {
+    let Some(name) = username else {
+        return Ok(None);
+    };
+    let name = name.trim();
+    let ok = !name.is_empty()
+        && name.len() <= 255
+        && name != "."
+        && name != ".."
+        && !name
+            .chars()
+            .any(|c| c.is_control() || c == '/' || c.is_whitespace());
+    if ok {
+        Ok(Some(name.to_owned()))
+    } else {
+        Err("`username` must be an Opengist username (letters, digits, `-`, `_`, `.`), as shown in a gist's `owner`; leave it out for the token owner's own lists.".into())
     }
 }
 

@@ -8,8 +8,9 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::Parameters;
-use super::read::{check_username, rfc3339};
+use super::common::Parameters;
+use super::common::arguments::check_username;
+use super::common::text::rfc3339;
 use crate::opengist::User;
 use crate::state::{OpengistServer, ToolResult, failure, opengist_failure};
 
@@ -99,7 +100,7 @@ pub fn shape_user(user: &User, own_account: bool) -> UserOut {
     }
 }
 
-#[tool_router(router = users_router, vis = "pub(crate)")]
+#[tool_router(router = get_user_router, vis = "pub(crate)")]
 impl OpengistServer {
     /// Reads a user account.
     #[tool(

@@ -1,10 +1,14 @@
-//! The result-size ceiling: every tool result fits in a configured number of bytes, whatever
-//! Opengist returns.
+//! The result budget: every tool result fits in the configured result-size ceiling
+//! (`OPENGIST_MCP_MAX_RESULT_BYTES`), whatever Opengist returns. (Not to be confused with the
+//! framework's HTTP limits on connections, sessions and request bodies, nor with the integer
+//! bounds of the tool schemas in `tools::common::tool_schemas`.)
 //!
-//! Tools page and cap what they fetch, and say so in their results; this module is the last
-//! line: it measures the structured content as JSON and, while it is too large, shortens the
-//! longest string in it (marking the cut), so the ceiling holds for every field, including ones
-//! no tool thought to cap.
+//! Two ways of fitting, in this order:
+//! - `fit_within`: a tool builds its result again with less content until it fits, so the
+//!   cut falls where the tool says so in a note, with the call that reads the rest.
+//! - [`fit_to_budget`], the last line: it measures the structured content as JSON and, while
+//!   it is too large, shortens the longest string in it (marking the cut), so the ceiling
+//!   holds for every field, including ones no tool thought to cap.
 
 use serde_json::Value;
 
@@ -34,6 +38,27 @@ pub fn serialized_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
         Ok(()) => count.0,
         Err(_) => usize::MAX,
     }
+}
+
+/// Shapes a result to `budget` bytes of JSON: builds it with `allowance` content bytes and,
+/// while it is larger than `budget`, builds it again with the allowance cut by the excess.
+/// Deterministic; ends within a few rounds because each round at least shrinks the allowance.
+pub(crate) fn fit_within<T: serde::Serialize>(
+    budget: usize,
+    mut allowance: usize,
+    build: impl Fn(usize) -> T,
+) -> T {
+    let mut out = build(allowance);
+    for _ in 0..8 {
+        let size = serialized_len(&out);
+        if size <= budget || allowance == 0 {
+            break;
+        }
+        let excess = size - budget;
+        allowance = allowance.saturating_sub(excess.saturating_add(256).max(allowance / 8));
+        out = build(allowance);
+    }
+    out
 }
 
 /// Shortens the longest strings in `value` until its JSON form is at most `budget` bytes.
@@ -95,6 +120,14 @@ fn longest_string(value: &mut Value) -> Option<&mut String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn fit_within_shrinks_until_it_fits() {
+        let out = fit_within(1000, 5000, |n| "x".repeat(n));
+        assert!(out.len() + 2 <= 1000, "{}", out.len());
+        // Already small: untouched.
+        assert_eq!(fit_within(1000, 10, |n| "x".repeat(n)).len(), 10);
+    }
 
     #[test]
     fn small_values_are_untouched() {
