@@ -12,7 +12,7 @@
 
 #[macro_use]
 mod eras;
-use eras::Era;
+use mcp_guard::testing::{Era, Person, Reply, connect};
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -29,15 +29,11 @@ use mcp_guard::{
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-    ContentBlock, ElicitRequestParams, ElicitResult, ElicitationAction, Implementation,
-    InputRequest, InputRequiredResult, InputResponses, ProtocolVersion,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    InputRequest, InputRequiredResult, InputResponses,
 };
-use rmcp::service::{RequestContext, RoleClient, RunningService};
-use rmcp::{
-    ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, ServerHandler, ServiceExt,
-    tool, tool_handler, tool_router,
-};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -291,120 +287,6 @@ impl NotesServer {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The scripted person at the client
-// ---------------------------------------------------------------------------------------------
-
-/// What the person at the client answers when asked.
-#[derive(Debug, Clone, Copy)]
-enum Reply {
-    /// Accept with the box ticked.
-    Approve,
-    /// Accept with the box unticked.
-    Unticked,
-    Decline,
-    Cancel,
-    /// Never answers.
-    Silent,
-    /// Accept without any content.
-    NoContent,
-    /// Accept with `approve: 1`.
-    NotABool,
-    /// Accept with `approve: "true"`.
-    TrueAsString,
-    /// The client's dialog fails with an error.
-    Fails,
-    /// The client has no handler for `elicitation/create` (a gateway that declared the
-    /// capability upstream anyway): JSON-RPC -32601.
-    MethodNotFound,
-    /// The client says elicitation is not supported (the Python SDK's default answer).
-    NotSupported,
-}
-
-#[derive(Clone)]
-struct Person {
-    reply: Reply,
-    can_elicit: bool,
-    asked: Arc<AtomicUsize>,
-    messages: Arc<Mutex<Vec<String>>>,
-}
-
-impl Person {
-    fn new(reply: Reply) -> Self {
-        Self {
-            reply,
-            can_elicit: true,
-            asked: Arc::default(),
-            messages: Arc::default(),
-        }
-    }
-
-    /// A client that declares no elicitation capability.
-    fn without_elicitation() -> Self {
-        Self {
-            can_elicit: false,
-            ..Self::new(Reply::Approve)
-        }
-    }
-}
-
-fn accept(content: Value) -> ElicitResult {
-    ElicitResult::new(ElicitationAction::Accept).with_content(content)
-}
-
-impl ClientHandler for Person {
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        self.asked.fetch_add(1, Ordering::SeqCst);
-        if let ElicitRequestParams::FormElicitationParams { message, .. } = &request {
-            self.messages
-                .lock()
-                .expect("messages lock")
-                .push(message.clone());
-        }
-        Ok(match self.reply {
-            Reply::Approve => accept(json!({ APPROVE_PROPERTY: true })),
-            Reply::Unticked => accept(json!({ APPROVE_PROPERTY: false })),
-            Reply::Decline => ElicitResult::new(ElicitationAction::Decline),
-            Reply::Cancel => ElicitResult::new(ElicitationAction::Cancel),
-            Reply::Silent => std::future::pending().await,
-            Reply::NoContent => ElicitResult::new(ElicitationAction::Accept),
-            Reply::NotABool => accept(json!({ APPROVE_PROPERTY: 1 })),
-            Reply::TrueAsString => accept(json!({ APPROVE_PROPERTY: "true" })),
-            Reply::Fails => return Err(ErrorData::internal_error("the dialog broke", None)),
-            Reply::MethodNotFound => {
-                return Err(ErrorData::new(
-                    rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                    "Method not found",
-                    None,
-                ));
-            }
-            Reply::NotSupported => {
-                return Err(ErrorData::invalid_request(
-                    "Elicitation not supported",
-                    None,
-                ));
-            }
-        })
-    }
-
-    fn get_info(&self) -> ClientConfig {
-        let capabilities = if self.can_elicit {
-            ClientCapabilities::builder().enable_elicitation().build()
-        } else {
-            ClientCapabilities::default()
-        };
-        ClientConfig::new(
-            capabilities,
-            Implementation::new("scripted-person", "0.0.0"),
-        )
-        .with_protocol_version(ProtocolVersion::V_2025_11_25)
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
 // Harness
 // ---------------------------------------------------------------------------------------------
 
@@ -417,8 +299,7 @@ struct Session {
     era: Era,
     client: RunningService<RoleClient, Person>,
     server: NotesServer,
-    asked: Arc<AtomicUsize>,
-    messages: Arc<Mutex<Vec<String>>>,
+    person: Person,
 }
 
 impl Session {
@@ -429,46 +310,14 @@ impl Session {
 
     /// Another client of an existing server (same notes, same guard and nonce store).
     async fn join(era: Era, server: NotesServer, person: Person) -> Self {
-        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-        let serving = server.clone();
-        tokio::spawn(async move {
-            if let Ok(running) = serving.serve(server_io).await {
-                let _ = running.waiting().await;
-            }
-        });
-        let asked = person.asked.clone();
-        let messages = person.messages.clone();
-        let client = match era {
-            Era::Legacy => person.serve(client_io).await.expect("legacy handshake"),
-            Era::Modern => person
-                .serve_with_lifecycle(
-                    client_io,
-                    ClientLifecycleMode::Discover {
-                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                    },
-                )
-                .await
-                .expect("discover"),
-        };
-        let negotiated = client
-            .peer_info()
-            .expect("peer info")
-            .protocol_version
-            .clone();
-        let expected = match era {
-            Era::Legacy => ProtocolVersion::V_2025_11_25,
-            Era::Modern => ProtocolVersion::V_2026_07_28,
-        };
-        assert_eq!(
-            negotiated, expected,
-            "the session runs in the era asked for"
-        );
+        let client = connect(era, server.clone(), person.clone())
+            .await
+            .unwrap_or_else(|error| panic!("{error}"));
         Self {
             era,
             client,
             server,
-            asked,
-            messages,
+            person,
         }
     }
 
@@ -528,11 +377,11 @@ impl Session {
 
     /// How many times the person's elicitation handler was invoked.
     fn asked(&self) -> usize {
-        self.asked.load(Ordering::SeqCst)
+        self.person.asked()
     }
 
     fn messages(&self) -> Vec<String> {
-        self.messages.lock().expect("messages lock").clone()
+        self.person.questions()
     }
 
     fn last_interruption(&self) -> Option<InterruptionKind> {
@@ -688,7 +537,7 @@ async fn accept_runs_the_body_once(era: Era) {
 }
 
 async fn refused_by(era: Era, reply: Reply, kind: InterruptionKind) -> Outcome {
-    let s = Session::open(era, guard().build(), Person::new(reply)).await;
+    let s = Session::open(era, guard().build(), Person::new(reply.clone())).await;
     let outcome = s.delete("n1").await;
     outcome.assert_changed_nothing();
     assert_eq!(s.deletes(), 0, "{era:?} {reply:?}: the body must not run");
@@ -756,7 +605,7 @@ async fn legacy_a_client_that_cannot_show_the_dialog_gets_a_token() {
         (Reply::MethodNotFound, "-32601 (method not found)"),
         (Reply::NotSupported, "-32600 (elicitation not supported)"),
     ] {
-        let s = Session::open(Era::Legacy, guard().build(), Person::new(reply)).await;
+        let s = Session::open(Era::Legacy, guard().build(), Person::new(reply.clone())).await;
         let first = s.delete("n1").await;
         assert!(first.is_error, "{reply:?}: the first call changes nothing");
         assert!(

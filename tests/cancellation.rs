@@ -10,7 +10,7 @@
 
 #[macro_use]
 mod eras;
-use eras::Era;
+use mcp_guard::testing::{Era, Person, Reply, connect};
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -24,18 +24,10 @@ use mcp_guard::{
 };
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResponse, CancelledNotificationParam,
-    ClientCapabilities, ClientConfig, ClientRequest, ElicitRequestParams, ElicitResult,
-    ElicitationAction, Implementation, InputResponses, ProtocolVersion,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, ClientRequest, InputResponses,
 };
-use rmcp::service::{
-    NotificationContext, PeerRequestOptions, RequestContext, RequestHandle, RoleClient,
-    RunningService,
-};
-use rmcp::{
-    ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, ServerHandler, ServiceExt,
-    tool, tool_handler, tool_router,
-};
+use rmcp::service::{PeerRequestOptions, RequestHandle, RoleClient, RunningService};
+use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -201,55 +193,6 @@ impl NotesServer {
     }
 }
 
-/// The person at the client: approves every dialog, but only when the test says so.
-#[derive(Clone, Default)]
-struct Person {
-    can_elicit: bool,
-    /// Answer at once instead of waiting for `answer`.
-    prompt: Arc<AtomicBool>,
-    asked: Arc<AtomicUsize>,
-    shown: Arc<Notify>,
-    answer: Arc<Notify>,
-    withdrawn: Arc<Mutex<Vec<CancelledNotificationParam>>>,
-}
-
-impl ClientHandler for Person {
-    async fn create_elicitation(
-        &self,
-        _request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        self.asked.fetch_add(1, Ordering::SeqCst);
-        self.shown.notify_one();
-        if !self.prompt.load(Ordering::SeqCst) {
-            self.answer.notified().await;
-        }
-        Ok(ElicitResult::new(ElicitationAction::Accept)
-            .with_content(json!({ APPROVE_PROPERTY: true })))
-    }
-
-    async fn on_cancelled(
-        &self,
-        params: CancelledNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        self.withdrawn.lock().unwrap().push(params);
-    }
-
-    fn get_info(&self) -> ClientConfig {
-        let capabilities = if self.can_elicit {
-            ClientCapabilities::builder().enable_elicitation().build()
-        } else {
-            ClientCapabilities::default()
-        };
-        ClientConfig::new(
-            capabilities,
-            Implementation::new("cancelling-client", "0.0.0"),
-        )
-        .with_protocol_version(ProtocolVersion::V_2025_11_25)
-    }
-}
-
 struct Session {
     client: RunningService<RoleClient, Person>,
     server: NotesServer,
@@ -257,32 +200,16 @@ struct Session {
 }
 
 impl Session {
+    /// A fresh server, and a person who approves every dialog but only when the test lets
+    /// them (see [`Person::holding`]).
     async fn open(era: Era, can_elicit: bool) -> Self {
         let server = NotesServer::new();
-        let person = Person {
-            can_elicit,
-            ..Person::default()
-        };
-        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-        let serving = server.clone();
-        tokio::spawn(async move {
-            if let Ok(running) = serving.serve(server_io).await {
-                let _ = running.waiting().await;
-            }
-        });
-        let client = match era {
-            Era::Legacy => person.clone().serve(client_io).await.expect("handshake"),
-            Era::Modern => person
-                .clone()
-                .serve_with_lifecycle(
-                    client_io,
-                    ClientLifecycleMode::Discover {
-                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                    },
-                )
-                .await
-                .expect("discover"),
-        };
+        let person = Person::new(Reply::Approve)
+            .declaring_elicitation(can_elicit)
+            .holding();
+        let client = connect(era, server.clone(), person.clone())
+            .await
+            .unwrap_or_else(|error| panic!("{error}"));
         Self {
             client,
             server,
@@ -325,7 +252,7 @@ impl Session {
 
     /// The session still works: an approved delete of another note runs.
     async fn assert_still_serves(&self) {
-        self.person.prompt.store(true, Ordering::SeqCst);
+        self.person.stop_holding();
         self.server.gate.armed.store(false, Ordering::SeqCst);
         let mut params = call("delete_note", json!({ "id": "n2" }));
         let response = self
@@ -333,7 +260,7 @@ impl Session {
             .call_tool(params.clone())
             .await
             .expect("a later call is answered");
-        if !self.person.can_elicit {
+        if !self.person.declares_elicitation() {
             let token = text(&response)
                 .lines()
                 .find_map(|line| line.strip_prefix("confirm_token: ").map(str::to_owned))
@@ -380,12 +307,12 @@ fn approved() -> InputResponses {
 async fn legacy_a_dialog_answered_after_its_call_was_cancelled_runs_nothing() {
     let s = Session::open(Era::Legacy, true).await;
     let handle = s.start(call("delete_note", json!({ "id": "n1" }))).await;
-    s.person.shown.notified().await;
+    s.person.dialog_shown().await;
     s.cancel(handle).await;
     // The late "approve".
-    s.person.answer.notify_one();
+    s.person.answer_held();
     s.assert_nothing_ran("approve after cancel").await;
-    let withdrawn = s.person.withdrawn.lock().unwrap().clone();
+    let withdrawn = s.person.withdrawn();
     assert_eq!(
         withdrawn.len(),
         1,
@@ -398,7 +325,7 @@ async fn legacy_a_dialog_answered_after_its_call_was_cancelled_runs_nothing() {
 
 /// The client cancels while the server resolves the target, on the path `params` takes.
 async fn cancelled_while_resolving(s: &Session, params: CallToolRequestParams, what: &str) {
-    s.person.prompt.store(true, Ordering::SeqCst);
+    s.person.stop_holding();
     s.server.gate.armed.store(true, Ordering::SeqCst);
     let handle = s.start(params).await;
     s.server.gate.entered.notified().await;
@@ -431,7 +358,7 @@ async fn a_pushed_or_input_required_approval_after_cancel_runs_nothing(era: Era)
     cancelled_while_resolving(&s, params, &format!("{era:?} dialog")).await;
     if era == Era::Legacy {
         assert_eq!(
-            s.person.asked.load(Ordering::SeqCst),
+            s.person.asked(),
             0,
             "no dialog is pushed for a call that is already cancelled"
         );
