@@ -10,18 +10,18 @@
 
 #[macro_use]
 mod eras;
+#[allow(dead_code)]
+#[path = "../examples/notes/store.rs"]
+mod notes;
 use mcp_guard::testing::{Era, Person, Reply, connect};
+use notes::{DeleteNote, Store, WriteNote, note_id};
 
-use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_guard::protocol::{APPROVAL_INPUT_KEY, APPROVE_PROPERTY};
-use mcp_guard::{
-    Approved, Binding, Clearance, Conditional, Fact, Guard, Guarded, Id, Question, Rejection,
-    Resolve, Target, guarded,
-};
+use mcp_guard::{Approved, Clearance, Guard, Guarded, Id, Rejection, Resolve, guarded};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResponse, ClientRequest, InputResponses,
@@ -32,50 +32,6 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
-
-mcp_guard::wording! {
-    struct DeleteQuestion = "This will delete note {}. It cannot be undone.";
-    struct ShareQuestion = "This will share note {} with everyone.";
-}
-
-struct DeleteNote {
-    id: Id,
-}
-
-impl Target for DeleteNote {
-    const OPERATION: &'static str = "delete_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding.text("id", self.id.as_str());
-    }
-    fn question(&self) -> Question {
-        Question::new::<DeleteQuestion>([Fact::id(self.id.clone())])
-    }
-}
-
-struct WriteNote {
-    id: Id,
-    shared: bool,
-}
-
-impl Target for WriteNote {
-    const OPERATION: &'static str = "write_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding
-            .text("id", self.id.as_str())
-            .flag("shared", self.shared);
-    }
-    fn question(&self) -> Question {
-        Question::new::<ShareQuestion>([Fact::id(self.id.clone())])
-    }
-}
-
-impl Conditional for WriteNote {}
-
-impl WriteNote {
-    fn shares(&self) -> bool {
-        self.shared
-    }
-}
 
 #[derive(Deserialize, JsonSchema)]
 struct NoteArgs {
@@ -108,7 +64,7 @@ impl Gate {
 #[derive(Clone)]
 struct NotesServer {
     guard: Guard,
-    notes: Arc<Mutex<BTreeSet<String>>>,
+    store: Arc<Store>,
     bodies: Arc<AtomicUsize>,
     gate: Arc<Gate>,
 }
@@ -119,20 +75,20 @@ impl Guarded for NotesServer {
     }
 }
 
-fn note_id(server: &NotesServer, id: &str) -> Result<Id, Rejection> {
-    let id = Id::new(id).map_err(|_| Rejection::new("`id` must be a note id"))?;
-    if !server.notes.lock().unwrap().contains(id.as_str()) {
+/// The note `id` names and the length of its text, if it exists.
+fn existing(server: &NotesServer, id: &str) -> Result<(Id, u64), Rejection> {
+    let id = note_id(id)?;
+    let Some(bytes) = server.store.text_len(&id) else {
         return Err(Rejection::new(format!("no note `{id}`")));
-    }
-    Ok(id)
+    };
+    Ok((id, bytes as u64))
 }
 
 impl Resolve<NotesServer, NoteArgs> for DeleteNote {
     async fn resolve(server: &NotesServer, args: &NoteArgs) -> Result<Self, Rejection> {
         server.gate.pass().await;
-        Ok(Self {
-            id: note_id(server, &args.id)?,
-        })
+        let (id, bytes) = existing(server, &args.id)?;
+        Ok(Self { id, bytes })
     }
 }
 
@@ -140,7 +96,8 @@ impl Resolve<NotesServer, NoteArgs> for WriteNote {
     async fn resolve(server: &NotesServer, args: &NoteArgs) -> Result<Self, Rejection> {
         server.gate.pass().await;
         Ok(Self {
-            id: note_id(server, &args.id)?,
+            id: existing(server, &args.id)?.0,
+            text: String::new(),
             shared: args.shared,
         })
     }
@@ -156,12 +113,12 @@ impl NotesServer {
         approved: Approved<DeleteNote>,
     ) -> String {
         self.bodies.fetch_add(1, Ordering::SeqCst);
-        let target = approved.into_target();
-        self.notes.lock().unwrap().remove(target.id.as_str());
-        format!("deleted {}", target.id)
+        let id = approved.target().id.clone();
+        self.store.delete(approved);
+        format!("deleted {id}")
     }
 
-    #[guarded(when = "shares")]
+    #[guarded(when = "is_shared")]
     #[tool(description = "Touch a note; asks when it would be shared")]
     async fn write_note(
         &self,
@@ -180,16 +137,14 @@ impl NotesServer {
     fn new() -> Self {
         Self {
             guard: Guard::builder("notes-test").build(),
-            notes: Arc::new(Mutex::new(
-                ["n1", "n2"].into_iter().map(str::to_owned).collect(),
-            )),
+            store: Arc::new(Store::seeded()),
             bodies: Arc::default(),
             gate: Arc::default(),
         }
     }
 
     fn has(&self, id: &str) -> bool {
-        self.notes.lock().unwrap().contains(id)
+        self.store.notes().contains_key(id)
     }
 }
 

@@ -5,8 +5,11 @@
 //! rmcp client runs the generated path: resolve, ask, and only then the handler's body; the
 //! token path works for arguments that never declared `confirm_token`.
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+#[allow(dead_code)]
+#[path = "../examples/notes/store.rs"]
+mod notes;
+
+use std::sync::Arc;
 
 use mcp_guard::{
     Approved, Binding, Clearance, Conditional, Fact, Guard, Guarded, Id, Question, Rejection,
@@ -20,72 +23,43 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use notes::{DeleteNote, Note, Store};
+
 mcp_guard::wording! {
-    struct DeleteQuestion = "This will delete note {}. It cannot be undone.";
     struct ShareQuestion = "This will share note {} with everyone.";
     struct WipeQuestion = "This will delete all {} notes.";
 }
 
-#[derive(Debug, Clone)]
-struct Note {
-    text: String,
-    shared: bool,
+/// Writes exactly the cleared note (the store's own `write` takes the example's target).
+fn write(store: &Store, clearance: Clearance<WriteWidening>) {
+    let target = clearance.into_target();
+    let note = Note {
+        id: target.id.as_str().to_owned(),
+        text: target.text,
+        shared: target.shared,
+    };
+    store.notes().insert(note.id.clone(), note);
 }
 
-/// The store: its destructive methods take the guard's proofs by value.
-#[derive(Default)]
-struct Store {
-    notes: Mutex<BTreeMap<String, Note>>,
+/// Deletes every note there was when the person was asked.
+fn wipe(store: &Store, approved: Approved<Wipe>) -> usize {
+    let _ = approved.into_target();
+    let mut notes = store.notes();
+    let count = notes.len();
+    notes.clear();
+    count
 }
 
-impl Store {
-    fn delete(&self, approved: Approved<DeleteNote>) -> Option<Note> {
-        let target = approved.into_target();
-        self.notes.lock().unwrap().remove(target.id.as_str())
-    }
-
-    fn write(&self, clearance: Clearance<WriteNote>) {
-        let target = clearance.into_target();
-        self.notes.lock().unwrap().insert(
-            target.id.as_str().to_owned(),
-            Note {
-                text: target.text,
-                shared: target.shared,
-            },
-        );
-    }
-
-    fn wipe(&self, approved: Approved<Wipe>) -> usize {
-        let _ = approved.into_target();
-        let mut notes = self.notes.lock().unwrap();
-        let count = notes.len();
-        notes.clear();
-        count
-    }
-}
-
-struct DeleteNote {
-    id: Id,
-}
-
-impl Target for DeleteNote {
-    const OPERATION: &'static str = "delete_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding.text("id", self.id.as_str());
-    }
-    fn question(&self) -> Question {
-        Question::new::<DeleteQuestion>([Fact::id(self.id.clone())])
-    }
-}
-
-struct WriteNote {
+/// Writing a note, asked about only when it widens the note's visibility: unlike the
+/// example's `WriteNote`, its condition depends on what the server holds.
+struct WriteWidening {
     id: Id,
     text: String,
     shared: bool,
     was_shared: bool,
 }
 
-impl Target for WriteNote {
+impl Target for WriteWidening {
     const OPERATION: &'static str = "write_note";
     fn bind(&self, binding: &mut Binding) {
         binding
@@ -98,9 +72,9 @@ impl Target for WriteNote {
     }
 }
 
-impl Conditional for WriteNote {}
+impl Conditional for WriteWidening {}
 
-impl WriteNote {
+impl WriteWidening {
     /// Asks only when the write would share a note that was not shared before.
     fn widens_visibility(&self) -> bool {
         self.shared && !self.was_shared
@@ -157,21 +131,22 @@ fn note_id(id: &str) -> Result<Id, Rejection> {
 impl Resolve<NotesServer, DeleteNoteArgs> for DeleteNote {
     async fn resolve(server: &NotesServer, args: &DeleteNoteArgs) -> Result<Self, Rejection> {
         let id = note_id(&args.id)?;
-        if !server.store.notes.lock().unwrap().contains_key(id.as_str()) {
+        let Some(bytes) = server.store.text_len(&id) else {
             return Err(Rejection::new(format!("no note `{id}`")));
-        }
-        Ok(Self { id })
+        };
+        Ok(Self {
+            id,
+            bytes: bytes as u64,
+        })
     }
 }
 
-impl Resolve<NotesServer, WriteNoteArgs> for WriteNote {
+impl Resolve<NotesServer, WriteNoteArgs> for WriteWidening {
     async fn resolve(server: &NotesServer, args: &WriteNoteArgs) -> Result<Self, Rejection> {
         let id = note_id(&args.id)?;
         let was_shared = server
             .store
-            .notes
-            .lock()
-            .unwrap()
+            .notes()
             .get(id.as_str())
             .is_some_and(|note| note.shared);
         Ok(Self {
@@ -186,7 +161,7 @@ impl Resolve<NotesServer, WriteNoteArgs> for WriteNote {
 impl Resolve<NotesServer, ()> for Wipe {
     async fn resolve(server: &NotesServer, _: &()) -> Result<Self, Rejection> {
         Ok(Self {
-            count: server.store.notes.lock().unwrap().len(),
+            count: server.store.notes().len(),
         })
     }
 }
@@ -235,10 +210,10 @@ impl NotesServer {
     async fn write_note(
         &self,
         Parameters(args): Parameters<WriteNoteArgs>,
-        clearance: Clearance<WriteNote>,
+        clearance: Clearance<WriteWidening>,
     ) -> Result<Json<Written>, ErrorData> {
         let asked = clearance.approved_by().is_some();
-        self.store.write(clearance);
+        write(&self.store, clearance);
         Ok(Json(Written { id: args.id, asked }))
     }
 
@@ -246,7 +221,7 @@ impl NotesServer {
     #[guarded(always)]
     #[tool]
     async fn wipe(&self, approved: Approved<Wipe>) -> String {
-        let count = self.store.wipe(approved);
+        let count = wipe(&self.store, approved);
         if count == 0 {
             return "there was nothing to delete".to_owned();
         }
@@ -255,25 +230,18 @@ impl NotesServer {
 
     #[tool(description = "Count the notes")]
     async fn count(&self) -> String {
-        self.store.notes.lock().unwrap().len().to_string()
+        self.store.notes().len().to_string()
     }
 }
 
 #[tool_handler]
 impl ServerHandler for NotesServer {}
 
+/// The example's store: `n1`, `n2`, `n3`, private.
 fn server() -> NotesServer {
-    let store = Store::default();
-    store.notes.lock().unwrap().insert(
-        "n1".to_owned(),
-        Note {
-            text: "first".to_owned(),
-            shared: false,
-        },
-    );
     NotesServer {
         guard: Guard::builder("notes-test").build(),
-        store: Arc::new(store),
+        store: Arc::new(Store::seeded()),
     }
 }
 
@@ -395,7 +363,7 @@ async fn a_guarded_call_runs_its_body_only_after_the_token_comes_back() {
     let first = call(&client, "delete_note", json!({"id": "n1"})).await;
     assert_eq!(first.is_error, Some(true));
     assert!(
-        text(&first).contains("This will delete note n1."),
+        text(&first).contains("This will delete note n1 (10 bytes of text)."),
         "{}",
         text(&first)
     );
@@ -410,7 +378,7 @@ async fn a_guarded_call_runs_its_body_only_after_the_token_comes_back() {
     assert_eq!(facts["confirm_token"], token_in(&first).as_str());
     assert_eq!(facts["status"], "confirmation_required");
     assert!(
-        store.notes.lock().unwrap().contains_key("n1"),
+        store.notes().contains_key("n1"),
         "nothing is deleted before the approval"
     );
 
@@ -424,9 +392,10 @@ async fn a_guarded_call_runs_its_body_only_after_the_token_comes_back() {
     assert_ne!(second.is_error, Some(true), "{}", text(&second));
     assert_eq!(
         second.structured_content,
-        Some(json!({"id": "n1", "text": "first"}))
+        Some(json!({"id": "n1", "text": "first note"}))
     );
-    assert!(store.notes.lock().unwrap().is_empty());
+    let left: Vec<String> = store.notes().keys().cloned().collect();
+    assert_eq!(left, ["n2", "n3"], "exactly the approved note is deleted");
 
     client.cancel().await.expect("client stops");
 }
@@ -473,7 +442,7 @@ async fn when_the_predicate_is_false_the_body_runs_exempt() {
     )
     .await;
     assert_eq!(shared.is_error, Some(true));
-    assert!(!store.notes.lock().unwrap()["n2"].shared);
+    assert!(!store.notes()["n2"].shared);
     let token = token_in(&shared);
     let approved = call(
         &client,
@@ -485,7 +454,7 @@ async fn when_the_predicate_is_false_the_body_runs_exempt() {
         approved.structured_content,
         Some(json!({"id": "n2", "asked": true}))
     );
-    assert!(store.notes.lock().unwrap()["n2"].shared);
+    assert!(store.notes()["n2"].shared);
     client.cancel().await.expect("client stops");
 }
 
@@ -496,11 +465,11 @@ async fn a_tool_without_parameters_resolves_from_unit_and_early_returns_work() {
     let client = connect(server).await;
 
     let first = call(&client, "wipe", json!({})).await;
-    assert!(text(&first).contains("This will delete all 1 notes."));
-    assert_eq!(store.notes.lock().unwrap().len(), 1);
+    assert!(text(&first).contains("This will delete all 3 notes."));
+    assert_eq!(store.notes().len(), 3);
     let token = token_in(&first);
     let done = call(&client, "wipe", json!({"confirm_token": token})).await;
-    assert_eq!(text(&done), "deleted 1 notes");
+    assert_eq!(text(&done), "deleted 3 notes");
 
     let first = call(&client, "wipe", json!({})).await;
     let token = token_in(&first);
