@@ -252,7 +252,7 @@ pub enum ConnectError {
         era: Era,
         /// What rmcp's client reported.
         #[source]
-        source: ClientInitializeError,
+        source: Box<ClientInitializeError>,
     },
     /// The session runs another protocol version than the era asked for: the server does
     /// not offer that era.
@@ -297,7 +297,10 @@ pub async fn connect<S: ServerHandler>(
                 .await
         }
     }
-    .map_err(|source| ConnectError::Handshake { era, source })?;
+    .map_err(|source| ConnectError::Handshake {
+        era,
+        source: Box::new(source),
+    })?;
     let negotiated = client.peer_info().map(|info| info.protocol_version.clone());
     let expected = era.protocol_version();
     if negotiated.as_ref() != Some(&expected) {
