@@ -304,7 +304,8 @@ pub mod protocol {
 /// dialog open (to cancel meanwhile), or declare no elicitation at all (the token path).
 /// [`testing::connect`] serves the server on an in-memory pipe and connects the person in
 /// either protocol era ([`testing::Era`]): a pushed `elicitation/create` on 2025-11-25, an
-/// `input_required` answered through the same handler on 2026-07-28.
+/// `input_required` answered through the same handler on 2026-07-28. [`testing::text_of`] and
+/// [`testing::confirm_token_in`] read a result as a model would, and the token to quote.
 ///
 /// A server author tests a guarded tool with it:
 ///
@@ -421,7 +422,9 @@ pub mod protocol {
 /// ```
 #[cfg(feature = "testing")]
 pub mod testing {
-    pub use mcp_guard_core::testing::{ConnectError, Era, Person, Reply, connect};
+    pub use mcp_guard_core::testing::{
+        ConnectError, Era, Person, Reply, confirm_token_in, connect, text_of,
+    };
 }
 
 #[doc(hidden)]

@@ -15,7 +15,7 @@ mod eras;
 #[allow(dead_code)]
 #[path = "../examples/notes/store.rs"]
 mod notes;
-use mcp_guard::testing::{Era, Person, Reply, connect};
+use mcp_guard::testing::{Era, Person, Reply, confirm_token_in, connect, text_of};
 use notes::{DeleteNote, Store, WriteNote};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -367,12 +367,8 @@ impl Outcome {
 
     /// The token from a `confirm_token: <TOKEN>` line.
     fn token(&self) -> String {
-        self.text
-            .lines()
-            .find_map(|line| line.strip_prefix("confirm_token: "))
+        confirm_token_in(&self.text)
             .unwrap_or_else(|| panic!("no confirm_token line in {:?}", self.text))
-            .trim()
-            .to_owned()
     }
 
     fn assert_ran(&self, what: &str) {
@@ -388,15 +384,6 @@ impl Outcome {
             self.text
         );
     }
-}
-
-fn text_of(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|block| block.as_text().map(|text| text.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn complete(response: CallToolResponse) -> Outcome {

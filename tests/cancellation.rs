@@ -13,7 +13,7 @@ mod eras;
 #[allow(dead_code)]
 #[path = "../examples/notes/store.rs"]
 mod notes;
-use mcp_guard::testing::{Era, Person, Reply, connect};
+use mcp_guard::testing::{Era, Person, Reply, confirm_token_in, connect, text_of};
 use notes::{DeleteNote, Store, WriteNote, note_id};
 
 use std::sync::Arc;
@@ -216,18 +216,15 @@ impl Session {
             .await
             .expect("a later call is answered");
         if !self.person.declares_elicitation() {
-            let token = text(&response)
-                .lines()
-                .find_map(|line| line.strip_prefix("confirm_token: ").map(str::to_owned))
-                .expect("a token");
+            let token = confirm_token_in(&text_of(&response)).expect("a token");
             params
                 .arguments
                 .get_or_insert_default()
                 .insert("confirm_token".to_owned(), Value::String(token));
             let response = self.client.call_tool(params).await.expect("answered");
-            assert_eq!(text(&response), "deleted n2");
+            assert_eq!(text_of(&response), "deleted n2");
         } else {
-            assert_eq!(text(&response), "deleted n2");
+            assert_eq!(text_of(&response), "deleted n2");
         }
         assert!(!self.server.has("n2"));
     }
@@ -238,15 +235,6 @@ fn call(tool: &'static str, args: Value) -> CallToolRequestParams {
         panic!("arguments must be an object");
     };
     CallToolRequestParams::new(tool).with_arguments(arguments)
-}
-
-fn text(result: &rmcp::model::CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|block| block.as_text().map(|text| text.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn approved() -> InputResponses {
@@ -328,10 +316,7 @@ async fn a_confirm_token_quoted_by_a_cancelled_call_runs_nothing(era: Era) {
         .call_tool(call("delete_note", json!({ "id": "n1" })))
         .await
         .expect("first call");
-    let token = text(&first)
-        .lines()
-        .find_map(|line| line.strip_prefix("confirm_token: ").map(str::to_owned))
-        .expect("a token");
+    let token = confirm_token_in(&text_of(&first)).expect("a token");
     let params = call("delete_note", json!({ "id": "n1", "confirm_token": token }));
     cancelled_while_resolving(&s, params, &format!("{era:?} token")).await;
     s.assert_still_serves().await;

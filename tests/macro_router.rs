@@ -23,6 +23,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use mcp_guard::testing::{confirm_token_in, text_of};
 use notes::{DeleteNote, Note, Store};
 
 mcp_guard::wording! {
@@ -324,22 +325,8 @@ fn arguments(value: Value) -> JsonObject {
     value.as_object().expect("an object").clone()
 }
 
-fn text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|block| block.as_text().map(|text| text.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 fn token_in(result: &CallToolResult) -> String {
-    let text = text(result);
-    let line = text
-        .lines()
-        .find_map(|line| line.strip_prefix("confirm_token: "))
-        .unwrap_or_else(|| panic!("no token in: {text}"));
-    line.trim().to_owned()
+    confirm_token_in(&text_of(result)).unwrap_or_else(|| panic!("no token in: {}", text_of(result)))
 }
 
 async fn call(
@@ -363,9 +350,9 @@ async fn a_guarded_call_runs_its_body_only_after_the_token_comes_back() {
     let first = call(&client, "delete_note", json!({"id": "n1"})).await;
     assert_eq!(first.is_error, Some(true));
     assert!(
-        text(&first).contains("This will delete note n1 (10 bytes of text)."),
+        text_of(&first).contains("This will delete note n1 (10 bytes of text)."),
         "{}",
-        text(&first)
+        text_of(&first)
     );
     // The tool has an output schema, so the token reply's facts travel in _meta, never as
     // structuredContent the schema would reject.
@@ -389,7 +376,7 @@ async fn a_guarded_call_runs_its_body_only_after_the_token_comes_back() {
         json!({"id": "n1", "confirm_token": token}),
     )
     .await;
-    assert_ne!(second.is_error, Some(true), "{}", text(&second));
+    assert_ne!(second.is_error, Some(true), "{}", text_of(&second));
     assert_eq!(
         second.structured_content,
         Some(json!({"id": "n1", "text": "first note"}))
@@ -405,14 +392,14 @@ async fn an_input_error_is_reported_without_asking() {
     let client = connect(server()).await;
     let result = call(&client, "delete_note", json!({"id": "nope"})).await;
     assert_eq!(result.is_error, Some(true));
-    assert_eq!(text(&result), "no note `nope`");
+    assert_eq!(text_of(&result), "no note `nope`");
 
     let result = call(&client, "delete_note", json!({"id": "not an id"})).await;
     assert_eq!(result.is_error, Some(true));
     assert!(
-        text(&result).starts_with("`id` must be"),
+        text_of(&result).starts_with("`id` must be"),
         "{}",
-        text(&result)
+        text_of(&result)
     );
     client.cancel().await.expect("client stops");
 }
@@ -429,7 +416,7 @@ async fn when_the_predicate_is_false_the_body_runs_exempt() {
         json!({"id": "n2", "text": "second", "shared": false}),
     )
     .await;
-    assert_ne!(private.is_error, Some(true), "{}", text(&private));
+    assert_ne!(private.is_error, Some(true), "{}", text_of(&private));
     assert_eq!(
         private.structured_content,
         Some(json!({"id": "n2", "asked": false}))
@@ -465,15 +452,15 @@ async fn a_tool_without_parameters_resolves_from_unit_and_early_returns_work() {
     let client = connect(server).await;
 
     let first = call(&client, "wipe", json!({})).await;
-    assert!(text(&first).contains("This will delete all 3 notes."));
+    assert!(text_of(&first).contains("This will delete all 3 notes."));
     assert_eq!(store.notes().len(), 3);
     let token = token_in(&first);
     let done = call(&client, "wipe", json!({"confirm_token": token})).await;
-    assert_eq!(text(&done), "deleted 3 notes");
+    assert_eq!(text_of(&done), "deleted 3 notes");
 
     let first = call(&client, "wipe", json!({})).await;
     let token = token_in(&first);
     let empty = call(&client, "wipe", json!({"confirm_token": token})).await;
-    assert_eq!(text(&empty), "there was nothing to delete");
+    assert_eq!(text_of(&empty), "there was nothing to delete");
     client.cancel().await.expect("client stops");
 }

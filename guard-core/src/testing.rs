@@ -16,8 +16,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rmcp::model::{
-    CancelledNotificationParam, ClientCapabilities, ClientConfig, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ErrorCode, Implementation, ProtocolVersion,
+    CallToolResult, CancelledNotificationParam, ClientCapabilities, ClientConfig,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ErrorCode, Implementation,
+    ProtocolVersion,
 };
 use rmcp::service::{
     ClientInitializeError, NotificationContext, RequestContext, RoleClient, RunningService,
@@ -240,6 +241,24 @@ impl ClientHandler for Person {
         )
         .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }
+}
+
+/// The text of a tool result as a model reads it: its text blocks, joined by newlines.
+pub fn text_of(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|text| text.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The token a token reply's text gives on its `confirm_token: <TOKEN>` line (see
+/// [`text_of`]), if it has one: what the second call quotes.
+pub fn confirm_token_in(text: &str) -> Option<String> {
+    text.lines()
+        .find_map(|line| line.strip_prefix("confirm_token: "))
+        .map(|token| token.trim().to_owned())
 }
 
 /// Why [`connect`] found no session.
