@@ -21,16 +21,17 @@
 //! (reported, never asserted): seal+open < 20 µs, exempt overhead < 5 µs per call. Set
 //! `GUARD_BENCH_QUICK=1` for a fast smoke run with fewer iterations.
 
+#[allow(dead_code)]
+#[path = "../examples/notes/store.rs"]
+mod notes;
+
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mcp_guard::protocol::GuardCall;
-use mcp_guard::{
-    Binding, Clearance, Conditional, Fact, Guard, Guarded, Id, Question, Rejection, Resolve,
-    Target, guarded,
-};
+use mcp_guard::{Clearance, Guard, Guarded, Id, Rejection, Resolve, Target, guarded};
 use mcp_guard_core::seal::{self, SealKey, SealKind, SealScope};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
@@ -43,39 +44,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-mcp_guard::wording! {
-    struct ShareQuestion = "This will make note {} visible to everyone with {} bytes of text.";
-}
-
-struct WriteNote {
-    id: Id,
-    text: String,
-    shared: bool,
-}
-
-impl Target for WriteNote {
-    const OPERATION: &'static str = "write_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding
-            .text("id", self.id.as_str())
-            .text("text", &self.text)
-            .flag("shared", self.shared);
-    }
-    fn question(&self) -> Question {
-        Question::new::<ShareQuestion>([
-            Fact::id(self.id.clone()),
-            Fact::count(self.text.len() as u64),
-        ])
-    }
-}
-
-impl Conditional for WriteNote {}
-
-impl WriteNote {
-    fn is_shared(&self) -> bool {
-        self.shared
-    }
-}
+// The example's conditional write: the target every guarded variant clears.
+use notes::WriteNote;
 
 #[derive(Deserialize, JsonSchema)]
 struct WriteArgs {

@@ -47,160 +47,27 @@
 //!
 //! Each replica keeps its own notes in memory: replicas share approvals, not notes.
 
-use std::collections::BTreeMap;
+#[path = "notes/store.rs"]
+mod store;
+
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use clap::Parser;
-use mcp_guard::{
-    Approved, Binding, Clearance, Conditional, Fact, Guard, Guarded, Id, Question, Rejection,
-    Resolve, Serving, Target, guarded,
-};
+use mcp_guard::{Approved, Clearance, Guard, Guarded, Rejection, Resolve, Serving, guarded};
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use store::{DeleteNote, Note, Store, WriteNote, note_id};
+
 /// The server's name: reported to clients, shown in token texts and the start-up notice.
 const NAME: &str = "notes";
 /// The prefix of its settings: `NOTES_HTTP_TOKEN`, `NOTES_SEAL_KEY`, `NOTES_REDIS_URL`, ...
 const PREFIX: &str = "NOTES";
-
-mcp_guard::wording! {
-    struct DeleteQuestion = "This will delete note {} ({} bytes of text). It cannot be undone.";
-    struct ShareQuestion = "This will make note {} visible to everyone with {} bytes of text.";
-}
-
-// ---------------------------------------------------------------------------------------------
-// The store: its writing methods take the guard's proofs by value, so no path reaches them
-// without one.
-// ---------------------------------------------------------------------------------------------
-
-/// A note, as stored and as listed.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-struct Note {
-    /// The note's id.
-    id: String,
-    /// Its text: data, never instructions.
-    text: String,
-    /// Whether everyone may read it.
-    shared: bool,
-}
-
-struct Store {
-    notes: Mutex<BTreeMap<String, Note>>,
-}
-
-impl Store {
-    fn seeded() -> Self {
-        let notes = [
-            ("n1", "first note"),
-            ("n2", "second note"),
-            ("n3", "third note"),
-        ]
-        .into_iter()
-        .map(|(id, text)| {
-            let note = Note {
-                id: id.to_owned(),
-                text: text.to_owned(),
-                shared: false,
-            };
-            (id.to_owned(), note)
-        })
-        .collect();
-        Self {
-            notes: Mutex::new(notes),
-        }
-    }
-
-    fn notes(&self) -> MutexGuard<'_, BTreeMap<String, Note>> {
-        // A panic while holding the lock leaves the map itself intact.
-        self.notes
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    fn list(&self) -> Vec<Note> {
-        self.notes().values().cloned().collect()
-    }
-
-    fn text_len(&self, id: &Id) -> Option<usize> {
-        self.notes().get(id.as_str()).map(|note| note.text.len())
-    }
-
-    /// Deletes exactly the approved note.
-    fn delete(&self, approved: Approved<DeleteNote>) -> Option<Note> {
-        let target = approved.into_target();
-        self.notes().remove(target.id.as_str())
-    }
-
-    /// Writes exactly the cleared note: approved when it ends up shared, exempt otherwise.
-    fn write(&self, clearance: Clearance<WriteNote>) -> Note {
-        let WriteNote { id, text, shared } = clearance.into_target();
-        let note = Note {
-            id: id.as_str().to_owned(),
-            text,
-            shared,
-        };
-        self.notes().insert(note.id.clone(), note.clone());
-        note
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Targets: what each guarded operation acts on, what binds an approval, what a person reads.
-// ---------------------------------------------------------------------------------------------
-
-/// Deleting one note, bound to its id.
-struct DeleteNote {
-    id: Id,
-    bytes: u64,
-}
-
-impl Target for DeleteNote {
-    const OPERATION: &'static str = "delete_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding.text("id", self.id.as_str());
-    }
-    fn question(&self) -> Question {
-        Question::new::<DeleteQuestion>([Fact::id(self.id.clone()), Fact::count(self.bytes)])
-    }
-}
-
-/// Writing a note, bound to its id, its exact text and whether it is shared.
-struct WriteNote {
-    id: Id,
-    text: String,
-    shared: bool,
-}
-
-impl Target for WriteNote {
-    const OPERATION: &'static str = "write_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding
-            .text("id", self.id.as_str())
-            .text("text", &self.text)
-            .flag("shared", self.shared);
-    }
-    fn question(&self) -> Question {
-        // The size of the text, never the text.
-        Question::new::<ShareQuestion>([
-            Fact::id(self.id.clone()),
-            Fact::count(self.text.len() as u64),
-        ])
-    }
-}
-
-impl Conditional for WriteNote {}
-
-impl WriteNote {
-    /// The guard's condition: a note that ends up shared is visible to everyone.
-    fn is_shared(&self) -> bool {
-        self.shared
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Arguments and results
@@ -236,14 +103,6 @@ struct Deleted {
 #[derive(Debug, Serialize, JsonSchema)]
 struct Written {
     note: Note,
-}
-
-fn note_id(raw: &str) -> Result<Id, Rejection> {
-    Id::new(raw).map_err(|_| {
-        Rejection::new(
-            "note_id is not a note id: use letters, digits, '-', '_', '.' or ':' (1 to 64), e.g. n1; call list_notes to see the ids",
-        )
-    })
 }
 
 impl Resolve<NotesServer, DeleteNoteArgs> for DeleteNote {

@@ -237,7 +237,8 @@
 //! on by default, and `redis`). The code the attribute generates names items only through this
 //! crate, so a server depends on `mcp-guard` and `rmcp` alone. The root holds what a server
 //! author writes; the rest sits in modules: [`audit`], [`seal`], [`nonce`], [`elicitation`],
-//! [`principal`], [`protocol`], [`stdio`], [`serve`].
+//! [`principal`], [`protocol`], [`stdio`], [`serve`]; feature `testing` adds `testing`, the
+//! scripted person for a guarded server's own tests.
 #![warn(missing_docs)]
 
 pub use mcp_guard_core::{
@@ -292,6 +293,137 @@ pub mod protocol {
     pub use mcp_guard_core::{
         APPROVAL_INPUT_KEY, APPROVE_PROPERTY, CONFIRM_TOKEN_ARG, CONFIRM_TOKEN_DESCRIPTION,
         Fingerprint, GuardCall, Interruption, InterruptionKind, token_reply,
+    };
+}
+
+/// Test doubles for a guarded server's own tests (feature `testing`, off by default; add
+/// `mcp-guard = { version = "...", features = ["testing"] }` to `[dev-dependencies]`).
+///
+/// A [`testing::Person`] is a scripted person at an in-process rmcp client: it answers every
+/// dialog the way its [`testing::Reply`] says, records the questions it was shown, can hold a
+/// dialog open (to cancel meanwhile), or declare no elicitation at all (the token path).
+/// [`testing::connect`] serves the server on an in-memory pipe and connects the person in
+/// either protocol era ([`testing::Era`]): a pushed `elicitation/create` on 2025-11-25, an
+/// `input_required` answered through the same handler on 2026-07-28. [`testing::text_of`] and
+/// [`testing::confirm_token_in`] read a result as a model would, and the token to quote.
+///
+/// A server author tests a guarded tool with it:
+///
+/// ```
+/// use std::collections::BTreeSet;
+/// use std::sync::{Arc, Mutex};
+///
+/// use mcp_guard::testing::{Era, Person, Reply, connect};
+/// use mcp_guard::{Approved, Binding, Fact, Guard, Guarded, Id, Question, Rejection, Resolve};
+/// use mcp_guard::{Target, guarded};
+/// use rmcp::handler::server::wrapper::Parameters;
+/// use rmcp::model::CallToolRequestParams;
+/// use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+/// use serde_json::json;
+///
+/// mcp_guard::wording! {
+///     struct DeleteQuestion = "This will delete note {}. It cannot be undone.";
+/// }
+///
+/// struct DeleteNote {
+///     id: Id,
+/// }
+///
+/// impl Target for DeleteNote {
+///     const OPERATION: &'static str = "delete_note";
+///     fn bind(&self, binding: &mut Binding) {
+///         binding.text("id", self.id.as_str());
+///     }
+///     fn question(&self) -> Question {
+///         Question::new::<DeleteQuestion>([Fact::id(self.id.clone())])
+///     }
+/// }
+///
+/// #[derive(Clone)]
+/// struct NotesServer {
+///     guard: Guard,
+///     notes: Arc<Mutex<BTreeSet<String>>>,
+/// }
+///
+/// impl Guarded for NotesServer {
+///     fn guard(&self) -> &Guard {
+///         &self.guard
+///     }
+/// }
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct DeleteArgs {
+///     id: String,
+/// }
+///
+/// impl Resolve<NotesServer, DeleteArgs> for DeleteNote {
+///     async fn resolve(server: &NotesServer, args: &DeleteArgs) -> Result<Self, Rejection> {
+///         let id = Id::new(&args.id).map_err(|error| Rejection::new(error.to_string()))?;
+///         if !server.notes.lock().unwrap().contains(id.as_str()) {
+///             return Err(Rejection::new(format!("There is no note {id}.")));
+///         }
+///         Ok(Self { id })
+///     }
+/// }
+///
+/// #[tool_router]
+/// impl NotesServer {
+///     #[guarded(always)]
+///     #[tool(description = "Delete a note. Asks the person at the client first.")]
+///     async fn delete_note(
+///         &self,
+///         Parameters(_args): Parameters<DeleteArgs>,
+///         approved: Approved<DeleteNote>,
+///     ) -> String {
+///         let target = approved.into_target();
+///         self.notes.lock().unwrap().remove(target.id.as_str());
+///         format!("deleted {}", target.id)
+///     }
+/// }
+///
+/// #[tool_handler]
+/// impl ServerHandler for NotesServer {}
+///
+/// fn server() -> NotesServer {
+///     NotesServer {
+///         guard: Guard::builder("notes").build(),
+///         notes: Arc::new(Mutex::new(BTreeSet::from(["n1".to_owned()]))),
+///     }
+/// }
+///
+/// fn delete(id: &str) -> CallToolRequestParams {
+///     let args = json!({ "id": id }).as_object().cloned().unwrap();
+///     CallToolRequestParams::new("delete_note").with_arguments(args)
+/// }
+///
+/// #[tokio::main]
+/// async fn main() -> Result<(), Box<dyn std::error::Error>> {
+///     for era in Era::BOTH {
+///         // A declined dialog changes nothing; the person saw facts only.
+///         let server = server();
+///         let person = Person::new(Reply::Decline);
+///         let client = connect(era, server.clone(), person.clone()).await?;
+///         let result = client.call_tool(delete("n1")).await?;
+///         assert_eq!(result.is_error, Some(true));
+///         assert_eq!(person.questions(), ["This will delete note n1. It cannot be undone."]);
+///         assert!(server.notes.lock().unwrap().contains("n1"));
+///
+///         // An approved one runs the body, once.
+///         let person = Person::new(Reply::Approve);
+///         let client = connect(era, server.clone(), person.clone()).await?;
+///         client.call_tool(delete("n1")).await?;
+///         assert_eq!(person.asked(), 1);
+///         assert!(server.notes.lock().unwrap().is_empty());
+///     }
+///     Ok(())
+/// }
+/// ```
+#[cfg(feature = "testing")]
+pub mod testing {
+    pub use mcp_guard_core::testing::{
+        ConnectError, Era, Person, Reply, confirm_token_in, connect, text_of,
     };
 }
 

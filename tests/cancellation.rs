@@ -10,80 +10,28 @@
 
 #[macro_use]
 mod eras;
-use eras::Era;
+#[allow(dead_code)]
+#[path = "../examples/notes/store.rs"]
+mod notes;
+use mcp_guard::testing::{Era, Person, Reply, confirm_token_in, connect, text_of};
+use notes::{DeleteNote, Store, WriteNote, note_id};
 
-use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_guard::protocol::{APPROVAL_INPUT_KEY, APPROVE_PROPERTY};
-use mcp_guard::{
-    Approved, Binding, Clearance, Conditional, Fact, Guard, Guarded, Id, Question, Rejection,
-    Resolve, Target, guarded,
-};
+use mcp_guard::{Approved, Clearance, Guard, Guarded, Id, Rejection, Resolve, guarded};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResponse, CancelledNotificationParam,
-    ClientCapabilities, ClientConfig, ClientRequest, ElicitRequestParams, ElicitResult,
-    ElicitationAction, Implementation, InputResponses, ProtocolVersion,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, ClientRequest, InputResponses,
 };
-use rmcp::service::{
-    NotificationContext, PeerRequestOptions, RequestContext, RequestHandle, RoleClient,
-    RunningService,
-};
-use rmcp::{
-    ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, ServerHandler, ServiceExt,
-    tool, tool_handler, tool_router,
-};
+use rmcp::service::{PeerRequestOptions, RequestHandle, RoleClient, RunningService};
+use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
-
-mcp_guard::wording! {
-    struct DeleteQuestion = "This will delete note {}. It cannot be undone.";
-    struct ShareQuestion = "This will share note {} with everyone.";
-}
-
-struct DeleteNote {
-    id: Id,
-}
-
-impl Target for DeleteNote {
-    const OPERATION: &'static str = "delete_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding.text("id", self.id.as_str());
-    }
-    fn question(&self) -> Question {
-        Question::new::<DeleteQuestion>([Fact::id(self.id.clone())])
-    }
-}
-
-struct WriteNote {
-    id: Id,
-    shared: bool,
-}
-
-impl Target for WriteNote {
-    const OPERATION: &'static str = "write_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding
-            .text("id", self.id.as_str())
-            .flag("shared", self.shared);
-    }
-    fn question(&self) -> Question {
-        Question::new::<ShareQuestion>([Fact::id(self.id.clone())])
-    }
-}
-
-impl Conditional for WriteNote {}
-
-impl WriteNote {
-    fn shares(&self) -> bool {
-        self.shared
-    }
-}
 
 #[derive(Deserialize, JsonSchema)]
 struct NoteArgs {
@@ -116,7 +64,7 @@ impl Gate {
 #[derive(Clone)]
 struct NotesServer {
     guard: Guard,
-    notes: Arc<Mutex<BTreeSet<String>>>,
+    store: Arc<Store>,
     bodies: Arc<AtomicUsize>,
     gate: Arc<Gate>,
 }
@@ -127,20 +75,20 @@ impl Guarded for NotesServer {
     }
 }
 
-fn note_id(server: &NotesServer, id: &str) -> Result<Id, Rejection> {
-    let id = Id::new(id).map_err(|_| Rejection::new("`id` must be a note id"))?;
-    if !server.notes.lock().unwrap().contains(id.as_str()) {
+/// The note `id` names and the length of its text, if it exists.
+fn existing(server: &NotesServer, id: &str) -> Result<(Id, u64), Rejection> {
+    let id = note_id(id)?;
+    let Some(bytes) = server.store.text_len(&id) else {
         return Err(Rejection::new(format!("no note `{id}`")));
-    }
-    Ok(id)
+    };
+    Ok((id, bytes as u64))
 }
 
 impl Resolve<NotesServer, NoteArgs> for DeleteNote {
     async fn resolve(server: &NotesServer, args: &NoteArgs) -> Result<Self, Rejection> {
         server.gate.pass().await;
-        Ok(Self {
-            id: note_id(server, &args.id)?,
-        })
+        let (id, bytes) = existing(server, &args.id)?;
+        Ok(Self { id, bytes })
     }
 }
 
@@ -148,7 +96,8 @@ impl Resolve<NotesServer, NoteArgs> for WriteNote {
     async fn resolve(server: &NotesServer, args: &NoteArgs) -> Result<Self, Rejection> {
         server.gate.pass().await;
         Ok(Self {
-            id: note_id(server, &args.id)?,
+            id: existing(server, &args.id)?.0,
+            text: String::new(),
             shared: args.shared,
         })
     }
@@ -164,12 +113,12 @@ impl NotesServer {
         approved: Approved<DeleteNote>,
     ) -> String {
         self.bodies.fetch_add(1, Ordering::SeqCst);
-        let target = approved.into_target();
-        self.notes.lock().unwrap().remove(target.id.as_str());
-        format!("deleted {}", target.id)
+        let id = approved.target().id.clone();
+        self.store.delete(approved);
+        format!("deleted {id}")
     }
 
-    #[guarded(when = "shares")]
+    #[guarded(when = "is_shared")]
     #[tool(description = "Touch a note; asks when it would be shared")]
     async fn write_note(
         &self,
@@ -188,65 +137,14 @@ impl NotesServer {
     fn new() -> Self {
         Self {
             guard: Guard::builder("notes-test").build(),
-            notes: Arc::new(Mutex::new(
-                ["n1", "n2"].into_iter().map(str::to_owned).collect(),
-            )),
+            store: Arc::new(Store::seeded()),
             bodies: Arc::default(),
             gate: Arc::default(),
         }
     }
 
     fn has(&self, id: &str) -> bool {
-        self.notes.lock().unwrap().contains(id)
-    }
-}
-
-/// The person at the client: approves every dialog, but only when the test says so.
-#[derive(Clone, Default)]
-struct Person {
-    can_elicit: bool,
-    /// Answer at once instead of waiting for `answer`.
-    prompt: Arc<AtomicBool>,
-    asked: Arc<AtomicUsize>,
-    shown: Arc<Notify>,
-    answer: Arc<Notify>,
-    withdrawn: Arc<Mutex<Vec<CancelledNotificationParam>>>,
-}
-
-impl ClientHandler for Person {
-    async fn create_elicitation(
-        &self,
-        _request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        self.asked.fetch_add(1, Ordering::SeqCst);
-        self.shown.notify_one();
-        if !self.prompt.load(Ordering::SeqCst) {
-            self.answer.notified().await;
-        }
-        Ok(ElicitResult::new(ElicitationAction::Accept)
-            .with_content(json!({ APPROVE_PROPERTY: true })))
-    }
-
-    async fn on_cancelled(
-        &self,
-        params: CancelledNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        self.withdrawn.lock().unwrap().push(params);
-    }
-
-    fn get_info(&self) -> ClientConfig {
-        let capabilities = if self.can_elicit {
-            ClientCapabilities::builder().enable_elicitation().build()
-        } else {
-            ClientCapabilities::default()
-        };
-        ClientConfig::new(
-            capabilities,
-            Implementation::new("cancelling-client", "0.0.0"),
-        )
-        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+        self.store.notes().contains_key(id)
     }
 }
 
@@ -257,32 +155,16 @@ struct Session {
 }
 
 impl Session {
+    /// A fresh server, and a person who approves every dialog but only when the test lets
+    /// them (see [`Person::holding`]).
     async fn open(era: Era, can_elicit: bool) -> Self {
         let server = NotesServer::new();
-        let person = Person {
-            can_elicit,
-            ..Person::default()
-        };
-        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-        let serving = server.clone();
-        tokio::spawn(async move {
-            if let Ok(running) = serving.serve(server_io).await {
-                let _ = running.waiting().await;
-            }
-        });
-        let client = match era {
-            Era::Legacy => person.clone().serve(client_io).await.expect("handshake"),
-            Era::Modern => person
-                .clone()
-                .serve_with_lifecycle(
-                    client_io,
-                    ClientLifecycleMode::Discover {
-                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                    },
-                )
-                .await
-                .expect("discover"),
-        };
+        let person = Person::new(Reply::Approve)
+            .declaring_elicitation(can_elicit)
+            .holding();
+        let client = connect(era, server.clone(), person.clone())
+            .await
+            .unwrap_or_else(|error| panic!("{error}"));
         Self {
             client,
             server,
@@ -325,7 +207,7 @@ impl Session {
 
     /// The session still works: an approved delete of another note runs.
     async fn assert_still_serves(&self) {
-        self.person.prompt.store(true, Ordering::SeqCst);
+        self.person.stop_holding();
         self.server.gate.armed.store(false, Ordering::SeqCst);
         let mut params = call("delete_note", json!({ "id": "n2" }));
         let response = self
@@ -333,19 +215,16 @@ impl Session {
             .call_tool(params.clone())
             .await
             .expect("a later call is answered");
-        if !self.person.can_elicit {
-            let token = text(&response)
-                .lines()
-                .find_map(|line| line.strip_prefix("confirm_token: ").map(str::to_owned))
-                .expect("a token");
+        if !self.person.declares_elicitation() {
+            let token = confirm_token_in(&text_of(&response)).expect("a token");
             params
                 .arguments
                 .get_or_insert_default()
                 .insert("confirm_token".to_owned(), Value::String(token));
             let response = self.client.call_tool(params).await.expect("answered");
-            assert_eq!(text(&response), "deleted n2");
+            assert_eq!(text_of(&response), "deleted n2");
         } else {
-            assert_eq!(text(&response), "deleted n2");
+            assert_eq!(text_of(&response), "deleted n2");
         }
         assert!(!self.server.has("n2"));
     }
@@ -356,15 +235,6 @@ fn call(tool: &'static str, args: Value) -> CallToolRequestParams {
         panic!("arguments must be an object");
     };
     CallToolRequestParams::new(tool).with_arguments(arguments)
-}
-
-fn text(result: &rmcp::model::CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|block| block.as_text().map(|text| text.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn approved() -> InputResponses {
@@ -380,12 +250,12 @@ fn approved() -> InputResponses {
 async fn legacy_a_dialog_answered_after_its_call_was_cancelled_runs_nothing() {
     let s = Session::open(Era::Legacy, true).await;
     let handle = s.start(call("delete_note", json!({ "id": "n1" }))).await;
-    s.person.shown.notified().await;
+    s.person.dialog_shown().await;
     s.cancel(handle).await;
     // The late "approve".
-    s.person.answer.notify_one();
+    s.person.answer_held();
     s.assert_nothing_ran("approve after cancel").await;
-    let withdrawn = s.person.withdrawn.lock().unwrap().clone();
+    let withdrawn = s.person.withdrawn();
     assert_eq!(
         withdrawn.len(),
         1,
@@ -398,7 +268,7 @@ async fn legacy_a_dialog_answered_after_its_call_was_cancelled_runs_nothing() {
 
 /// The client cancels while the server resolves the target, on the path `params` takes.
 async fn cancelled_while_resolving(s: &Session, params: CallToolRequestParams, what: &str) {
-    s.person.prompt.store(true, Ordering::SeqCst);
+    s.person.stop_holding();
     s.server.gate.armed.store(true, Ordering::SeqCst);
     let handle = s.start(params).await;
     s.server.gate.entered.notified().await;
@@ -431,7 +301,7 @@ async fn a_pushed_or_input_required_approval_after_cancel_runs_nothing(era: Era)
     cancelled_while_resolving(&s, params, &format!("{era:?} dialog")).await;
     if era == Era::Legacy {
         assert_eq!(
-            s.person.asked.load(Ordering::SeqCst),
+            s.person.asked(),
             0,
             "no dialog is pushed for a call that is already cancelled"
         );
@@ -446,10 +316,7 @@ async fn a_confirm_token_quoted_by_a_cancelled_call_runs_nothing(era: Era) {
         .call_tool(call("delete_note", json!({ "id": "n1" })))
         .await
         .expect("first call");
-    let token = text(&first)
-        .lines()
-        .find_map(|line| line.strip_prefix("confirm_token: ").map(str::to_owned))
-        .expect("a token");
+    let token = confirm_token_in(&text_of(&first)).expect("a token");
     let params = call("delete_note", json!({ "id": "n1", "confirm_token": token }));
     cancelled_while_resolving(&s, params, &format!("{era:?} token")).await;
     s.assert_still_serves().await;

@@ -5,8 +5,11 @@
 //! rmcp client runs the generated path: resolve, ask, and only then the handler's body; the
 //! token path works for arguments that never declared `confirm_token`.
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+#[allow(dead_code)]
+#[path = "../examples/notes/store.rs"]
+mod notes;
+
+use std::sync::Arc;
 
 use mcp_guard::{
     Approved, Binding, Clearance, Conditional, Fact, Guard, Guarded, Id, Question, Rejection,
@@ -20,72 +23,44 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use mcp_guard::testing::{confirm_token_in, text_of};
+use notes::{DeleteNote, Note, Store};
+
 mcp_guard::wording! {
-    struct DeleteQuestion = "This will delete note {}. It cannot be undone.";
     struct ShareQuestion = "This will share note {} with everyone.";
     struct WipeQuestion = "This will delete all {} notes.";
 }
 
-#[derive(Debug, Clone)]
-struct Note {
-    text: String,
-    shared: bool,
+/// Writes exactly the cleared note (the store's own `write` takes the example's target).
+fn write(store: &Store, clearance: Clearance<WriteWidening>) {
+    let target = clearance.into_target();
+    let note = Note {
+        id: target.id.as_str().to_owned(),
+        text: target.text,
+        shared: target.shared,
+    };
+    store.notes().insert(note.id.clone(), note);
 }
 
-/// The store: its destructive methods take the guard's proofs by value.
-#[derive(Default)]
-struct Store {
-    notes: Mutex<BTreeMap<String, Note>>,
+/// Deletes every note there was when the person was asked.
+fn wipe(store: &Store, approved: Approved<Wipe>) -> usize {
+    let _ = approved.into_target();
+    let mut notes = store.notes();
+    let count = notes.len();
+    notes.clear();
+    count
 }
 
-impl Store {
-    fn delete(&self, approved: Approved<DeleteNote>) -> Option<Note> {
-        let target = approved.into_target();
-        self.notes.lock().unwrap().remove(target.id.as_str())
-    }
-
-    fn write(&self, clearance: Clearance<WriteNote>) {
-        let target = clearance.into_target();
-        self.notes.lock().unwrap().insert(
-            target.id.as_str().to_owned(),
-            Note {
-                text: target.text,
-                shared: target.shared,
-            },
-        );
-    }
-
-    fn wipe(&self, approved: Approved<Wipe>) -> usize {
-        let _ = approved.into_target();
-        let mut notes = self.notes.lock().unwrap();
-        let count = notes.len();
-        notes.clear();
-        count
-    }
-}
-
-struct DeleteNote {
-    id: Id,
-}
-
-impl Target for DeleteNote {
-    const OPERATION: &'static str = "delete_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding.text("id", self.id.as_str());
-    }
-    fn question(&self) -> Question {
-        Question::new::<DeleteQuestion>([Fact::id(self.id.clone())])
-    }
-}
-
-struct WriteNote {
+/// Writing a note, asked about only when it widens the note's visibility: unlike the
+/// example's `WriteNote`, its condition depends on what the server holds.
+struct WriteWidening {
     id: Id,
     text: String,
     shared: bool,
     was_shared: bool,
 }
 
-impl Target for WriteNote {
+impl Target for WriteWidening {
     const OPERATION: &'static str = "write_note";
     fn bind(&self, binding: &mut Binding) {
         binding
@@ -98,9 +73,9 @@ impl Target for WriteNote {
     }
 }
 
-impl Conditional for WriteNote {}
+impl Conditional for WriteWidening {}
 
-impl WriteNote {
+impl WriteWidening {
     /// Asks only when the write would share a note that was not shared before.
     fn widens_visibility(&self) -> bool {
         self.shared && !self.was_shared
@@ -157,21 +132,22 @@ fn note_id(id: &str) -> Result<Id, Rejection> {
 impl Resolve<NotesServer, DeleteNoteArgs> for DeleteNote {
     async fn resolve(server: &NotesServer, args: &DeleteNoteArgs) -> Result<Self, Rejection> {
         let id = note_id(&args.id)?;
-        if !server.store.notes.lock().unwrap().contains_key(id.as_str()) {
+        let Some(bytes) = server.store.text_len(&id) else {
             return Err(Rejection::new(format!("no note `{id}`")));
-        }
-        Ok(Self { id })
+        };
+        Ok(Self {
+            id,
+            bytes: bytes as u64,
+        })
     }
 }
 
-impl Resolve<NotesServer, WriteNoteArgs> for WriteNote {
+impl Resolve<NotesServer, WriteNoteArgs> for WriteWidening {
     async fn resolve(server: &NotesServer, args: &WriteNoteArgs) -> Result<Self, Rejection> {
         let id = note_id(&args.id)?;
         let was_shared = server
             .store
-            .notes
-            .lock()
-            .unwrap()
+            .notes()
             .get(id.as_str())
             .is_some_and(|note| note.shared);
         Ok(Self {
@@ -186,7 +162,7 @@ impl Resolve<NotesServer, WriteNoteArgs> for WriteNote {
 impl Resolve<NotesServer, ()> for Wipe {
     async fn resolve(server: &NotesServer, _: &()) -> Result<Self, Rejection> {
         Ok(Self {
-            count: server.store.notes.lock().unwrap().len(),
+            count: server.store.notes().len(),
         })
     }
 }
@@ -235,10 +211,10 @@ impl NotesServer {
     async fn write_note(
         &self,
         Parameters(args): Parameters<WriteNoteArgs>,
-        clearance: Clearance<WriteNote>,
+        clearance: Clearance<WriteWidening>,
     ) -> Result<Json<Written>, ErrorData> {
         let asked = clearance.approved_by().is_some();
-        self.store.write(clearance);
+        write(&self.store, clearance);
         Ok(Json(Written { id: args.id, asked }))
     }
 
@@ -246,7 +222,7 @@ impl NotesServer {
     #[guarded(always)]
     #[tool]
     async fn wipe(&self, approved: Approved<Wipe>) -> String {
-        let count = self.store.wipe(approved);
+        let count = wipe(&self.store, approved);
         if count == 0 {
             return "there was nothing to delete".to_owned();
         }
@@ -255,25 +231,18 @@ impl NotesServer {
 
     #[tool(description = "Count the notes")]
     async fn count(&self) -> String {
-        self.store.notes.lock().unwrap().len().to_string()
+        self.store.notes().len().to_string()
     }
 }
 
 #[tool_handler]
 impl ServerHandler for NotesServer {}
 
+/// The example's store: `n1`, `n2`, `n3`, private.
 fn server() -> NotesServer {
-    let store = Store::default();
-    store.notes.lock().unwrap().insert(
-        "n1".to_owned(),
-        Note {
-            text: "first".to_owned(),
-            shared: false,
-        },
-    );
     NotesServer {
         guard: Guard::builder("notes-test").build(),
-        store: Arc::new(store),
+        store: Arc::new(Store::seeded()),
     }
 }
 
@@ -356,22 +325,8 @@ fn arguments(value: Value) -> JsonObject {
     value.as_object().expect("an object").clone()
 }
 
-fn text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|block| block.as_text().map(|text| text.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 fn token_in(result: &CallToolResult) -> String {
-    let text = text(result);
-    let line = text
-        .lines()
-        .find_map(|line| line.strip_prefix("confirm_token: "))
-        .unwrap_or_else(|| panic!("no token in: {text}"));
-    line.trim().to_owned()
+    confirm_token_in(&text_of(result)).unwrap_or_else(|| panic!("no token in: {}", text_of(result)))
 }
 
 async fn call(
@@ -395,9 +350,9 @@ async fn a_guarded_call_runs_its_body_only_after_the_token_comes_back() {
     let first = call(&client, "delete_note", json!({"id": "n1"})).await;
     assert_eq!(first.is_error, Some(true));
     assert!(
-        text(&first).contains("This will delete note n1."),
+        text_of(&first).contains("This will delete note n1 (10 bytes of text)."),
         "{}",
-        text(&first)
+        text_of(&first)
     );
     // The tool has an output schema, so the token reply's facts travel in _meta, never as
     // structuredContent the schema would reject.
@@ -410,7 +365,7 @@ async fn a_guarded_call_runs_its_body_only_after_the_token_comes_back() {
     assert_eq!(facts["confirm_token"], token_in(&first).as_str());
     assert_eq!(facts["status"], "confirmation_required");
     assert!(
-        store.notes.lock().unwrap().contains_key("n1"),
+        store.notes().contains_key("n1"),
         "nothing is deleted before the approval"
     );
 
@@ -421,12 +376,13 @@ async fn a_guarded_call_runs_its_body_only_after_the_token_comes_back() {
         json!({"id": "n1", "confirm_token": token}),
     )
     .await;
-    assert_ne!(second.is_error, Some(true), "{}", text(&second));
+    assert_ne!(second.is_error, Some(true), "{}", text_of(&second));
     assert_eq!(
         second.structured_content,
-        Some(json!({"id": "n1", "text": "first"}))
+        Some(json!({"id": "n1", "text": "first note"}))
     );
-    assert!(store.notes.lock().unwrap().is_empty());
+    let left: Vec<String> = store.notes().keys().cloned().collect();
+    assert_eq!(left, ["n2", "n3"], "exactly the approved note is deleted");
 
     client.cancel().await.expect("client stops");
 }
@@ -436,14 +392,14 @@ async fn an_input_error_is_reported_without_asking() {
     let client = connect(server()).await;
     let result = call(&client, "delete_note", json!({"id": "nope"})).await;
     assert_eq!(result.is_error, Some(true));
-    assert_eq!(text(&result), "no note `nope`");
+    assert_eq!(text_of(&result), "no note `nope`");
 
     let result = call(&client, "delete_note", json!({"id": "not an id"})).await;
     assert_eq!(result.is_error, Some(true));
     assert!(
-        text(&result).starts_with("`id` must be"),
+        text_of(&result).starts_with("`id` must be"),
         "{}",
-        text(&result)
+        text_of(&result)
     );
     client.cancel().await.expect("client stops");
 }
@@ -460,7 +416,7 @@ async fn when_the_predicate_is_false_the_body_runs_exempt() {
         json!({"id": "n2", "text": "second", "shared": false}),
     )
     .await;
-    assert_ne!(private.is_error, Some(true), "{}", text(&private));
+    assert_ne!(private.is_error, Some(true), "{}", text_of(&private));
     assert_eq!(
         private.structured_content,
         Some(json!({"id": "n2", "asked": false}))
@@ -473,7 +429,7 @@ async fn when_the_predicate_is_false_the_body_runs_exempt() {
     )
     .await;
     assert_eq!(shared.is_error, Some(true));
-    assert!(!store.notes.lock().unwrap()["n2"].shared);
+    assert!(!store.notes()["n2"].shared);
     let token = token_in(&shared);
     let approved = call(
         &client,
@@ -485,7 +441,7 @@ async fn when_the_predicate_is_false_the_body_runs_exempt() {
         approved.structured_content,
         Some(json!({"id": "n2", "asked": true}))
     );
-    assert!(store.notes.lock().unwrap()["n2"].shared);
+    assert!(store.notes()["n2"].shared);
     client.cancel().await.expect("client stops");
 }
 
@@ -496,15 +452,15 @@ async fn a_tool_without_parameters_resolves_from_unit_and_early_returns_work() {
     let client = connect(server).await;
 
     let first = call(&client, "wipe", json!({})).await;
-    assert!(text(&first).contains("This will delete all 1 notes."));
-    assert_eq!(store.notes.lock().unwrap().len(), 1);
+    assert!(text_of(&first).contains("This will delete all 3 notes."));
+    assert_eq!(store.notes().len(), 3);
     let token = token_in(&first);
     let done = call(&client, "wipe", json!({"confirm_token": token})).await;
-    assert_eq!(text(&done), "deleted 1 notes");
+    assert_eq!(text_of(&done), "deleted 3 notes");
 
     let first = call(&client, "wipe", json!({})).await;
     let token = token_in(&first);
     let empty = call(&client, "wipe", json!({"confirm_token": token})).await;
-    assert_eq!(text(&empty), "there was nothing to delete");
+    assert_eq!(text_of(&empty), "there was nothing to delete");
     client.cancel().await.expect("client stops");
 }

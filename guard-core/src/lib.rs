@@ -49,6 +49,8 @@ pub mod seal;
 mod settings;
 pub mod stdio;
 mod target;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use approval::{Approved, ApprovedBy, Clearance, Exempt};
 pub use audit::{

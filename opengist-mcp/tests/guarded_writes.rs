@@ -11,22 +11,18 @@
 //! Opengist fault is reported as such and no one is asked.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::http::{Method, StatusCode, Uri};
 use mcp_guard::protocol::APPROVE_PROPERTY;
+use mcp_guard::testing::{Era, Person, Reply, connect};
 use opengist_mcp::OpengistServer;
 use opengist_mcp::cli::CliArgs;
 use opengist_mcp::config::Config;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-    ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, ProtocolVersion,
-};
-use rmcp::service::{RequestContext, RoleClient, RunningService};
-use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, ServiceExt};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult};
+use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
 
 /// One request the stand-in received.
@@ -117,108 +113,17 @@ fn server_for(url: &str, elicitation: bool) -> OpengistServer {
     OpengistServer::from_config(&loaded.config).expect("server builds")
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Reply {
-    Approve,
-    Decline,
-    Cancel,
-}
-
-#[derive(Clone)]
-struct Person {
-    reply: Reply,
-    can_elicit: bool,
-    asked: Arc<AtomicUsize>,
-    messages: Arc<Mutex<Vec<String>>>,
-}
-
-impl Person {
-    fn new(reply: Reply, can_elicit: bool) -> Self {
-        Self {
-            reply,
-            can_elicit,
-            asked: Arc::default(),
-            messages: Arc::default(),
-        }
-    }
-}
-
-impl ClientHandler for Person {
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        self.asked.fetch_add(1, Ordering::SeqCst);
-        if let ElicitRequestParams::FormElicitationParams { message, .. } = &request {
-            self.messages
-                .lock()
-                .expect("messages")
-                .push(message.clone());
-        }
-        Ok(match self.reply {
-            Reply::Approve => ElicitResult::new(ElicitationAction::Accept)
-                .with_content(json!({ APPROVE_PROPERTY: true })),
-            Reply::Decline => ElicitResult::new(ElicitationAction::Decline),
-            Reply::Cancel => ElicitResult::new(ElicitationAction::Cancel),
-        })
-    }
-
-    fn get_info(&self) -> ClientConfig {
-        let capabilities = if self.can_elicit {
-            ClientCapabilities::builder().enable_elicitation().build()
-        } else {
-            ClientCapabilities::default()
-        };
-        ClientConfig::new(
-            capabilities,
-            Implementation::new("scripted-person", "0.0.0"),
-        )
-        .with_protocol_version(ProtocolVersion::V_2025_11_25)
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Era {
-    Legacy,
-    Modern,
-}
-
-const ERAS: [Era; 2] = [Era::Legacy, Era::Modern];
-
 struct Session {
     client: RunningService<RoleClient, Person>,
-    asked: Arc<AtomicUsize>,
-    messages: Arc<Mutex<Vec<String>>>,
+    person: Person,
 }
 
 impl Session {
     async fn open(era: Era, server: OpengistServer, person: Person) -> Self {
-        let (server_io, client_io) = tokio::io::duplex(256 * 1024);
-        tokio::spawn(async move {
-            if let Ok(running) = server.serve(server_io).await {
-                let _ = running.waiting().await;
-            }
-        });
-        let asked = person.asked.clone();
-        let messages = person.messages.clone();
-        let client = match era {
-            Era::Legacy => person.serve(client_io).await.expect("legacy handshake"),
-            Era::Modern => person
-                .serve_with_lifecycle(
-                    client_io,
-                    ClientLifecycleMode::Discover {
-                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                    },
-                )
-                .await
-                .expect("discover"),
-        };
-        Self {
-            client,
-            asked,
-            messages,
-        }
+        let client = connect(era, server, person.clone())
+            .await
+            .unwrap_or_else(|error| panic!("{error}"));
+        Self { client, person }
     }
 
     async fn call(&self, tool: &'static str, args: Value) -> CallToolResult {
@@ -241,7 +146,7 @@ impl Session {
     }
 
     fn asked(&self) -> usize {
-        self.asked.load(Ordering::SeqCst)
+        self.person.asked()
     }
 }
 
@@ -270,12 +175,12 @@ fn new_gist(visibility: &str) -> Value {
 
 #[tokio::test]
 async fn private_create_asks_nobody_and_sends_the_exact_body() {
-    for era in ERAS {
+    for era in Era::BOTH {
         let opengist = Faulty::start().await;
         let session = Session::open(
             era,
             server_for(&format!("http://{}", opengist.addr), true),
-            Person::new(Reply::Approve, true),
+            Person::new(Reply::Approve),
         )
         .await;
         let result = session.call("create_gist", new_gist("private")).await;
@@ -308,7 +213,7 @@ async fn private_create_asks_nobody_and_sends_the_exact_body() {
 
 #[tokio::test]
 async fn public_create_waits_for_the_person_and_shows_facts_only() {
-    for era in ERAS {
+    for era in Era::BOTH {
         for (reply, approved) in [
             (Reply::Decline, false),
             (Reply::Cancel, false),
@@ -318,12 +223,12 @@ async fn public_create_waits_for_the_person_and_shows_facts_only() {
             let session = Session::open(
                 era,
                 server_for(&format!("http://{}", opengist.addr), true),
-                Person::new(reply, true),
+                Person::new(reply.clone()),
             )
             .await;
             let result = session.call("create_gist", new_gist("public")).await;
             assert_eq!(session.asked(), 1, "{era:?} {reply:?}: asked exactly once");
-            let message = session.messages.lock().expect("messages")[0].clone();
+            let message = session.person.questions()[0].clone();
             assert!(
                 message.starts_with("This will create a new public gist with 2 file(s)"),
                 "{message}"
@@ -356,12 +261,12 @@ async fn public_create_waits_for_the_person_and_shows_facts_only() {
 
 #[tokio::test]
 async fn invalid_arguments_cost_no_question_and_no_request() {
-    for era in ERAS {
+    for era in Era::BOTH {
         let opengist = Faulty::start().await;
         let session = Session::open(
             era,
             server_for(&format!("http://{}", opengist.addr), true),
-            Person::new(Reply::Approve, true),
+            Person::new(Reply::Approve),
         )
         .await;
         let empty = session
@@ -401,13 +306,13 @@ async fn invalid_arguments_cost_no_question_and_no_request() {
 
 #[tokio::test]
 async fn the_token_path_sends_nothing_until_the_token_comes_back() {
-    for era in ERAS {
+    for era in Era::BOTH {
         for (elicitation, can_elicit) in [(false, true), (true, false)] {
             let opengist = Faulty::start().await;
             let session = Session::open(
                 era,
                 server_for(&format!("http://{}", opengist.addr), elicitation),
-                Person::new(Reply::Approve, can_elicit),
+                Person::new(Reply::Approve).declaring_elicitation(can_elicit),
             )
             .await;
             let first = session.call("create_gist", new_gist("unlisted")).await;
@@ -469,12 +374,12 @@ async fn reading_faults_are_reported_before_anyone_is_asked() {
             json!({"gist_id": id, "visibility": "public"}),
         ),
     ];
-    for era in ERAS {
+    for era in Era::BOTH {
         let opengist = Faulty::start().await;
         let session = Session::open(
             era,
             server_for(&format!("http://{}", opengist.addr), true),
-            Person::new(Reply::Approve, true),
+            Person::new(Reply::Approve),
         )
         .await;
         for (tool, args) in &calls {
@@ -502,7 +407,7 @@ async fn reading_faults_are_reported_before_anyone_is_asked() {
     let session = Session::open(
         Era::Legacy,
         server_for(&format!("http://{addr}"), true),
-        Person::new(Reply::Approve, true),
+        Person::new(Reply::Approve),
     )
     .await;
     let result = session.call("delete_gist", json!({"gist_id": id})).await;
@@ -518,7 +423,7 @@ async fn a_modern_retry_for_another_gist_body_is_asked_again() {
     let session = Session::open(
         Era::Modern,
         server_for(&format!("http://{}", opengist.addr), true),
-        Person::new(Reply::Approve, true),
+        Person::new(Reply::Approve),
     )
     .await;
     let first = session.once("create_gist", new_gist("public")).await;

@@ -1,19 +1,9 @@
 // One approval, one operation: an approval cannot be cloned to run the operation twice.
-use mcp_guard::{Approved, Binding, Question, Target};
+#[path = "../fixture.rs"]
+mod fixture;
 
-mcp_guard::wording! { struct Ask = "Delete this note?"; }
-
-struct DeleteNote;
-
-impl Target for DeleteNote {
-    const OPERATION: &'static str = "delete_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding.text("id", "n1");
-    }
-    fn question(&self) -> Question {
-        Question::new::<Ask>([])
-    }
-}
+use fixture::DeleteNote;
+use mcp_guard::Approved;
 
 fn delete(approved: Approved<DeleteNote>) {
     let _ = approved.into_target();

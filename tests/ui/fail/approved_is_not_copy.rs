@@ -1,20 +1,10 @@
 // An approval is consumed by the operation it approves: using it a second time is a use after
 // move.
-use mcp_guard::{Approved, Binding, Question, Target};
+#[path = "../fixture.rs"]
+mod fixture;
 
-mcp_guard::wording! { struct Ask = "Delete this note?"; }
-
-struct DeleteNote;
-
-impl Target for DeleteNote {
-    const OPERATION: &'static str = "delete_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding.text("id", "n1");
-    }
-    fn question(&self) -> Question {
-        Question::new::<Ask>([])
-    }
-}
+use fixture::DeleteNote;
+use mcp_guard::Approved;
 
 struct Store;
 

@@ -1,20 +1,15 @@
 // `Approved::new` exists, but only inside guard-core, for the guard to call.
-use mcp_guard::{Approved, ApprovedBy, Binding, Question, Target};
+#[path = "../fixture.rs"]
+mod fixture;
 
-mcp_guard::wording! { struct Ask = "Delete this note?"; }
-
-struct DeleteNote;
-
-impl Target for DeleteNote {
-    const OPERATION: &'static str = "delete_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding.text("id", "n1");
-    }
-    fn question(&self) -> Question {
-        Question::new::<Ask>([])
-    }
-}
+use fixture::DeleteNote;
+use mcp_guard::{Approved, ApprovedBy};
 
 fn main() {
-    let _forged = Approved::new(DeleteNote, ApprovedBy::Dialog);
+    let _forged = Approved::new(
+        DeleteNote {
+            id: "n1".to_owned(),
+        },
+        ApprovedBy::Dialog,
+    );
 }

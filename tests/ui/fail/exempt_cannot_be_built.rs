@@ -1,23 +1,14 @@
 // Only the guard decides that a conditional target needs no approval: `Exempt::new` exists,
 // but only inside guard-core.
-use mcp_guard::{Binding, Conditional, Exempt, Question, Target};
+#[path = "../fixture.rs"]
+mod fixture;
 
-mcp_guard::wording! { struct Ask = "Share this note?"; }
-
-struct ShareNote;
-
-impl Target for ShareNote {
-    const OPERATION: &'static str = "share_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding.text("id", "n1");
-    }
-    fn question(&self) -> Question {
-        Question::new::<Ask>([])
-    }
-}
-
-impl Conditional for ShareNote {}
+use fixture::WriteNote;
+use mcp_guard::Exempt;
 
 fn main() {
-    let _forged = Exempt::new(ShareNote);
+    let _forged = Exempt::new(WriteNote {
+        id: "n1".to_owned(),
+        shared: false,
+    });
 }

@@ -1,20 +1,10 @@
 // A target that is not `Conditional` is always guarded: it has no `Exempt` and no `Clearance`,
 // so no code path can treat it as exempt.
-use mcp_guard::{Binding, Clearance, Exempt, Question, Target};
+#[path = "../fixture.rs"]
+mod fixture;
 
-mcp_guard::wording! { struct Ask = "Delete this note?"; }
-
-struct DeleteNote;
-
-impl Target for DeleteNote {
-    const OPERATION: &'static str = "delete_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding.text("id", "n1");
-    }
-    fn question(&self) -> Question {
-        Question::new::<Ask>([])
-    }
-}
+use fixture::DeleteNote;
+use mcp_guard::{Clearance, Exempt};
 
 fn delete_exempt(_exempt: Exempt<DeleteNote>) {}
 

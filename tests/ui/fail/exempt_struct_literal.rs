@@ -1,23 +1,16 @@
 // An exemption cannot be written as a struct literal either, so no `Clearance::Exempt` can be
 // made outside guard-core.
-use mcp_guard::{Binding, Clearance, Conditional, Exempt, Question, Target};
+#[path = "../fixture.rs"]
+mod fixture;
 
-mcp_guard::wording! { struct Ask = "Share this note?"; }
-
-struct ShareNote;
-
-impl Target for ShareNote {
-    const OPERATION: &'static str = "share_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding.text("id", "n1");
-    }
-    fn question(&self) -> Question {
-        Question::new::<Ask>([])
-    }
-}
-
-impl Conditional for ShareNote {}
+use fixture::WriteNote;
+use mcp_guard::{Clearance, Exempt};
 
 fn main() {
-    let _forged: Clearance<ShareNote> = Clearance::Exempt(Exempt { target: ShareNote });
+    let _forged: Clearance<WriteNote> = Clearance::Exempt(Exempt {
+        target: WriteNote {
+            id: "n1".to_owned(),
+            shared: false,
+        },
+    });
 }

@@ -1,49 +1,12 @@
 // #[guarded] below rmcp's #[tool] sees the handler after #[tool] rewrote it into a boxed
 // future, too late to generate the tool-facing method.
-use mcp_guard::{Approved, Binding, Guard, Guarded, Question, Rejection, Resolve, Target, guarded};
+#[path = "../fixture.rs"]
+mod fixture;
+
+use fixture::{DeleteArgs, DeleteNote, Server};
+use mcp_guard::{Approved, guarded};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
-use schemars::JsonSchema;
-use serde::Deserialize;
-
-mcp_guard::wording! { struct Ask = "Delete this note?"; }
-
-#[derive(Deserialize, JsonSchema)]
-struct DeleteArgs {
-    id: String,
-}
-
-struct DeleteNote {
-    id: String,
-}
-
-impl Target for DeleteNote {
-    const OPERATION: &'static str = "delete_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding.text("id", &self.id);
-    }
-    fn question(&self) -> Question {
-        Question::new::<Ask>([])
-    }
-}
-
-struct Server {
-    guard: Guard,
-}
-
-impl Guarded for Server {
-    fn guard(&self) -> &Guard {
-        &self.guard
-    }
-}
-
-impl Resolve<Server, DeleteArgs> for DeleteNote {
-    async fn resolve(_: &Server, args: &DeleteArgs) -> Result<Self, Rejection> {
-        Ok(Self {
-            id: args.id.clone(),
-        })
-    }
-}
 
 #[tool_router]
 impl Server {

@@ -1,35 +1,17 @@
 // The server must hold a guard (`impl Guarded`) for #[guarded] handlers to ask through.
-use mcp_guard::{Approved, Binding, Question, Rejection, Resolve, Target, guarded};
+#[path = "../fixture.rs"]
+mod fixture;
+
+use fixture::{DeleteArgs, DeleteNote};
+use mcp_guard::{Approved, Rejection, Resolve, guarded};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
-use schemars::JsonSchema;
-use serde::Deserialize;
 
-mcp_guard::wording! { struct Ask = "Delete this note?"; }
+/// A server without `impl Guarded`.
+struct Unguarded;
 
-#[derive(Deserialize, JsonSchema)]
-struct DeleteArgs {
-    id: String,
-}
-
-struct DeleteNote {
-    id: String,
-}
-
-impl Target for DeleteNote {
-    const OPERATION: &'static str = "delete_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding.text("id", &self.id);
-    }
-    fn question(&self) -> Question {
-        Question::new::<Ask>([])
-    }
-}
-
-struct Server;
-
-impl Resolve<Server, DeleteArgs> for DeleteNote {
-    async fn resolve(_: &Server, args: &DeleteArgs) -> Result<Self, Rejection> {
+impl Resolve<Unguarded, DeleteArgs> for DeleteNote {
+    async fn resolve(_: &Unguarded, args: &DeleteArgs) -> Result<Self, Rejection> {
         Ok(Self {
             id: args.id.clone(),
         })
@@ -37,7 +19,7 @@ impl Resolve<Server, DeleteArgs> for DeleteNote {
 }
 
 #[tool_router]
-impl Server {
+impl Unguarded {
     #[guarded(always)]
     #[tool(description = "Delete a note")]
     async fn delete_note(
@@ -51,5 +33,5 @@ impl Server {
 }
 
 fn main() {
-    let _ = Server::tool_router();
+    let _ = Unguarded::tool_router();
 }

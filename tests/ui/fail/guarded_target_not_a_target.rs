@@ -1,43 +1,14 @@
 // The approval's type parameter must be a guard target: `Note` is a plain struct.
-use mcp_guard::{Approved, Binding, Guard, Guarded, Question, Target, guarded};
+#[path = "../fixture.rs"]
+mod fixture;
+
+use fixture::{DeleteArgs, Server};
+use mcp_guard::{Approved, guarded};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
-use schemars::JsonSchema;
-use serde::Deserialize;
-
-mcp_guard::wording! { struct Ask = "Delete this note?"; }
-
-#[derive(Deserialize, JsonSchema)]
-struct DeleteArgs {
-    id: String,
-}
-
-struct DeleteNote {
-    id: String,
-}
-
-impl Target for DeleteNote {
-    const OPERATION: &'static str = "delete_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding.text("id", &self.id);
-    }
-    fn question(&self) -> Question {
-        Question::new::<Ask>([])
-    }
-}
 
 /// Not a `Target`: nothing says what an approval of it would be bound to.
 struct Note;
-
-struct Server {
-    guard: Guard,
-}
-
-impl Guarded for Server {
-    fn guard(&self) -> &Guard {
-        &self.guard
-    }
-}
 
 #[tool_router]
 impl Server {

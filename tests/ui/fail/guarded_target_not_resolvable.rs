@@ -1,54 +1,12 @@
 // The target must be resolvable from the tool's arguments: `DeleteNote` resolves from
-// `OtherArgs`, not from the `DeleteArgs` this handler takes.
-use mcp_guard::{Approved, Binding, Guard, Guarded, Question, Rejection, Resolve, Target, guarded};
+// `DeleteArgs`, not from the `WriteArgs` this handler takes.
+#[path = "../fixture.rs"]
+mod fixture;
+
+use fixture::{DeleteNote, Server, WriteArgs};
+use mcp_guard::{Approved, guarded};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
-use schemars::JsonSchema;
-use serde::Deserialize;
-
-mcp_guard::wording! { struct Ask = "Delete this note?"; }
-
-#[derive(Deserialize, JsonSchema)]
-struct DeleteArgs {
-    id: String,
-}
-
-struct DeleteNote {
-    id: String,
-}
-
-impl Target for DeleteNote {
-    const OPERATION: &'static str = "delete_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding.text("id", &self.id);
-    }
-    fn question(&self) -> Question {
-        Question::new::<Ask>([])
-    }
-}
-
-struct Server {
-    guard: Guard,
-}
-
-impl Guarded for Server {
-    fn guard(&self) -> &Guard {
-        &self.guard
-    }
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct OtherArgs {
-    name: String,
-}
-
-impl Resolve<Server, OtherArgs> for DeleteNote {
-    async fn resolve(_: &Server, args: &OtherArgs) -> Result<Self, Rejection> {
-        Ok(Self {
-            id: args.name.clone(),
-        })
-    }
-}
 
 #[tool_router]
 impl Server {
@@ -56,7 +14,7 @@ impl Server {
     #[tool(description = "Delete a note")]
     async fn delete_note(
         &self,
-        Parameters(args): Parameters<DeleteArgs>,
+        Parameters(args): Parameters<WriteArgs>,
         approved: Approved<DeleteNote>,
     ) -> String {
         let _ = approved.into_target();

@@ -1,53 +1,36 @@
-// `when` needs a conditional target: `WriteNote` does not implement `Conditional`, so it is
-// always guarded and has no `Clearance`.
-use mcp_guard::{
-    Binding, Clearance, Guard, Guarded, Question, Rejection, Resolve, Target, guarded,
-};
+// `when` needs a conditional target: `AlwaysWrite` does not implement `Conditional`, so it
+// is always guarded and has no `Clearance`.
+#[path = "../fixture.rs"]
+mod fixture;
+
+use fixture::{AskShare, Server, WriteArgs};
+use mcp_guard::{Binding, Clearance, Question, Rejection, Resolve, Target, guarded};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
-use schemars::JsonSchema;
-use serde::Deserialize;
 
-mcp_guard::wording! { struct Ask = "Share this note?"; }
-
-#[derive(Deserialize, JsonSchema)]
-struct WriteArgs {
+/// A target with a predicate, but not `Conditional`.
+struct AlwaysWrite {
     id: String,
     shared: bool,
 }
 
-struct WriteNote {
-    id: String,
-    shared: bool,
-}
-
-impl Target for WriteNote {
+impl Target for AlwaysWrite {
     const OPERATION: &'static str = "write_note";
     fn bind(&self, binding: &mut Binding) {
         binding.text("id", &self.id).flag("shared", self.shared);
     }
     fn question(&self) -> Question {
-        Question::new::<Ask>([])
+        Question::new::<AskShare>([])
     }
 }
 
-impl WriteNote {
+impl AlwaysWrite {
     fn is_shared(&self) -> bool {
         self.shared
     }
 }
 
-struct Server {
-    guard: Guard,
-}
-
-impl Guarded for Server {
-    fn guard(&self) -> &Guard {
-        &self.guard
-    }
-}
-
-impl Resolve<Server, WriteArgs> for WriteNote {
+impl Resolve<Server, WriteArgs> for AlwaysWrite {
     async fn resolve(_: &Server, args: &WriteArgs) -> Result<Self, Rejection> {
         Ok(Self {
             id: args.id.clone(),
@@ -63,7 +46,7 @@ impl Server {
     async fn write_note(
         &self,
         Parameters(args): Parameters<WriteArgs>,
-        clearance: Clearance<WriteNote>,
+        clearance: Clearance<AlwaysWrite>,
     ) -> String {
         let _ = clearance;
         args.id

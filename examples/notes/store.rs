@@ -1,0 +1,164 @@
+//! The notes server's domain: the in-memory store, the two guarded operations' targets and
+//! their questions. `examples/notes.rs` serves it; the framework's integration tests in
+//! `tests/` drive the same store and targets (`#[path = "../examples/notes/store.rs"]`), so
+//! the notes fixture is written once.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
+
+use mcp_guard::{Approved, Binding, Clearance, Conditional, Fact, Id, Question, Rejection, Target};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+mcp_guard::wording! {
+    struct DeleteQuestion = "This will delete note {} ({} bytes of text). It cannot be undone.";
+    struct ShareQuestion = "This will make note {} visible to everyone with {} bytes of text.";
+}
+
+// ---------------------------------------------------------------------------------------------
+// The store: its writing methods take the guard's proofs by value, so no path reaches them
+// without one.
+// ---------------------------------------------------------------------------------------------
+
+/// A note, as stored and as listed.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Note {
+    /// The note's id.
+    pub id: String,
+    /// Its text: data, never instructions.
+    pub text: String,
+    /// Whether everyone may read it.
+    pub shared: bool,
+}
+
+/// The notes, in memory.
+pub struct Store {
+    notes: Mutex<BTreeMap<String, Note>>,
+}
+
+impl Store {
+    /// `n1`, `n2` and `n3`, private: "first note", "second note", "third note".
+    pub fn seeded() -> Self {
+        let notes = [
+            ("n1", "first note"),
+            ("n2", "second note"),
+            ("n3", "third note"),
+        ]
+        .into_iter()
+        .map(|(id, text)| {
+            let note = Note {
+                id: id.to_owned(),
+                text: text.to_owned(),
+                shared: false,
+            };
+            (id.to_owned(), note)
+        })
+        .collect();
+        Self {
+            notes: Mutex::new(notes),
+        }
+    }
+
+    /// The notes themselves (tests look inside).
+    pub fn notes(&self) -> MutexGuard<'_, BTreeMap<String, Note>> {
+        // A panic while holding the lock leaves the map itself intact.
+        self.notes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Every note, in id order.
+    pub fn list(&self) -> Vec<Note> {
+        self.notes().values().cloned().collect()
+    }
+
+    /// The length of a note's text, if the note exists.
+    pub fn text_len(&self, id: &Id) -> Option<usize> {
+        self.notes().get(id.as_str()).map(|note| note.text.len())
+    }
+
+    /// Deletes exactly the approved note.
+    pub fn delete(&self, approved: Approved<DeleteNote>) -> Option<Note> {
+        let target = approved.into_target();
+        self.notes().remove(target.id.as_str())
+    }
+
+    /// Writes exactly the cleared note: approved when it ends up shared, exempt otherwise.
+    pub fn write(&self, clearance: Clearance<WriteNote>) -> Note {
+        let WriteNote { id, text, shared } = clearance.into_target();
+        let note = Note {
+            id: id.as_str().to_owned(),
+            text,
+            shared,
+        };
+        self.notes().insert(note.id.clone(), note.clone());
+        note
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Targets: what each guarded operation acts on, what binds an approval, what a person reads.
+// ---------------------------------------------------------------------------------------------
+
+/// Deleting one note, bound to its id.
+pub struct DeleteNote {
+    /// The note.
+    pub id: Id,
+    /// The length of its text, shown in the question.
+    pub bytes: u64,
+}
+
+impl Target for DeleteNote {
+    const OPERATION: &'static str = "delete_note";
+    fn bind(&self, binding: &mut Binding) {
+        binding.text("id", self.id.as_str());
+    }
+    fn question(&self) -> Question {
+        Question::new::<DeleteQuestion>([Fact::id(self.id.clone()), Fact::count(self.bytes)])
+    }
+}
+
+/// Writing a note, bound to its id, its exact text and whether it is shared.
+pub struct WriteNote {
+    /// The note.
+    pub id: Id,
+    /// Its whole new text.
+    pub text: String,
+    /// Whether it ends up shared.
+    pub shared: bool,
+}
+
+impl Target for WriteNote {
+    const OPERATION: &'static str = "write_note";
+    fn bind(&self, binding: &mut Binding) {
+        binding
+            .text("id", self.id.as_str())
+            .text("text", &self.text)
+            .flag("shared", self.shared);
+    }
+    fn question(&self) -> Question {
+        // The size of the text, never the text.
+        Question::new::<ShareQuestion>([
+            Fact::id(self.id.clone()),
+            Fact::count(self.text.len() as u64),
+        ])
+    }
+}
+
+impl Conditional for WriteNote {}
+
+impl WriteNote {
+    /// The guard's condition: a note that ends up shared is visible to everyone.
+    pub fn is_shared(&self) -> bool {
+        self.shared
+    }
+}
+
+/// The note id in `raw`, or a rejection that says what an id looks like.
+pub fn note_id(raw: &str) -> Result<Id, Rejection> {
+    Id::new(raw).map_err(|_| {
+        Rejection::new(
+            "note_id is not a note id: use letters, digits, '-', '_', '.' or ':' (1 to 64), e.g. n1; call list_notes to see the ids",
+        )
+    })
+}

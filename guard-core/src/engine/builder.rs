@@ -1,0 +1,194 @@
+//! Building a [`Guard`](super::Guard), and who is calling: the principal rule seals, tokens
+//! and HTTP sessions are bound to.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::service::RequestContext;
+use sha2::{Digest, Sha256};
+
+use super::{APPROVAL_INPUT_KEY, AlteredState, Guard, Inner};
+use crate::audit::AuditSink;
+use crate::nonce::{MemoryNonceStore, NonceStore};
+use crate::seal::SealKey;
+
+/// Computes who is calling, so a seal issued to one caller does not open for another. The same
+/// function also decides, in `mcp-guard-serve`'s HTTP serving, who owns a legacy session: a
+/// request on a session another principal opened is refused there.
+pub type PrincipalFn = dyn Fn(&Caller<'_>) -> String + Send + Sync;
+
+/// What a principal function sees of a request: its HTTP request head when it came over HTTP
+/// (headers, URI, method), nothing on stdio. The guard builds it from rmcp's request context;
+/// HTTP serving builds the same view from the request itself, so both apply one rule.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Caller<'a> {
+    http: Option<&'a http::request::Parts>,
+}
+
+impl<'a> Caller<'a> {
+    /// A caller on a transport without HTTP (stdio).
+    pub fn local() -> Self {
+        Self { http: None }
+    }
+
+    /// A caller over HTTP, seen through its request head.
+    pub fn http(parts: &'a http::request::Parts) -> Self {
+        Self { http: Some(parts) }
+    }
+
+    /// The caller of a request rmcp is handling: its HTTP head when rmcp put one in the
+    /// request's extensions (its streamable HTTP server does), else [`Caller::local`].
+    pub fn of(context: &'a RequestContext<RoleServer>) -> Self {
+        Self {
+            http: context.extensions.get::<http::request::Parts>(),
+        }
+    }
+
+    /// The HTTP request head, when the request came over HTTP.
+    pub fn http_parts(&self) -> Option<&'a http::request::Parts> {
+        self.http
+    }
+
+    /// One HTTP header of the request (`None` on stdio or when it is absent).
+    pub fn header(&self, name: impl http::header::AsHeaderName) -> Option<&'a http::HeaderValue> {
+        self.http.and_then(|parts| parts.headers.get(name))
+    }
+}
+/// Builds a [`Guard`].
+pub struct GuardBuilder {
+    server: String,
+    key: Option<SealKey>,
+    nonces: Option<Arc<dyn NonceStore>>,
+    elicitation: bool,
+    dialog_timeout: Duration,
+    token_ttl: Duration,
+    state_ttl: Duration,
+    principal: Option<Box<PrincipalFn>>,
+    input_key: String,
+    altered_state: AlteredState,
+    audit: Option<Arc<dyn AuditSink>>,
+}
+
+impl GuardBuilder {
+    /// The defaults: dialogs on, 10-minute dialogs, 5-minute tokens, 15-minute states.
+    pub(super) fn new(server: String) -> Self {
+        Self {
+            server,
+            key: None,
+            nonces: None,
+            elicitation: true,
+            dialog_timeout: Duration::from_secs(600),
+            token_ttl: Duration::from_secs(300),
+            state_ttl: Duration::from_secs(900),
+            principal: None,
+            input_key: APPROVAL_INPUT_KEY.to_owned(),
+            altered_state: AlteredState::AskAgain,
+            audit: None,
+        }
+    }
+
+    /// The seal key; shared by replicas that answer each other's questions. Default: a random
+    /// key for this process.
+    pub fn key(mut self, key: SealKey) -> Self {
+        self.key = Some(key);
+        self
+    }
+
+    /// The spent-nonce store; shared by replicas. Default: in memory.
+    pub fn nonce_store(mut self, store: Arc<dyn NonceStore>) -> Self {
+        self.nonces = Some(store);
+        self
+    }
+
+    /// `false` (the `ELICITATION=false` switch) sends every guarded call down the two-call
+    /// token path. It never removes the guard. Default: `true`.
+    pub fn elicitation(mut self, enabled: bool) -> Self {
+        self.elicitation = enabled;
+        self
+    }
+
+    /// How long a pushed dialog (2025-11-25 era) may wait for its answer. Default: 10 minutes.
+    pub fn dialog_timeout(mut self, timeout: Duration) -> Self {
+        self.dialog_timeout = timeout;
+        self
+    }
+
+    /// How long a confirmation token stays valid. Default: 5 minutes.
+    pub fn token_ttl(mut self, ttl: Duration) -> Self {
+        self.token_ttl = ttl;
+        self
+    }
+
+    /// How long a sealed `requestState` stays valid (2026-07-28 era). Default: 15 minutes.
+    pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
+        self.state_ttl = ttl;
+        self
+    }
+
+    /// How to tell callers apart. Default: [`default_principal`], a hash of the HTTP
+    /// `Authorization` header when the call came over HTTP with one, else `"local"`. Served over
+    /// HTTP through `mcp-guard-serve`, the same function decides who owns a legacy session.
+    pub fn principal(
+        mut self,
+        principal: impl Fn(&Caller<'_>) -> String + Send + Sync + 'static,
+    ) -> Self {
+        self.principal = Some(Box::new(principal));
+        self
+    }
+
+    /// The key the question travels under in `inputRequests` / `inputResponses` (2026-07-28).
+    /// Default: [`APPROVAL_INPUT_KEY`].
+    pub fn input_key(mut self, key: impl Into<String>) -> Self {
+        self.input_key = key.into();
+        self
+    }
+
+    /// What a retry whose `requestState` does not open gets. Default: [`AlteredState::AskAgain`].
+    pub fn altered_state(mut self, policy: AlteredState) -> Self {
+        self.altered_state = policy;
+        self
+    }
+
+    /// Where to record every decision and every guarded call's outcome. Default: nowhere.
+    pub fn audit(mut self, sink: Arc<dyn AuditSink>) -> Self {
+        self.audit = Some(sink);
+        self
+    }
+
+    /// The guard.
+    pub fn build(self) -> Guard {
+        Guard {
+            inner: Arc::new(Inner {
+                server: self.server,
+                key: self.key.unwrap_or_else(SealKey::random),
+                nonces: self
+                    .nonces
+                    .unwrap_or_else(|| Arc::new(MemoryNonceStore::new())),
+                elicitation: self.elicitation,
+                dialog_timeout: self.dialog_timeout,
+                token_ttl: self.token_ttl,
+                state_ttl: self.state_ttl,
+                principal: self
+                    .principal
+                    .unwrap_or_else(|| Box::new(default_principal)),
+                input_key: self.input_key,
+                altered_state: self.altered_state,
+                audit: self.audit,
+            }),
+        }
+    }
+}
+
+/// A hash of the HTTP `Authorization` header, or `"local"` without one (stdio, or HTTP without
+/// the header: every such caller is one principal).
+pub fn default_principal(caller: &Caller<'_>) -> String {
+    match caller.header(http::header::AUTHORIZATION) {
+        Some(value) => {
+            let digest = Sha256::digest(value.as_bytes());
+            let hex: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
+            format!("bearer:{hex}")
+        }
+        None => "local".to_owned(),
+    }
+}

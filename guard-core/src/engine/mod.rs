@@ -1,0 +1,438 @@
+//! The [`Guard`]: decides, for one call and one target, whether the operation may run.
+//!
+//! One file per path a call can take: `builder` (how a guard is made, who is calling),
+//! `rejection` (what a call answers instead of running: an input error, an interruption),
+//! `pushed` (2025-11-25: a pushed `elicitation/create`), `input_required` (2026-07-28:
+//! `input_required` with a sealed `requestState`), `token` (no dialog: the two-call
+//! `confirm_token`). This file holds the guard itself and what every path shares: the
+//! question, the person's answer, the spent-nonce check and the audit.
+
+mod builder;
+mod input_required;
+mod pushed;
+mod rejection;
+mod token;
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rmcp::model::{
+    CallToolResponse, ElicitRequestParams, ElicitationAction, ElicitationSchema, ProtocolVersion,
+};
+use serde_json::Value;
+
+use crate::approval::{Approved, ApprovedBy, Clearance, Exempt};
+use crate::audit::{AuditOutcome, AuditSink, AuditTicket, Route};
+use crate::call::GuardCall;
+use crate::nonce::NonceStore;
+use crate::seal::{self, SealKey, SealScope};
+use crate::target::{Conditional, Target};
+
+pub use builder::{Caller, GuardBuilder, PrincipalFn, default_principal};
+pub use rejection::{Interruption, InterruptionKind, Rejection};
+use token::NoDialog;
+pub use token::token_reply;
+
+/// The key under which the approval question travels in `inputRequests` / `inputResponses`.
+pub const APPROVAL_INPUT_KEY: &str = "approval";
+/// The boolean property of the dialog's form that a person ticks to approve.
+pub const APPROVE_PROPERTY: &str = "approve";
+
+/// The engine that asks before guarded operations run. Cheap to clone.
+#[derive(Clone)]
+pub struct Guard {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    server: String,
+    key: SealKey,
+    nonces: Arc<dyn NonceStore>,
+    elicitation: bool,
+    dialog_timeout: Duration,
+    token_ttl: Duration,
+    state_ttl: Duration,
+    principal: Box<PrincipalFn>,
+    input_key: String,
+    altered_state: AlteredState,
+    audit: Option<Arc<dyn AuditSink>>,
+}
+
+/// What a 2026-07-28 retry gets when its `requestState` does not open: altered, forged, for
+/// other arguments or another caller, or expired. Either way nothing runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum AlteredState {
+    /// Ask the question again with a fresh state (the default): a client that mangled the
+    /// state loses nothing but a round, and an attacker gains nothing.
+    #[default]
+    AskAgain,
+    /// Answer with a JSON-RPC `-32602 Invalid params` error that says why, as the official
+    /// conformance suite expects of a server that rejects state failing its integrity check.
+    JsonRpcError,
+}
+
+impl std::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard")
+            .field("server", &self.inner.server)
+            .field("elicitation", &self.inner.elicitation)
+            .field("dialog_timeout", &self.inner.dialog_timeout)
+            .field("token_ttl", &self.inner.token_ttl)
+            .field("state_ttl", &self.inner.state_ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Implemented by a server that holds a [`Guard`]; the `#[guarded]` macro finds it here.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not hold a guard",
+    label = "#[guarded] handlers need `Self: mcp_guard::Guarded`",
+    note = "implement `mcp_guard::Guarded` for `{Self}`: `fn guard(&self) -> &mcp_guard::Guard {{ &self.guard }}`"
+)]
+pub trait Guarded {
+    /// The server's guard.
+    fn guard(&self) -> &Guard;
+}
+
+/// Builds a target from a tool's validated arguments, loading the server-side facts its
+/// question and condition need. An `Err` is an input error: reported as such, and no one is
+/// asked.
+///
+/// # Check before asking
+///
+/// `resolve` runs before anyone is asked and before any confirmation token is issued, so it
+/// is where a call that cannot succeed must be stopped: whatever the server can know
+/// beforehand is checked here, not left to the operation after a person said yes. At least:
+/// - the record exists and is visible to the server's credentials;
+/// - the caller may change it (ownership, a read-only or archived state);
+/// - the credentials are valid and carry the permissions (scopes) the operation needs,
+///   learned cheaply and without side effects, and learned again when the backend answers
+///   "unauthorised" or "forbidden";
+/// - the backend answers at all.
+///
+/// A failed check is a [`Rejection`] naming the problem and its fix: the engine then shows no
+/// dialog, returns no `input_required` and issues no token, in every protocol era. A check
+/// must never change anything; when the backend offers no side-effect-free way to learn a
+/// fact, leave that fact to the operation and say so in the question.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be built from the arguments `{A}`",
+    label = "the guarded handler's target",
+    note = "implement `mcp_guard::Resolve<{S}, {A}>` for `{Self}`: validate the arguments and load the server-side facts"
+)]
+pub trait Resolve<S: ?Sized, A>: Target + Sized {
+    /// Validates `args` and loads facts through `server`.
+    fn resolve(server: &S, args: &A) -> impl Future<Output = Result<Self, Rejection>> + Send;
+}
+
+/// An input error found while resolving a target: the call is reported as failed, with this
+fn now_unix() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn approval_schema() -> Option<ElicitationSchema> {
+    serde_json::from_value(serde_json::json!({
+        "type": "object",
+        "properties": {
+            APPROVE_PROPERTY: {
+                "type": "boolean",
+                "title": "Approve",
+                "description": "Tick to let this operation run. Leave it unticked, decline or cancel to change nothing.",
+                "default": false
+            }
+        },
+        "required": [APPROVE_PROPERTY]
+    }))
+    .ok()
+}
+
+/// The person's answer, read from an elicitation result.
+enum Answer {
+    Yes,
+    NotTicked,
+    Declined,
+    Cancelled,
+}
+
+fn read_answer(action: &ElicitationAction, content: Option<&Value>) -> Answer {
+    match action {
+        ElicitationAction::Accept => {
+            let ticked = content
+                .and_then(|c| c.get(APPROVE_PROPERTY))
+                .and_then(Value::as_bool)
+                == Some(true);
+            if ticked {
+                Answer::Yes
+            } else {
+                Answer::NotTicked
+            }
+        }
+        ElicitationAction::Decline => Answer::Declined,
+        _ => Answer::Cancelled,
+    }
+}
+
+/// The route a decision took: the token path says so in its result; otherwise the era's
+/// dialog route.
+fn route_of(modern: bool, result: &Result<ApprovedBy, Interruption>) -> Route {
+    match result {
+        Ok(ApprovedBy::Token) => Route::Token,
+        Err(i)
+            if matches!(
+                i.kind,
+                InterruptionKind::TokenIssued | InterruptionKind::TokenRefused
+            ) =>
+        {
+            Route::Token
+        }
+        _ if modern => Route::InputRequired,
+        _ => Route::Dialog,
+    }
+}
+
+/// What the audit log calls a decision.
+fn decision_outcome(result: &Result<ApprovedBy, Interruption>) -> AuditOutcome {
+    match result {
+        Ok(_) => AuditOutcome::Approved,
+        Err(interruption) => match interruption.kind {
+            InterruptionKind::InputRequired
+            | InterruptionKind::TokenIssued
+            | InterruptionKind::TokenRefused => AuditOutcome::Asked,
+            InterruptionKind::Declined => AuditOutcome::Declined,
+            InterruptionKind::Cancelled | InterruptionKind::CallCancelled => {
+                AuditOutcome::Cancelled
+            }
+            InterruptionKind::StateRejected => AuditOutcome::Refused,
+            InterruptionKind::TimedOut => AuditOutcome::Expired,
+            InterruptionKind::NotAsked => AuditOutcome::NotAsked,
+            InterruptionKind::StoreFailed => AuditOutcome::StoreUnavailable,
+        },
+    }
+}
+
+/// What the audit log calls a state or token that did not open.
+fn refusal_outcome(reason: seal::SealError) -> AuditOutcome {
+    match reason {
+        seal::SealError::Expired => AuditOutcome::Expired,
+        _ => AuditOutcome::Refused,
+    }
+}
+
+impl Guard {
+    /// Starts building a guard for the server named `server` (the name shown in fallback texts
+    /// and the start-up notice).
+    pub fn builder(server: impl Into<String>) -> GuardBuilder {
+        GuardBuilder::new(server.into())
+    }
+
+    /// The server's name.
+    pub fn server(&self) -> &str {
+        &self.inner.server
+    }
+
+    /// Who `caller` is under this guard's principal rule ([`GuardBuilder::principal`], by
+    /// default [`default_principal`]): what seals and tokens are bound to, and what HTTP
+    /// serving binds a legacy session to.
+    pub fn principal_of(&self, caller: &Caller<'_>) -> String {
+        (self.inner.principal)(caller)
+    }
+
+    /// Records what became of a guarded call that `ticket`'s clearance let run: executed,
+    /// failed, or outcome unknown (see [`OUTCOME_META_KEY`](crate::OUTCOME_META_KEY)).
+    /// `#[guarded]` calls this after the handler's body; a hand-written handler may too.
+    pub fn record_call(
+        &self,
+        ticket: Option<&AuditTicket>,
+        response: &Result<CallToolResponse, rmcp::ErrorData>,
+    ) {
+        if let Some(ticket) = ticket {
+            self.record(ticket, crate::audit::outcome_of(response));
+        }
+    }
+
+    fn record(&self, ticket: &AuditTicket, outcome: AuditOutcome) {
+        if let Some(sink) = &self.inner.audit {
+            sink.record(&ticket.event(outcome));
+        }
+    }
+
+    /// The ticket for `target` on `route`; `None` (and no work) without an audit sink.
+    fn ticket<T: Target>(&self, call: &GuardCall, target: &T, route: Route) -> Option<AuditTicket> {
+        self.inner.audit.as_ref()?;
+        let principal = (self.inner.principal)(&Caller::of(&call.context));
+        Some(AuditTicket::new(
+            &principal,
+            &call.tool,
+            T::OPERATION,
+            &target.fingerprint(),
+            route,
+        ))
+    }
+
+    /// Records a step inside a path whose fingerprint and principal are already at hand.
+    fn note<T: Target>(
+        &self,
+        call: &GuardCall,
+        scope: &SealScope<'_>,
+        route: Route,
+        outcome: AuditOutcome,
+    ) {
+        if self.inner.audit.is_some() {
+            let ticket = AuditTicket::new(
+                scope.principal,
+                &call.tool,
+                T::OPERATION,
+                scope.fingerprint,
+                route,
+            );
+            self.record(&ticket, outcome);
+        }
+    }
+
+    /// Whether dialogs are switched on (`ELICITATION`).
+    pub fn elicitation_enabled(&self) -> bool {
+        self.inner.elicitation
+    }
+
+    /// Asks about `target`, always. `Ok` only with an approval for exactly this target.
+    pub async fn approve<T: Target>(
+        &self,
+        call: GuardCall,
+        target: T,
+    ) -> Result<Approved<T>, Interruption> {
+        let cancelled = call.context.ct.clone();
+        let (route, mut decided) = self.ask(&call, &target).await;
+        // The client may have cancelled the call while it was being asked about: a cancelled
+        // call never runs, whatever the answer was.
+        if decided.is_ok() && cancelled.is_cancelled() {
+            decided = Err(Interruption::cancelled_call());
+        }
+        let ticket = self.ticket(&call, &target, route);
+        if let Some(ticket) = &ticket {
+            self.record(ticket, decision_outcome(&decided));
+        }
+        let by = decided?;
+        call.audit.set(ticket);
+        Ok(Approved::new(target, by))
+    }
+
+    /// Clears a conditional target: exempt when `needs_approval` is false, otherwise asked
+    /// about as in [`approve`](Self::approve).
+    pub async fn clear<T: Conditional>(
+        &self,
+        call: GuardCall,
+        target: T,
+        needs_approval: bool,
+    ) -> Result<Clearance<T>, Interruption> {
+        if !needs_approval {
+            if call.context.ct.is_cancelled() {
+                return Err(Interruption::cancelled_call());
+            }
+            call.audit.set(self.ticket(&call, &target, Route::Exempt));
+            return Ok(Clearance::Exempt(Exempt::new(target)));
+        }
+        self.approve(call, target).await.map(Clearance::Approved)
+    }
+
+    async fn ask<T: Target>(
+        &self,
+        call: &GuardCall,
+        target: &T,
+    ) -> (Route, Result<ApprovedBy, Interruption>) {
+        let modern = call
+            .context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let capabilities = if modern {
+            // 2026-07-28: capabilities hold for this request only.
+            call.context.meta.client_capabilities()
+        } else {
+            // 2025-11-25: only the handshake counts. A pushed dialog needs the session the
+            // handshake opened; a stateless legacy request has none (rmcp gives it default,
+            // empty capabilities), so it takes the token path instead of waiting on a channel
+            // that cannot carry the answer.
+            call.context
+                .peer
+                .peer_info()
+                .map(|info| info.capabilities.clone())
+        };
+        let declared = capabilities
+            .and_then(|c| c.elicitation)
+            .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        let result = match (self.inner.elicitation, declared, modern) {
+            (false, _, _) => self.token_path(call, target, NoDialog::SwitchedOff).await,
+            (true, false, _) => self.token_path(call, target, NoDialog::NotDeclared).await,
+            (true, true, true) => self.input_required_path(call, target).await,
+            (true, true, false) => self.push_path(call, target).await,
+        };
+        (route_of(modern, &result), result)
+    }
+
+    fn scope<'a, T: Target>(
+        &self,
+        fingerprint: &'a crate::Fingerprint,
+        principal: &'a str,
+    ) -> SealScope<'a> {
+        SealScope {
+            operation: T::OPERATION,
+            fingerprint,
+            principal,
+        }
+    }
+
+    fn message<T: Target>(target: &T) -> String {
+        target.question().render()
+    }
+
+    /// The dialog: the target's question and one required `approve` box. Both eras send it.
+    fn approval_form<T: Target>(target: &T) -> Result<ElicitRequestParams, Interruption> {
+        let Some(schema) = approval_schema() else {
+            return Err(Interruption::text(
+                InterruptionKind::NotAsked,
+                "The question could not be built: nothing was changed.".to_owned(),
+            ));
+        };
+        Ok(ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: Self::message(target),
+            requested_schema: schema,
+        })
+    }
+
+    fn outcome(&self, answer: Answer) -> Result<ApprovedBy, Interruption> {
+        match answer {
+            Answer::Yes => Ok(ApprovedBy::Dialog),
+            Answer::NotTicked => Err(Interruption::text(
+                InterruptionKind::Declined,
+                "Not approved: the dialog was accepted without ticking \"Approve\", so it was declined and nothing was changed.".to_owned(),
+            )),
+            Answer::Declined => Err(Interruption::text(
+                InterruptionKind::Declined,
+                "The person at the client declined: nothing was changed.".to_owned(),
+            )),
+            Answer::Cancelled => Err(Interruption::text(
+                InterruptionKind::Cancelled,
+                "The dialog was cancelled at the client: nothing was changed.".to_owned(),
+            )),
+        }
+    }
+
+    /// Spends a nonce; a failed store counts as spent.
+    async fn spend(&self, nonce: &seal::Nonce, expires_at: u64) -> Result<bool, Interruption> {
+        match self.inner.nonces.spend(nonce, expires_at, now_unix()).await {
+            Ok(fresh) => Ok(fresh),
+            Err(error) => {
+                tracing::warn!(%error, "spent-nonce store failed; refusing the answer");
+                Err(Interruption::text(
+                    InterruptionKind::StoreFailed,
+                    format!(
+                        "Nothing was changed: the answer could not be checked for reuse, because {error}. It was refused rather than risk its being used twice. Once the store answers again, repeat the call."
+                    ),
+                ))
+            }
+        }
+    }
+}
