@@ -13,6 +13,7 @@ use serde_json::json;
 
 use super::list::{file_name, provenance_meta};
 use super::mime::mime_type;
+use crate::catalog;
 use crate::opengist::requests::GistId;
 use crate::opengist::{GistDetail, RawFile};
 use crate::tools::common::text::call_text;
@@ -163,7 +164,7 @@ pub fn shape_read(target: &Target<'_>, content: Content, ceiling: usize) -> Read
             if cut {
                 meta.insert("bytes_returned".into(), json!(shown.len()));
                 let call = call_text(
-                    "get_gist_file",
+                    catalog::GET_GIST_FILE.name,
                     &[
                         ("gist_id", json!(target.gist_id.as_str())),
                         ("filename", json!(target.filename)),
