@@ -13,6 +13,7 @@ pub mod create_gist;
 pub mod delete_gist;
 pub mod delete_gist_files;
 pub mod error;
+pub mod fork_gist;
 pub mod gist_facts;
 pub mod gist_ref;
 pub mod git_head;
@@ -20,6 +21,7 @@ pub mod probes;
 pub mod read_time;
 pub mod requests;
 pub mod responses;
+pub mod set_gist_like;
 pub mod topics;
 pub mod update_gist;
 

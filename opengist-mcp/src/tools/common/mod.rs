@@ -8,10 +8,10 @@
 //! - [`text`]: continuation calls, text cuts on character boundaries, RFC 3339 dates.
 //! - [`unknown_file`]: the refusal for a filename the gist does not have.
 //! - [`tool_schemas`]: the post-processing of every tool's schemas.
-//! - [`existing_gist`]: resolving the gist a write changes, and the facts its question shows.
-//! - [`preflight`]: the checks a write makes before anyone is asked.
-//! - [`write_outcome`]: what became of a write whose answer was lost (the read-back).
-//! - [`write_answer`]: a failed write's result, with its outcome named for the audit log.
+//! - `existing_gist`: resolving the gist a write changes, and the facts its question shows.
+//! - `preflight`: the checks a write makes before anyone is asked.
+//! - `write_outcome`: what became of a write whose answer was lost (the read-back).
+//! - `write_answer`: a failed write's result, with its outcome named for the audit log.
 
 pub mod arguments;
 pub mod gist_shapes;
