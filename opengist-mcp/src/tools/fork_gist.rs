@@ -1,5 +1,5 @@
-//! `fork_gist`: fork someone else's gist, or find the token owner's existing fork of it. Not
-//! guarded: a fork has its parent's visibility and publishes nothing new.
+//! `fork_gist`: fork someone else's gist, or find the token owner's existing fork of it (the
+//! fork has the parent's visibility). Not guarded: no one is asked.
 //!
 //! Its result, its handler and its read-back after a lost answer; its client method is
 //! [`OpengistClient::fork_gist`].
