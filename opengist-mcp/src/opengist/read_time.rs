@@ -3,7 +3,7 @@
 //! Opengist keeps `updated_at` in whole seconds, so a read tells whether a gist may still
 //! change within the second it shows only when it is known to have begun in a later second.
 //! The client reports this fact with every read that needs it; the cache decides with it what
-//! may be kept (see `cache.rs`).
+//! may be kept (see `cache/`).
 
 use std::time::Duration;
 

@@ -21,7 +21,7 @@ impl OpengistClient {
 
     /// [`list_gists`](Self::list_gists), and when Opengist began answering at the earliest,
     /// which tells the cache whether the topics the page shows can be kept
-    /// ([`GistCache::keep_listed`](crate::cache::GistCache::keep_listed)).
+    /// (the cache's `GistCache::keep_listed`).
     pub async fn list_gists_timed(
         &self,
         scope: ListScope,
@@ -89,7 +89,7 @@ impl OpengistClient {
 
     /// [`get_gist`](Self::get_gist) as Opengist answers it, without asking git for a head
     /// the commit list may leave out (`detail.git_head` stays `None`: see `git_head.rs`;
-    /// [`crate::cache::read_gist`] completes it, once per `updated_at`), and when Opengist
+    /// the cache's `read_gist` completes it, once per `updated_at`), and when Opengist
     /// began answering at the earliest (from its `Date` header), which tells the cache whether
     /// the read can be kept. A search, which reads only files, uses it as it is.
     pub async fn get_gist_timed(
