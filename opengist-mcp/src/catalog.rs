@@ -12,6 +12,7 @@ use rmcp::handler::server::router::tool::ToolRouter;
 
 use crate::opengist::Scope;
 use crate::state::OpengistServer;
+use Access::{Reads, Writes};
 
 /// Whether a tool only reads from Opengist or changes something there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,30 +45,16 @@ impl ToolEntry {
     }
 }
 
-const fn reading(
+const fn row(
     name: &'static str,
+    access: Access,
     essential: bool,
     scope: Scope,
     router: fn() -> ToolRouter<OpengistServer>,
 ) -> ToolEntry {
     ToolEntry {
         name,
-        access: Access::Reads,
-        essential,
-        scope,
-        router,
-    }
-}
-
-const fn writing(
-    name: &'static str,
-    essential: bool,
-    scope: Scope,
-    router: fn() -> ToolRouter<OpengistServer>,
-) -> ToolEntry {
-    ToolEntry {
-        name,
-        access: Access::Writes,
+        access,
         essential,
         scope,
         router,
@@ -76,94 +63,28 @@ const fn writing(
 
 /// `get_gist_file`: the tool resources stand beside (they read what it reads, so they exist
 /// only when it is enabled).
-pub const GET_GIST_FILE: ToolEntry = reading(
-    "get_gist_file",
-    true,
-    Scope::GistRead,
-    OpengistServer::get_gist_file_router,
-);
+#[rustfmt::skip]
+pub const GET_GIST_FILE: ToolEntry =
+    row("get_gist_file", Reads, true, Scope::GistRead, OpengistServer::get_gist_file_router);
 
 /// Every tool, in the order they are listed: the reading tools, then the writing ones.
+#[rustfmt::skip]
 pub const TOOLS: &[ToolEntry] = &[
-    reading(
-        "list_gists",
-        true,
-        Scope::GistRead,
-        OpengistServer::list_gists_router,
-    ),
-    reading(
-        "search_gists",
-        true,
-        Scope::GistRead,
-        OpengistServer::search_gists_router,
-    ),
-    reading(
-        "get_gist",
-        true,
-        Scope::GistRead,
-        OpengistServer::get_gist_router,
-    ),
+    //  name                access  essential scope            router
+    row("list_gists",        Reads,  true,  Scope::GistRead,  OpengistServer::list_gists_router),
+    row("search_gists",      Reads,  true,  Scope::GistRead,  OpengistServer::search_gists_router),
+    row("get_gist",          Reads,  true,  Scope::GistRead,  OpengistServer::get_gist_router),
     GET_GIST_FILE,
-    reading(
-        "list_gist_commits",
-        false,
-        Scope::GistRead,
-        OpengistServer::list_gist_commits_router,
-    ),
-    reading(
-        "list_gist_forks",
-        false,
-        Scope::GistRead,
-        OpengistServer::list_gist_forks_router,
-    ),
-    reading(
-        "get_user",
-        false,
-        Scope::UserRead,
-        OpengistServer::get_user_router,
-    ),
-    reading(
-        "check_gist_like",
-        false,
-        Scope::AnyToken,
-        OpengistServer::check_gist_like_router,
-    ),
-    writing(
-        "create_gist",
-        true,
-        Scope::GistWrite,
-        OpengistServer::create_gist_router,
-    ),
-    writing(
-        "update_gist",
-        true,
-        Scope::GistWrite,
-        OpengistServer::update_gist_router,
-    ),
-    writing(
-        "delete_gist_files",
-        false,
-        Scope::GistWrite,
-        OpengistServer::delete_gist_files_router,
-    ),
-    writing(
-        "delete_gist",
-        true,
-        Scope::GistWrite,
-        OpengistServer::delete_gist_router,
-    ),
-    writing(
-        "fork_gist",
-        false,
-        Scope::GistWrite,
-        OpengistServer::fork_gist_router,
-    ),
-    writing(
-        "set_gist_like",
-        false,
-        Scope::UserWrite,
-        OpengistServer::set_gist_like_router,
-    ),
+    row("list_gist_commits", Reads,  false, Scope::GistRead,  OpengistServer::list_gist_commits_router),
+    row("list_gist_forks",   Reads,  false, Scope::GistRead,  OpengistServer::list_gist_forks_router),
+    row("get_user",          Reads,  false, Scope::UserRead,  OpengistServer::get_user_router),
+    row("check_gist_like",   Reads,  false, Scope::AnyToken,  OpengistServer::check_gist_like_router),
+    row("create_gist",       Writes, true,  Scope::GistWrite, OpengistServer::create_gist_router),
+    row("update_gist",       Writes, true,  Scope::GistWrite, OpengistServer::update_gist_router),
+    row("delete_gist_files", Writes, false, Scope::GistWrite, OpengistServer::delete_gist_files_router),
+    row("delete_gist",       Writes, true,  Scope::GistWrite, OpengistServer::delete_gist_router),
+    row("fork_gist",         Writes, false, Scope::GistWrite, OpengistServer::fork_gist_router),
+    row("set_gist_like",     Writes, false, Scope::UserWrite, OpengistServer::set_gist_like_router),
 ];
 
 /// Every tool name, in the order they are listed.
