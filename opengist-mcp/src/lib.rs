@@ -26,6 +26,17 @@
 //! use opengist_mcp::catalog;
 //! assert!(tools.iter().all(|name| catalog::entry(name).is_some_and(|t| t.reads())));
 //! ```
+//!
+//! # Where a tool lives
+//!
+//! Each tool is one file, [`tools`]`/<name>.rs` (a folder for `search_gists`): its arguments,
+//! its handler, its result, and for a write its read-back after a lost answer. A guarded
+//! tool has a second file, [`opengist`]`/<name>.rs`: the request body, the guard target
+//! (what an approval is bound to, the question a person sees, when it is asked), the check
+//! made before asking, and the client method that takes the approval. The [`catalog`] is the
+//! one list of tools; [`state`] holds the server type, [`server`] builds it and answers MCP.
+//! Dependencies run one way, tools → [`cache`] → [`opengist`], and `opengist/` imports
+//! nothing else from this crate (checked by `tests/layout.rs`).
 
 #![warn(missing_docs)]
 
