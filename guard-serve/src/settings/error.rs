@@ -1,0 +1,115 @@
+//! Why a serving setting cannot be used: one message per setting, naming it as the server
+//! calls it and the shape expected, never a value that may be secret.
+
+/// A serving setting that cannot be used. The message names the setting as the server calls
+/// it and what shape is expected, never a value that may be secret.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingError {
+    /// The HTTP address is not an address.
+    #[error(
+        "{setting} is not an address; expected IP:PORT, [IPv6]:PORT, localhost:PORT or a bare \
+         PORT, such as 127.0.0.1:8080"
+    )]
+    HttpAddr {
+        /// The setting.
+        setting: String,
+    },
+    /// The bearer secret is too short or has characters a header cannot carry.
+    #[error(
+        "{setting} must be at least 16 visible ASCII characters with no spaces (the value is \
+         not shown); generate one with `openssl rand -hex 32`"
+    )]
+    HttpToken {
+        /// The setting.
+        setting: String,
+    },
+    /// An allowed-host entry is not `host` or `host:port`.
+    #[error(
+        "{setting}: entry #{position} is not a host; expected comma-separated `host` or \
+         `host:port` entries, such as mcp.example.com or mcp.example.com:8443"
+    )]
+    AllowedHost {
+        /// The setting.
+        setting: String,
+        /// 1-based position among the non-empty entries.
+        position: usize,
+    },
+    /// An allowed-origin entry is not an origin.
+    #[error(
+        "{setting}: entry #{position} is not an origin; expected comma-separated \
+         `https://host`, `https://host:port`, `https://host:*` (any port) or `null` entries"
+    )]
+    AllowedOrigin {
+        /// The setting.
+        setting: String,
+        /// 1-based position among the non-empty entries.
+        position: usize,
+    },
+    /// A number is not a whole number in range.
+    #[error("{setting} must be a whole number between {min} and {max}")]
+    Number {
+        /// The setting.
+        setting: String,
+        /// Smallest accepted value.
+        min: u64,
+        /// Largest accepted value.
+        max: u64,
+    },
+    /// The seal key is neither hex nor base64.
+    #[error(
+        "{setting} is neither hex nor base64 (the value is not shown); generate one with \
+         `openssl rand -hex 32`"
+    )]
+    SealKeyEncoding {
+        /// The setting.
+        setting: String,
+    },
+    /// The seal key is too short.
+    #[error(
+        "{setting} decodes to {bytes} bytes; it needs at least 32 random bytes: generate one \
+         with `openssl rand -hex 32`"
+    )]
+    SealKeyTooShort {
+        /// The setting.
+        setting: String,
+        /// Decoded length.
+        bytes: usize,
+    },
+    /// The Redis URL is not a Redis URL.
+    #[error(
+        "{setting} is not a Redis URL (the value is not shown: it may hold a password); \
+         expected redis://[user:password@]host[:port][/db], or rediss://... for TLS, such as \
+         redis://127.0.0.1:6379/0"
+    )]
+    RedisUrl {
+        /// The setting.
+        setting: String,
+    },
+    /// The audit log setting names no file.
+    #[error(
+        "{setting} must be `stderr` or the path of a file to append to, such as \
+         /var/log/mcp/audit.jsonl"
+    )]
+    AuditLog {
+        /// The setting.
+        setting: String,
+    },
+    /// The replica id is not a short name.
+    #[error(
+        "{setting} must be 1 to 64 letters, digits or `.`, `_`, `-`, `:`, such as web-2 or \
+         host1:8081"
+    )]
+    ReplicaId {
+        /// The setting.
+        setting: String,
+    },
+    /// A variable holds bytes that are not UTF-8.
+    #[error("{setting} is not valid UTF-8 (the value is not shown); set it to plain text")]
+    NotUnicode {
+        /// The setting.
+        setting: String,
+    },
+    /// `ELICITATION` is not exactly `true` or `false`.
+    #[error(transparent)]
+    Elicitation(#[from] mcp_guard_core::InvalidElicitationSetting),
+}

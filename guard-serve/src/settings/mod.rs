@@ -1,0 +1,370 @@
+//! Serving settings: their values' types, their parsers, and the names a server gives them.
+//!
+//! The framework never invents a variable name: every message that names a setting takes it
+//! from [`SettingNames`], which a server builds from its own prefix
+//! ([`SettingNames::with_prefix`]: `NOTES` gives `NOTES_HTTP_TOKEN`, `NOTES_SEAL_KEY`, ...) or
+//! spells out field by field (`opengist-mcp` adds its flags: `OPENGIST_MCP_AUDIT_LOG
+//! (--audit-log)`). [`ServeSettings::from_env`] reads all of them at once.
+//!
+//! Secrets (the bearer secret, the seal key, a Redis URL with its password) are never echoed:
+//! messages say which setting is wrong and what shape is expected, never its value.
+
+use std::net::SocketAddr;
+
+use mcp_guard_core::SealKey;
+
+/// Default of the header read timeout, in seconds.
+pub const DEFAULT_HEADER_TIMEOUT_SECS: u64 = 10;
+/// Default of the body read timeout, in seconds.
+pub const DEFAULT_BODY_TIMEOUT_SECS: u64 = 30;
+/// Default of the connection cap.
+pub const DEFAULT_MAX_CONNECTIONS: u64 = 256;
+/// Default of the session cap.
+pub const DEFAULT_MAX_SESSIONS: u64 = 512;
+/// Default of the session idle timeout, in seconds (rmcp's own default).
+pub const DEFAULT_SESSION_IDLE_SECS: u64 = 300;
+/// Shortest accepted HTTP bearer secret, in characters.
+pub const MIN_HTTP_TOKEN_LEN: usize = 16;
+/// Shortest accepted seal key, in bytes after decoding.
+pub const MIN_SEAL_KEY_BYTES: usize = 32;
+/// Longest accepted replica id.
+pub const MAX_REPLICA_ID_LEN: usize = 64;
+
+/// The names of the serving settings, as every message shows them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingNames {
+    /// The HTTP bind address (`<PREFIX>_HTTP_ADDR`).
+    pub http_addr: String,
+    /// The HTTP bearer secret (`<PREFIX>_HTTP_TOKEN`).
+    pub http_token: String,
+    /// Extra accepted `Host` values (`<PREFIX>_ALLOWED_HOSTS`).
+    pub allowed_hosts: String,
+    /// Extra accepted `Origin` values (`<PREFIX>_ALLOWED_ORIGINS`).
+    pub allowed_origins: String,
+    /// The header read timeout (`<PREFIX>_HTTP_HEADER_TIMEOUT_SECS`).
+    pub header_timeout: String,
+    /// The body read timeout (`<PREFIX>_HTTP_BODY_TIMEOUT_SECS`).
+    pub body_timeout: String,
+    /// The connection cap (`<PREFIX>_HTTP_MAX_CONNECTIONS`).
+    pub max_connections: String,
+    /// The session cap (`<PREFIX>_HTTP_MAX_SESSIONS`).
+    pub max_sessions: String,
+    /// The session idle timeout (`<PREFIX>_HTTP_SESSION_IDLE_SECS`).
+    pub session_idle: String,
+    /// The seal key replicas share (`<PREFIX>_SEAL_KEY`).
+    pub seal_key: String,
+    /// The Redis spent-answer store (`<PREFIX>_REDIS_URL`).
+    pub redis_url: String,
+    /// The audit log (`<PREFIX>_AUDIT_LOG`).
+    pub audit_log: String,
+    /// The replica id (`<PREFIX>_REPLICA_ID`).
+    pub replica_id: String,
+}
+
+impl SettingNames {
+    /// `<prefix>_HTTP_ADDR`, `<prefix>_HTTP_TOKEN`, `<prefix>_ALLOWED_HOSTS`,
+    /// `<prefix>_ALLOWED_ORIGINS`, `<prefix>_HTTP_HEADER_TIMEOUT_SECS`,
+    /// `<prefix>_HTTP_BODY_TIMEOUT_SECS`, `<prefix>_HTTP_MAX_CONNECTIONS`,
+    /// `<prefix>_HTTP_MAX_SESSIONS`, `<prefix>_HTTP_SESSION_IDLE_SECS`, `<prefix>_SEAL_KEY`,
+    /// `<prefix>_REDIS_URL`, `<prefix>_AUDIT_LOG` and `<prefix>_REPLICA_ID`.
+    pub fn with_prefix(prefix: &str) -> Self {
+        let name = |suffix: &str| format!("{prefix}_{suffix}");
+        Self {
+            http_addr: name("HTTP_ADDR"),
+            http_token: name("HTTP_TOKEN"),
+            allowed_hosts: name("ALLOWED_HOSTS"),
+            allowed_origins: name("ALLOWED_ORIGINS"),
+            header_timeout: name("HTTP_HEADER_TIMEOUT_SECS"),
+            body_timeout: name("HTTP_BODY_TIMEOUT_SECS"),
+            max_connections: name("HTTP_MAX_CONNECTIONS"),
+            max_sessions: name("HTTP_MAX_SESSIONS"),
+            session_idle: name("HTTP_SESSION_IDLE_SECS"),
+            seal_key: name("SEAL_KEY"),
+            redis_url: name("REDIS_URL"),
+            audit_log: name("AUDIT_LOG"),
+            replica_id: name("REPLICA_ID"),
+        }
+    }
+}
+
+impl Default for SettingNames {
+    /// [`SettingNames::with_prefix`]`("MCP")`. A server names its own settings instead.
+    fn default() -> Self {
+        Self::with_prefix("MCP")
+    }
+}
+
+mod error;
+mod values;
+
+pub use error::*;
+pub use values::*;
+
+/// Everything [`ServeSettings::from_env`] read: the serving settings of one process.
+#[derive(Debug, Clone)]
+pub struct ServeSettings {
+    /// The names the settings were read under (and every message uses).
+    pub names: SettingNames,
+    /// `ELICITATION` (strict: exactly `true` or `false`; unset: `true`).
+    pub elicitation: bool,
+    /// `<PREFIX>_HTTP_ADDR`; `None`: serve stdio.
+    pub http_addr: Option<SocketAddr>,
+    /// `<PREFIX>_HTTP_TOKEN`.
+    pub http_token: Option<Secret>,
+    /// `<PREFIX>_ALLOWED_HOSTS`.
+    pub allowed_hosts: Vec<AllowedHost>,
+    /// `<PREFIX>_ALLOWED_ORIGINS`.
+    pub allowed_origins: Vec<AllowedOrigin>,
+    /// The `<PREFIX>_HTTP_*` timeouts and caps.
+    #[cfg(feature = "http")]
+    pub limits: crate::http::HttpLimits,
+    /// `<PREFIX>_SEAL_KEY`; `None`: a random key for this process.
+    pub seal_key: Option<SealKey>,
+    /// `<PREFIX>_REDIS_URL`; `None`: spent answers in memory, for this process only.
+    pub redis_url: Option<Secret>,
+    /// `<PREFIX>_AUDIT_LOG`; `None`: no audit log.
+    pub audit_log: Option<AuditLog>,
+    /// `<PREFIX>_REPLICA_ID`; `None`: `hostname:pid` in the audit log, plain session ids.
+    pub replica_id: Option<String>,
+}
+
+impl ServeSettings {
+    /// Reads `ELICITATION` and the `<prefix>_*` settings of [`SettingNames::with_prefix`]
+    /// from the process environment. An unset or empty variable means its default.
+    pub fn from_env(prefix: &str) -> Result<Self, SettingError> {
+        let names = SettingNames::with_prefix(prefix);
+        let mut not_unicode = None;
+        let lookup = |name: &str| match std::env::var(name) {
+            Ok(value) => Some(value),
+            Err(std::env::VarError::NotPresent) => None,
+            Err(std::env::VarError::NotUnicode(_)) => {
+                not_unicode.get_or_insert(name.to_owned());
+                None
+            }
+        };
+        let loaded = Self::from_lookup(names, lookup);
+        if let Some(setting) = not_unicode {
+            return Err(SettingError::NotUnicode { setting });
+        }
+        loaded
+    }
+
+    /// As [`ServeSettings::from_env`], through a variable lookup (`env(name)`: the value,
+    /// `None` when unset) and with names of the caller's choosing. Never reads the process.
+    pub fn from_lookup(
+        names: SettingNames,
+        mut env: impl FnMut(&str) -> Option<String>,
+    ) -> Result<Self, SettingError> {
+        let elicitation =
+            mcp_guard_core::parse_elicitation(env(mcp_guard_core::ELICITATION_VAR).as_deref())?;
+        let mut get = |name: &str| env(name).filter(|value| !value.trim().is_empty());
+        let http_addr = match get(&names.http_addr) {
+            Some(raw) => Some(parse_http_addr(&raw).ok_or_else(|| SettingError::HttpAddr {
+                setting: names.http_addr.clone(),
+            })?),
+            None => None,
+        };
+        let http_token = match get(&names.http_token) {
+            Some(raw) => Some(
+                parse_http_token(&raw).ok_or_else(|| SettingError::HttpToken {
+                    setting: names.http_token.clone(),
+                })?,
+            ),
+            None => None,
+        };
+        let allowed_hosts = split_list(get(&names.allowed_hosts))
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| {
+                AllowedHost::parse(entry).ok_or_else(|| SettingError::AllowedHost {
+                    setting: names.allowed_hosts.clone(),
+                    position: index + 1,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let allowed_origins = split_list(get(&names.allowed_origins))
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| {
+                AllowedOrigin::parse(entry).ok_or_else(|| SettingError::AllowedOrigin {
+                    setting: names.allowed_origins.clone(),
+                    position: index + 1,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        #[cfg(feature = "http")]
+        let limits = {
+            let mut number = |setting: &String, min: u64, max: u64, default: u64| match get(setting)
+            {
+                Some(raw) => raw
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|value| (min..=max).contains(value))
+                    .ok_or_else(|| SettingError::Number {
+                        setting: setting.clone(),
+                        min,
+                        max,
+                    }),
+                None => Ok(default),
+            };
+            crate::http::HttpLimits {
+                header_timeout: std::time::Duration::from_secs(number(
+                    &names.header_timeout,
+                    1,
+                    3600,
+                    DEFAULT_HEADER_TIMEOUT_SECS,
+                )?),
+                body_timeout: std::time::Duration::from_secs(number(
+                    &names.body_timeout,
+                    1,
+                    3600,
+                    DEFAULT_BODY_TIMEOUT_SECS,
+                )?),
+                max_connections: number(&names.max_connections, 1, 65_536, DEFAULT_MAX_CONNECTIONS)?
+                    as usize,
+                max_sessions: number(&names.max_sessions, 1, 1_000_000, DEFAULT_MAX_SESSIONS)?
+                    as usize,
+                session_idle: std::time::Duration::from_secs(number(
+                    &names.session_idle,
+                    1,
+                    86_400,
+                    DEFAULT_SESSION_IDLE_SECS,
+                )?),
+            }
+        };
+        let seal_key = match get(&names.seal_key) {
+            Some(raw) => Some(parse_seal_key(&raw).map_err(|problem| match problem {
+                SealKeyProblem::Encoding => SettingError::SealKeyEncoding {
+                    setting: names.seal_key.clone(),
+                },
+                SealKeyProblem::TooShort(bytes) => SettingError::SealKeyTooShort {
+                    setting: names.seal_key.clone(),
+                    bytes,
+                },
+            })?),
+            None => None,
+        };
+        let redis_url = match get(&names.redis_url) {
+            Some(raw) => Some(parse_redis_url(&raw).ok_or_else(|| SettingError::RedisUrl {
+                setting: names.redis_url.clone(),
+            })?),
+            None => None,
+        };
+        let audit_log = match get(&names.audit_log) {
+            Some(raw) => Some(parse_audit_log(&raw).ok_or_else(|| SettingError::AuditLog {
+                setting: names.audit_log.clone(),
+            })?),
+            None => None,
+        };
+        let replica_id = match get(&names.replica_id) {
+            Some(raw) => Some(
+                parse_replica_id(&raw).ok_or_else(|| SettingError::ReplicaId {
+                    setting: names.replica_id.clone(),
+                })?,
+            ),
+            None => None,
+        };
+        Ok(Self {
+            names,
+            elicitation,
+            http_addr,
+            http_token,
+            allowed_hosts,
+            allowed_origins,
+            #[cfg(feature = "http")]
+            limits,
+            seal_key,
+            redis_url,
+            audit_log,
+            replica_id,
+        })
+    }
+
+    /// Warnings worth logging at start-up (none holds a secret): a shared spent-answer store
+    /// without a shared seal key.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if self.redis_url.is_some() && self.seal_key.is_none() {
+            warnings.push(format!(
+                "{} is set but {} is not: this process seals with a random key, so other \
+                 replicas cannot open its questions; give every replica the same {}",
+                self.names.redis_url, self.names.seal_key, self.names.seal_key
+            ));
+        }
+        warnings
+    }
+}
+
+/// A comma-separated setting (`<PREFIX>_ALLOWED_HOSTS`, a tool list) as its entries: each
+/// trimmed, empty ones dropped; an unset setting is no entries.
+pub fn split_list(list: Option<String>) -> Vec<String> {
+    list.map(|list| {
+        list.split(',')
+            .map(str::trim)
+            .filter(|entry| !entry.is_empty())
+            .map(str::to_owned)
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_decoding() {
+        assert_eq!(decode_hex("00ff10"), Some(vec![0, 255, 16]));
+        assert_eq!(decode_hex("0"), None);
+        assert_eq!(decode_hex("zz"), None);
+        assert_eq!(decode_hex(""), None);
+        // Multi-byte UTF-8 must not panic.
+        assert_eq!(decode_hex("éé"), None);
+    }
+
+    fn origins(list: &[&str]) -> Vec<AllowedOrigin> {
+        list.iter()
+            .map(|entry| AllowedOrigin::parse(entry).expect("an origin"))
+            .collect()
+    }
+
+    fn listed(allowed: &[AllowedOrigin], origin: &str) -> bool {
+        Origin::parse(origin).is_some_and(|origin| origin.is_in(allowed))
+    }
+
+    #[test]
+    fn listed_origins_match_by_scheme_host_and_port() {
+        let allowed = origins(&["http://127.0.0.1:5173", "https://app.example.com:*"]);
+        assert!(listed(&allowed, "http://127.0.0.1:5173"));
+        assert!(!listed(&allowed, "http://127.0.0.1:5174"));
+        assert!(!listed(&allowed, "https://127.0.0.1:5173"));
+        assert!(listed(&allowed, "https://APP.example.com:8443"));
+        assert!(listed(&allowed, "https://app.example.com"));
+        assert!(!listed(&allowed, "https://evil.example.com"));
+        assert!(!listed(&allowed, "null"));
+        assert!(!listed(&allowed, "not an origin"));
+        // A pattern is not an origin.
+        assert!(!listed(&allowed, "https://app.example.com:*"));
+    }
+
+    #[test]
+    fn settings_are_named_with_the_callers_prefix() {
+        let env = |name: &str| (name == "NOTES_HTTP_TOKEN").then(|| "short".to_owned());
+        let error = ServeSettings::from_lookup(SettingNames::with_prefix("NOTES"), env)
+            .expect_err("too short");
+        assert!(
+            error.to_string().starts_with("NOTES_HTTP_TOKEN "),
+            "{error}"
+        );
+        let env = |name: &str| (name == "NOTES_SEAL_KEY").then(|| "00".repeat(8));
+        let error = ServeSettings::from_lookup(SettingNames::with_prefix("NOTES"), env)
+            .expect_err("too short");
+        assert!(
+            error
+                .to_string()
+                .contains("NOTES_SEAL_KEY decodes to 8 bytes"),
+            "{error}"
+        );
+    }
+}
