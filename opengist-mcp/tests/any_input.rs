@@ -30,17 +30,15 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::http::{Method, StatusCode, Uri};
+use mcp_guard::testing::{Era, Person, Reply, text_of};
 use opengist_mcp::OpengistServer;
 use opengist_mcp::catalog;
 use opengist_mcp::cli::CliArgs;
 use opengist_mcp::config::Config;
 use opengist_mcp::opengist::GistRef;
-use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ErrorCode, Implementation, ProtocolVersion,
-};
-use rmcp::service::{RequestContext, RoleClient, RunningService, ServiceError};
-use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, ServiceExt};
+use rmcp::model::{CallToolRequestParams, ErrorCode, ProtocolVersion};
+use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use serde_json::{Map, Value, json};
 use url::Url;
 
@@ -153,40 +151,7 @@ fn configured_server(url: &str) -> OpengistServer {
     OpengistServer::from_config(&loaded.config).expect("server builds")
 }
 
-// ---- the client: a person who always declines -------------------------------------------
-
-#[derive(Clone)]
-struct Decliner {
-    can_elicit: bool,
-    asked: Arc<AtomicUsize>,
-}
-
-impl ClientHandler for Decliner {
-    async fn create_elicitation(
-        &self,
-        _request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        self.asked.fetch_add(1, Ordering::SeqCst);
-        Ok(ElicitResult::new(ElicitationAction::Decline))
-    }
-
-    fn get_info(&self) -> ClientConfig {
-        let capabilities = if self.can_elicit {
-            ClientCapabilities::builder().enable_elicitation().build()
-        } else {
-            ClientCapabilities::default()
-        };
-        ClientConfig::new(capabilities, Implementation::new("any-input", "0.0.0"))
-            .with_protocol_version(ProtocolVersion::V_2025_11_25)
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Era {
-    Legacy,
-    Modern,
-}
+// ---- the client: a person who always declines (mcp_guard::testing's scripted person) -------
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ServerKind {
@@ -195,8 +160,8 @@ enum ServerKind {
 }
 
 struct Session {
-    client: RunningService<RoleClient, Decliner>,
-    asked: Arc<AtomicUsize>,
+    client: RunningService<RoleClient, Person>,
+    person: Person,
 }
 
 /// How one call ended.
@@ -220,14 +185,15 @@ impl Session {
             }
         });
         // Legacy: a person who is asked and declines. Modern: no dialog, the token path.
-        let person = Decliner {
-            can_elicit: era == Era::Legacy,
-            asked: Arc::default(),
-        };
-        let asked = person.asked.clone();
+        let person = Person::new(Reply::Decline).declaring_elicitation(era == Era::Legacy);
         let client = match era {
-            Era::Legacy => person.serve(client_io).await.expect("legacy handshake"),
+            Era::Legacy => person
+                .clone()
+                .serve(client_io)
+                .await
+                .expect("legacy handshake"),
             Era::Modern => person
+                .clone()
                 .serve_with_lifecycle(
                     client_io,
                     ClientLifecycleMode::Discover {
@@ -237,7 +203,7 @@ impl Session {
                 .await
                 .expect("discover"),
         };
-        Self { client, asked }
+        Self { client, person }
     }
 
     async fn call(&self, tool: &str, args: Option<Map<String, Value>>) -> Answer {
@@ -249,12 +215,7 @@ impl Session {
         match answer {
             Err(_) => Answer::Wrong(format!("no answer within {CALL_TIMEOUT:?}")),
             Ok(Ok(result)) => {
-                let text = result
-                    .content
-                    .iter()
-                    .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-                    .collect::<Vec<_>>()
-                    .join("\n");
+                let text = text_of(&result);
                 let whole = serde_json::to_string(&result).unwrap_or_default();
                 if whole.contains(OPENGIST_TOKEN) {
                     Answer::Wrong(format!("the result contains the token: {}", cut(&whole)))
@@ -1318,7 +1279,7 @@ async fn run(kind: ServerKind, era: Era, tally: &mut Tally) {
         eprintln!(
             "{kind:?}/{era:?}: the stand-in answered {} GETs with a 500; {} dialog(s) declined",
             faulty.requests(),
-            session.asked.load(Ordering::SeqCst)
+            session.person.asked()
         );
     }
     let _ = session.client.cancel().await;
