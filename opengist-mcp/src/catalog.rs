@@ -121,11 +121,6 @@ pub fn entry(name: &str) -> Option<&'static ToolEntry> {
     TOOLS.iter().find(|tool| tool.name == name)
 }
 
-/// The scope the tool called `name` needs, if there is such a tool.
-pub fn scope_of(name: &str) -> Option<Scope> {
-    entry(name).map(|tool| tool.scope)
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::HashSet;
@@ -203,8 +198,11 @@ mod tests {
         assert_eq!(needing(Scope::UserRead), ["get_user"]);
         assert_eq!(needing(Scope::UserWrite), ["set_gist_like"]);
         assert_eq!(needing(Scope::AnyToken), ["check_gist_like"]);
-        assert_eq!(scope_of("check_gist_like"), Some(Scope::AnyToken));
-        assert_eq!(scope_of("get_gists"), None);
+        assert_eq!(
+            entry("check_gist_like").map(|t| t.scope),
+            Some(Scope::AnyToken)
+        );
+        assert!(entry("get_gists").is_none());
     }
 
     #[test]
