@@ -84,7 +84,7 @@
 //! use std::collections::BTreeMap;
 //! use std::sync::{Arc, Mutex};
 //!
-//! use mcp_guard::{
+//! use ask_first::{
 //!     Approved, Binding, Fact, Guard, Guarded, Id, Question, Rejection, Resolve, Serving, Target,
 //!     guarded,
 //! };
@@ -93,7 +93,7 @@
 //! use schemars::JsonSchema;
 //! use serde::{Deserialize, Serialize};
 //!
-//! mcp_guard::wording! {
+//! ask_first::wording! {
 //!     struct DeleteQuestion = "This will delete note {} ({}). It cannot be undone.";
 //! }
 //!
@@ -196,7 +196,7 @@
 //!
 //! // 7. Serving: stdio, or streamable HTTP when NOTES_HTTP_ADDR is set (compiled, not run).
 //! #[tokio::main]
-//! async fn main() -> Result<(), mcp_guard::ServeError> {
+//! async fn main() -> Result<(), ask_first::ServeError> {
 //!     let serving = Serving::from_env("notes", "NOTES")?; // ELICITATION, NOTES_*
 //!     let guard = serving.guard().build();
 //!     let store = Arc::new(Store::default());
@@ -232,50 +232,50 @@
 //!
 //! # Crates and features
 //!
-//! This facade re-exports `mcp-guard-core` (the types and the engine), `mcp-guard-derive`
-//! (the attribute) and `mcp-guard-serve` (serving: features `serve-stdio`, `serve-http`, both
+//! This facade re-exports `ask-first-core` (the types and the engine), `ask-first-derive`
+//! (the attribute) and `ask-first-serve` (serving: features `serve-stdio`, `serve-http`, both
 //! on by default, and `redis`). The code the attribute generates names items only through this
-//! crate, so a server depends on `mcp-guard` and `rmcp` alone. The root holds what a server
+//! crate, so a server depends on `ask-first` and `rmcp` alone. The root holds what a server
 //! author writes; the rest sits in modules: [`audit`], [`seal`], [`nonce`], [`elicitation`],
 //! [`principal`], [`protocol`], [`stdio`], [`serve`]; feature `testing` adds `testing`, the
 //! scripted person for a guarded server's own tests.
 #![warn(missing_docs)]
 
-pub use mcp_guard_core::{
+pub use ask_first_core::{
     AlteredState, Approved, ApprovedBy, Binding, Caller, Clearance, Conditional, Exempt, Fact,
     Guard, GuardBuilder, Guarded, Id, InvalidId, OUTCOME_META_KEY, Question, Rejection, Resolve,
     Target, Wording, elicitation_from_env, elicitation_off_notice, wording,
 };
-pub use mcp_guard_derive::guarded;
+pub use ask_first_derive::guarded;
 
 #[cfg(feature = "serve-stdio")]
-pub use mcp_guard_serve::{ServeError, Serving};
+pub use ask_first_serve::{ServeError, Serving};
 
-/// Serving (`mcp-guard-serve`): the hardened stdio, streamable HTTP whose sessions answer only
+/// Serving (`ask-first-serve`): the hardened stdio, streamable HTTP whose sessions answer only
 /// to the principal that opened them, the audit log, the Redis store's wiring, shutdown.
 #[cfg(feature = "serve-stdio")]
-pub use mcp_guard_serve as serve;
+pub use ask_first_serve as serve;
 
-pub use mcp_guard_core::{seal, stdio};
+pub use ask_first_core::{seal, stdio};
 
 /// The audit trail: what the guard records about each decision and each guarded call's
 /// outcome, and where ([`audit::AuditSink`], set with [`GuardBuilder::audit`]).
 pub mod audit {
-    pub use mcp_guard_core::{
+    pub use ask_first_core::{
         AuditEvent, AuditOutcome, AuditSink, AuditSlot, AuditTicket, OUTCOME_META_KEY, Route,
         outcome_of,
     };
 }
 
 /// Spent-nonce stores: every approval is used once ([`GuardBuilder::nonce_store`]; replicas
-/// share one, such as `mcp-guard-redis`).
+/// share one, such as `ask-first-redis`).
 pub mod nonce {
-    pub use mcp_guard_core::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
+    pub use ask_first_core::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
 }
 
 /// The `ELICITATION` switch: `false` sends every guarded call down the two-call token path.
 pub mod elicitation {
-    pub use mcp_guard_core::{
+    pub use ask_first_core::{
         ELICITATION_VAR, InvalidElicitationSetting, elicitation_from_env, elicitation_off_notice,
         parse_elicitation,
     };
@@ -284,20 +284,20 @@ pub mod elicitation {
 /// Who is calling: the rule that binds seals, tokens and HTTP sessions to a principal
 /// ([`GuardBuilder::principal`]).
 pub mod principal {
-    pub use mcp_guard_core::{Caller, PrincipalFn, default_principal};
+    pub use ask_first_core::{Caller, PrincipalFn, default_principal};
 }
 
 /// The guard's wire-level pieces: what `#[guarded]` expands to, the keys of the dialog and of
 /// the token reply, the target's fingerprint. For hand-written handlers and tests.
 pub mod protocol {
-    pub use mcp_guard_core::{
+    pub use ask_first_core::{
         APPROVAL_INPUT_KEY, APPROVE_PROPERTY, CONFIRM_TOKEN_ARG, CONFIRM_TOKEN_DESCRIPTION,
         Fingerprint, GuardCall, Interruption, InterruptionKind, token_reply,
     };
 }
 
 /// Test doubles for a guarded server's own tests (feature `testing`, off by default; add
-/// `mcp-guard = { version = "...", features = ["testing"] }` to `[dev-dependencies]`).
+/// `ask-first = { version = "...", features = ["testing"] }` to `[dev-dependencies]`).
 ///
 /// A [`testing::Person`] is a scripted person at an in-process rmcp client: it answers every
 /// dialog the way its [`testing::Reply`] says, records the questions it was shown, can hold a
@@ -313,9 +313,9 @@ pub mod protocol {
 /// use std::collections::BTreeSet;
 /// use std::sync::{Arc, Mutex};
 ///
-/// use mcp_guard::testing::{Era, Person, Reply, connect};
-/// use mcp_guard::{Approved, Binding, Fact, Guard, Guarded, Id, Question, Rejection, Resolve};
-/// use mcp_guard::{Target, guarded};
+/// use ask_first::testing::{Era, Person, Reply, connect};
+/// use ask_first::{Approved, Binding, Fact, Guard, Guarded, Id, Question, Rejection, Resolve};
+/// use ask_first::{Target, guarded};
 /// use rmcp::handler::server::wrapper::Parameters;
 /// use rmcp::model::CallToolRequestParams;
 /// use rmcp::{ServerHandler, tool, tool_handler, tool_router};
@@ -323,7 +323,7 @@ pub mod protocol {
 /// use serde::Deserialize;
 /// use serde_json::json;
 ///
-/// mcp_guard::wording! {
+/// ask_first::wording! {
 ///     struct DeleteQuestion = "This will delete note {}. It cannot be undone.";
 /// }
 ///
@@ -422,10 +422,10 @@ pub mod protocol {
 /// ```
 #[cfg(feature = "testing")]
 pub mod testing {
-    pub use mcp_guard_core::testing::{
+    pub use ask_first_core::testing::{
         ConnectError, Era, Person, Reply, confirm_token_in, connect, text_of,
     };
 }
 
 #[doc(hidden)]
-pub use mcp_guard_core::__private;
+pub use ask_first_core::__private;

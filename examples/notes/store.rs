@@ -6,11 +6,11 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
-use mcp_guard::{Approved, Binding, Clearance, Conditional, Fact, Id, Question, Rejection, Target};
+use ask_first::{Approved, Binding, Clearance, Conditional, Fact, Id, Question, Rejection, Target};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-mcp_guard::wording! {
+ask_first::wording! {
     struct DeleteQuestion = "This will delete note {} ({} bytes of text). It cannot be undone.";
     struct ShareQuestion = "This will make note {} visible to everyone with {} bytes of text.";
 }

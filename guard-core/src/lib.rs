@@ -1,4 +1,4 @@
-//! Core types of [`mcp-guard`](https://docs.rs/mcp-guard): a typestate confirmation guard for
+//! Core types of [`ask-first`](https://docs.rs/ask-first): a typestate confirmation guard for
 //! MCP servers built on `rmcp`.
 //!
 //! A destructive operation takes an [`Approved<T>`] (or, when it is guarded only under a
@@ -8,12 +8,12 @@
 //! be shown, after the two-call token came back. So code that reaches a destructive call
 //! without asking does not compile.
 //!
-//! Most servers use this through the facade crate `mcp-guard` and its `#[guarded]` attribute.
+//! Most servers use this through the facade crate `ask-first` and its `#[guarded]` attribute.
 //!
 //! ```
-//! use mcp_guard_core::{Binding, Fact, Id, Question, Target};
+//! use ask_first_core::{Binding, Fact, Id, Question, Target};
 //!
-//! mcp_guard_core::wording! {
+//! ask_first_core::wording! {
 //!     struct DeleteNoteQuestion = "This will delete note {}. It cannot be undone.";
 //! }
 //!

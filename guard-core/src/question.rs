@@ -13,17 +13,17 @@ use std::fmt;
 /// Implement it with the [`wording!`](crate::wording) macro:
 ///
 /// ```
-/// mcp_guard_core::wording! {
+/// ask_first_core::wording! {
 ///     /// The headline of a delete question.
 ///     pub struct DeleteHeadline = "This will delete {} file(s) from gist {}.";
 /// }
-/// use mcp_guard_core::Wording;
+/// use ask_first_core::Wording;
 /// assert_eq!(DeleteHeadline::TEXT, "This will delete {} file(s) from gist {}.");
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not fixed wording",
     label = "a question is made of fixed wording and facts, never of run-time text",
-    note = "declare the text with `mcp_guard::wording! {{ struct Name = \"...\"; }}` and pass `Name` as the type parameter; show run-time values as `Fact`s"
+    note = "declare the text with `ask_first::wording! {{ struct Name = \"...\"; }}` and pass `Name` as the type parameter; show run-time values as `Fact`s"
 )]
 pub trait Wording {
     /// The text. Being a `const`, it cannot come from a request or a record.
@@ -232,8 +232,8 @@ fn write_date(f: &mut fmt::Formatter<'_>, seconds: i64) -> fmt::Result {
 /// A question for a person: lines of fixed [`Wording`], each filled with [`Fact`]s.
 ///
 /// ```
-/// use mcp_guard_core::{Fact, Id, Question};
-/// mcp_guard_core::wording! {
+/// use ask_first_core::{Fact, Id, Question};
+/// ask_first_core::wording! {
 ///     struct Headline = "This will delete {} file(s) from gist {}.";
 ///     struct Warning = "The file contents are not recoverable from here.";
 /// }

@@ -1,8 +1,8 @@
-//! The `#[guarded]` attribute macro of [`mcp-guard`](https://docs.rs/mcp-guard).
+//! The `#[guarded]` attribute macro of [`ask-first`](https://docs.rs/ask-first).
 //!
-//! Use it through the facade, `mcp_guard::guarded`: the code it generates names items only as
-//! `::mcp_guard::…`, so a server depends on `mcp-guard` (and on `rmcp`, which `#[tool]` needs
-//! anyway), never on this crate or on `mcp-guard-core` directly.
+//! Use it through the facade, `ask_first::guarded`: the code it generates names items only as
+//! `::ask_first::…`, so a server depends on `ask-first` (and on `rmcp`, which `#[tool]` needs
+//! anyway), never on this crate or on `ask-first-core` directly.
 //!
 //! # What you write
 //!
@@ -39,12 +39,12 @@
 //! ```
 //!
 //! with, beside it:
-//! - `impl mcp_guard::Guarded for NotesServer` — where the server keeps its `Guard`;
-//! - `impl mcp_guard::Target for DeleteNote` — the operation, its binding and its question;
-//! - `impl mcp_guard::Resolve<NotesServer, DeleteNoteArgs> for DeleteNote` — builds the target
+//! - `impl ask_first::Guarded for NotesServer` — where the server keeps its `Guard`;
+//! - `impl ask_first::Target for DeleteNote` — the operation, its binding and its question;
+//! - `impl ask_first::Resolve<NotesServer, DeleteNoteArgs> for DeleteNote` — builds the target
 //!   from the validated arguments and the server-side facts (`Resolve<NotesServer, ()>` when the
 //!   tool takes no `Parameters`);
-//! - for `when`: `impl mcp_guard::Conditional for WriteNote {}` and an inherent
+//! - for `when`: `impl ask_first::Conditional for WriteNote {}` and an inherent
 //!   `fn widens_visibility(&self) -> bool` on `WriteNote`.
 //!
 //! The facade's crate documentation has a complete, compiled example.
@@ -85,50 +85,50 @@
 //!        output_schema = rmcp::handler::server::tool::schema_for_output::<Deleted>())]
 //! async fn delete_note(
 //!     &self,
-//!     __mcp_guard_call: ::mcp_guard::protocol::GuardCall,
-//!     __mcp_guard_params: Parameters<DeleteNoteArgs>,
+//!     __ask_first_call: ::ask_first::protocol::GuardCall,
+//!     __ask_first_params: Parameters<DeleteNoteArgs>,
 //!     /* the handler's other extractors, in their order */
-//! ) -> Result<::mcp_guard::__private::rmcp::model::CallToolResponse,
-//!             ::mcp_guard::__private::rmcp::ErrorData> {
-//!     let __mcp_guard_proof: Approved<DeleteNote>;
-//!     let __mcp_guard_guard: &::mcp_guard::Guard = ::mcp_guard::Guarded::guard(self);
+//! ) -> Result<::ask_first::__private::rmcp::model::CallToolResponse,
+//!             ::ask_first::__private::rmcp::ErrorData> {
+//!     let __ask_first_proof: Approved<DeleteNote>;
+//!     let __ask_first_guard: &::ask_first::Guard = ::ask_first::Guarded::guard(self);
 //!     // 1. resolve the target; an input error is answered as such and asks no one
-//!     let __mcp_guard_target =
-//!         match <DeleteNote as ::mcp_guard::Resolve<Self, DeleteNoteArgs>>::resolve(
-//!             self, &__mcp_guard_params.0).await {
+//!     let __ask_first_target =
+//!         match <DeleteNote as ::ask_first::Resolve<Self, DeleteNoteArgs>>::resolve(
+//!             self, &__ask_first_params.0).await {
 //!             Ok(target) => target,
-//!             Err(rejection) => return Ok(::mcp_guard::Rejection::into_response(rejection)),
+//!             Err(rejection) => return Ok(::ask_first::Rejection::into_response(rejection)),
 //!         };
-//!     // 2. ask (for `when`: `let needed: bool = __mcp_guard_target.predicate();`
-//!     //    then `__mcp_guard_guard.clear(call, target, needed)`)
-//!     __mcp_guard_proof =
-//!         match __mcp_guard_guard.approve(__mcp_guard_call, __mcp_guard_target).await {
+//!     // 2. ask (for `when`: `let needed: bool = __ask_first_target.predicate();`
+//!     //    then `__ask_first_guard.clear(call, target, needed)`)
+//!     __ask_first_proof =
+//!         match __ask_first_guard.approve(__ask_first_call, __ask_first_target).await {
 //!             Ok(proof) => proof,
-//!             Err(interruption) => return Ok(::mcp_guard::protocol::Interruption::into_response(interruption)),
+//!             Err(interruption) => return Ok(::ask_first::protocol::Interruption::into_response(interruption)),
 //!         };
 //!     // 3. the handler's own bindings, then its body, unchanged
-//!     let Parameters(args) = __mcp_guard_params;
-//!     let approved: Approved<DeleteNote> = __mcp_guard_proof;
-//!     let __mcp_guard_result = ::mcp_guard::__private::body::<
+//!     let Parameters(args) = __ask_first_params;
+//!     let approved: Approved<DeleteNote> = __ask_first_proof;
+//!     let __ask_first_result = ::ask_first::__private::body::<
 //!         Result<Json<Deleted>, ErrorData>, _>(async move { /* body */ }).await;
-//!     ::mcp_guard::__private::rmcp::handler::server::tool::IntoCallToolResult
-//!         ::into_call_tool_result(__mcp_guard_result)
+//!     ::ask_first::__private::rmcp::handler::server::tool::IntoCallToolResult
+//!         ::into_call_tool_result(__ask_first_result)
 //! }
 //! ```
 //!
 //! The macro recognises parameters by the last segment of their type's path, as rmcp does:
 //! `Parameters<A>`, `Approved<T>`, `Clearance<T>` (written with any path, e.g.
-//! `mcp_guard::Approved<T>`, but not through a type alias). Every other parameter is an rmcp
+//! `ask_first::Approved<T>`, but not through a type alias). Every other parameter is an rmcp
 //! extractor and is kept, in order, after `Parameters`. As `GuardCall` takes a retry's
 //! `requestState` and `inputResponses`, a guarded handler should not also ask for rmcp's
 //! `RequestState` or `InputResponses` extractors: they would find them taken.
 //!
-//! Without `Parameters<A>`, no `__mcp_guard_params` is added (the tool keeps rmcp's empty input
+//! Without `Parameters<A>`, no `__ask_first_params` is added (the tool keeps rmcp's empty input
 //! schema) and the target is resolved from `&()`. `__private::body` pins the block's output to
 //! the handler's return type, so `?` and `return` in the body mean what they meant before.
-//! Names starting with `__mcp_guard_` are the macro's; the body should not use them.
+//! Names starting with `__ask_first_` are the macro's; the body should not use them.
 //!
-//! [`GuardCall`]: https://docs.rs/mcp-guard/latest/mcp_guard/struct.GuardCall.html
+//! [`GuardCall`]: https://docs.rs/ask-first/latest/ask_first/struct.GuardCall.html
 //!
 //! Since the tool's input schema is the schema of `A`, and a call that falls back to the
 //! two-call token comes back with an extra `confirm_token` argument, declare

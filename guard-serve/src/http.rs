@@ -17,7 +17,7 @@
 //!
 //! Then, always (no option turns it off), every legacy session belongs to the principal that
 //! opened it, under the server's own guard's rule ([`Guard::principal_of`], so a custom
-//! [`GuardBuilder::principal`](mcp_guard_core::GuardBuilder::principal) covers it too): a
+//! [`GuardBuilder::principal`](ask_first_core::GuardBuilder::principal) covers it too): a
 //! request naming another principal's `Mcp-Session-Id` (a tool call, a dialog's answer,
 //! `DELETE`, a `GET` stream) is refused with `403 session_not_yours` before rmcp sees it.
 //!
@@ -45,7 +45,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
 
-use mcp_guard_core::{Guard, Guarded};
+use ask_first_core::{Guard, Guarded};
 
 use crate::settings::{
     AllowedHost, AllowedOrigin, Origin, OriginPort, Secret, SettingNames, is_loopback,

@@ -3,8 +3,8 @@
 
 use std::process::ExitCode;
 
-use mcp_guard::serve::shutdown_signal;
-use mcp_guard::serve::stdio::serve_stdio;
+use ask_first::serve::shutdown_signal;
+use ask_first::serve::stdio::serve_stdio;
 use opengist_mcp::OpengistServer;
 use opengist_mcp::cli::{CliArgs, Command};
 use opengist_mcp::config::Config;
@@ -33,7 +33,7 @@ fn main() -> ExitCode {
     }
     let config = loaded.config;
     if !config.elicitation {
-        eprintln!("{}", mcp_guard::elicitation_off_notice(SERVER_NAME));
+        eprintln!("{}", ask_first::elicitation_off_notice(SERVER_NAME));
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use mcp_guard::Guard;
+use ask_first::Guard;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, Implementation, ListResourceTemplatesResult,

@@ -111,5 +111,5 @@ pub enum SettingError {
     },
     /// `ELICITATION` is not exactly `true` or `false`.
     #[error(transparent)]
-    Elicitation(#[from] mcp_guard_core::InvalidElicitationSetting),
+    Elicitation(#[from] ask_first_core::InvalidElicitationSetting),
 }

@@ -11,7 +11,7 @@
 
 use std::net::SocketAddr;
 
-use mcp_guard_core::SealKey;
+use ask_first_core::SealKey;
 
 /// Default of the header read timeout, in seconds.
 pub const DEFAULT_HEADER_TIMEOUT_SECS: u64 = 10;
@@ -156,7 +156,7 @@ impl ServeSettings {
         mut env: impl FnMut(&str) -> Option<String>,
     ) -> Result<Self, SettingError> {
         let elicitation =
-            mcp_guard_core::parse_elicitation(env(mcp_guard_core::ELICITATION_VAR).as_deref())?;
+            ask_first_core::parse_elicitation(env(ask_first_core::ELICITATION_VAR).as_deref())?;
         let mut get = |name: &str| env(name).filter(|value| !value.trim().is_empty());
         let http_addr = match get(&names.http_addr) {
             Some(raw) => Some(parse_http_addr(&raw).ok_or_else(|| SettingError::HttpAddr {

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::net::SocketAddr;
 
-use mcp_guard::elicitation::InvalidElicitationSetting;
+use ask_first::elicitation::InvalidElicitationSetting;
 
 /// Which list an entry came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -18,7 +18,7 @@ pub const OPENGIST_DENY_TOOLS: &str = "OPENGIST_DENY_TOOLS";
 /// Accept unverifiable TLS certificates from Opengist.
 pub const OPENGIST_INSECURE_TLS: &str = "OPENGIST_INSECURE_TLS";
 /// The guard's dialog switch (deliberately unprefixed).
-pub const ELICITATION: &str = mcp_guard::elicitation::ELICITATION_VAR;
+pub const ELICITATION: &str = ask_first::elicitation::ELICITATION_VAR;
 /// HTTP bind address.
 pub const OPENGIST_MCP_HTTP_ADDR: &str = "OPENGIST_MCP_HTTP_ADDR";
 /// Seal key shared by replicas.
