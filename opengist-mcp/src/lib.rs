@@ -43,6 +43,7 @@
 pub mod cache;
 pub mod catalog;
 pub mod cli;
+pub mod client_config;
 pub mod config;
 pub mod doctor;
 pub mod guard_stores;
