@@ -246,7 +246,11 @@ pub use ask_first_core::{
     Guard, GuardBuilder, Guarded, Id, InvalidId, OUTCOME_META_KEY, Question, Rejection, Resolve,
     Target, Wording, elicitation_from_env, elicitation_off_notice, wording,
 };
-pub use ask_first_derive::guarded;
+// Caller-supplied names, fact kinds as types, and what `#[derive(Target)]` binds and shows.
+pub use ask_first_core::{
+    Address, BindValue, ByteSize, Count, Moment, Name, PathName, Span, ToFact,
+};
+pub use ask_first_derive::{Target, guarded};
 
 #[cfg(feature = "serve-stdio")]
 pub use ask_first_serve::{ServeError, Serving};
