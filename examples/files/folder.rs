@@ -451,7 +451,7 @@ impl Conditional for WriteFile {}
 #[derive(Target)]
 #[target(
     operation = "move_file",
-    question = "This will move {from} ({from_size()}) onto {to}, replacing the file there ({to_size()}, modified {to_modified()})."
+    question = "This will move {from} ({moved_size()}) onto {to}, replacing the file there ({to_size()}, modified {to_modified()})."
 )]
 pub struct MoveFile {
     /// The file moved.
@@ -471,7 +471,7 @@ impl MoveFile {
     }
 
     /// The moved file's size.
-    pub fn from_size(&self) -> ByteSize {
+    pub fn moved_size(&self) -> ByteSize {
         ByteSize(self.from_state.size)
     }
 
