@@ -248,7 +248,7 @@ pub use ask_first_core::{
 };
 // Caller-supplied names, fact kinds as types, and what `#[derive(Target)]` binds and shows.
 pub use ask_first_core::{
-    Address, BindValue, ByteSize, Count, Moment, Name, PathName, Span, ToFact,
+    Address, BindText, BindValue, ByteSize, Count, Moment, Name, PathName, Span, ToFact,
 };
 pub use ask_first_derive::{Target, guarded};
 

@@ -11,8 +11,8 @@ use crate::target::Binding;
 ///
 /// Implemented for text (`String`, `str`, [`Id`], [`Name`], [`Address`]: [`Binding::text`]),
 /// numbers and the fact newtypes ([`Binding::number`]; signed ones as their bytes), `bool`
-/// ([`Binding::flag`]), [`PathName`] and `Vec<String>` (ordered: [`Binding::list`]),
-/// `BTreeSet<String>`/`HashSet<String>` ([`Binding::set`]), `Vec<u8>` ([`Binding::bytes`]) and
+/// ([`Binding::flag`]), [`PathName`] and `Vec`s or slices of text (ordered:
+/// [`Binding::list`]), `BTreeSet`/`HashSet` of text ([`Binding::set`]), `Vec<u8>` ([`Binding::bytes`]) and
 /// `Option` of any of them (`None` as [`Binding::optional_text`]'s `None`; an `Option<String>`
 /// binds exactly as `optional_text`). Implement it for a type of your own to bind
 /// it with the calls that decide what it means.
@@ -97,9 +97,41 @@ impl BindValue for PathName {
     }
 }
 
-impl BindValue for Vec<String> {
+/// A value bound as text, alone or in a list or set: `String`, `str`, [`Id`], [`Name`],
+/// [`Address`].
+pub trait BindText {
+    /// The text bound.
+    fn bound_text(&self) -> &str;
+}
+
+macro_rules! bind_text_items {
+    ($($ty:ty => |$v:ident| $e:expr),+ $(,)?) => {$(
+        impl BindText for $ty {
+            fn bound_text(&self) -> &str {
+                let $v = self;
+                $e
+            }
+        }
+    )+};
+}
+
+bind_text_items! {
+    String => |v| v,
+    str => |v| v,
+    Id => |v| v.as_str(),
+    Name => |v| v.as_str(),
+    Address => |v| v.as_str(),
+}
+
+impl<T: BindText> BindValue for [T] {
     fn bind_value(&self, name: &str, binding: &mut Binding) {
-        binding.list(name, self);
+        binding.list(name, self.iter().map(BindText::bound_text));
+    }
+}
+
+impl<T: BindText> BindValue for Vec<T> {
+    fn bind_value(&self, name: &str, binding: &mut Binding) {
+        self.as_slice().bind_value(name, binding);
     }
 }
 
@@ -109,15 +141,15 @@ impl BindValue for Vec<u8> {
     }
 }
 
-impl BindValue for BTreeSet<String> {
+impl<T: BindText> BindValue for BTreeSet<T> {
     fn bind_value(&self, name: &str, binding: &mut Binding) {
-        binding.set(name, self);
+        binding.set(name, self.iter().map(BindText::bound_text));
     }
 }
 
-impl<S: std::hash::BuildHasher> BindValue for HashSet<String, S> {
+impl<T: BindText, S: std::hash::BuildHasher> BindValue for HashSet<T, S> {
     fn bind_value(&self, name: &str, binding: &mut Binding) {
-        binding.set(name, self);
+        binding.set(name, self.iter().map(BindText::bound_text));
     }
 }
 
