@@ -152,3 +152,62 @@ fn names_are_bound_and_shown_framed() {
     };
     assert_ne!(reordered.fingerprint(), elsewhere.fingerprint());
 }
+
+/// Plain numbers said to be a count, a size or a date in place; a duration by its newtype.
+#[derive(Target)]
+#[target(
+    operation = "expire_link",
+    question = "This will expire link {link} ({hits} visits, {size}), made {made}, after {after}."
+)]
+struct ExpireLink {
+    link: Id,
+    #[target(count)]
+    hits: u32,
+    #[target(bytes)]
+    size: u64,
+    #[target(date)]
+    made: i64,
+    #[target(skip)]
+    after: ask_first::Span,
+}
+
+#[test]
+fn numbers_are_shown_as_the_kind_they_are_declared() {
+    let target = ExpireLink {
+        link: id("l1"),
+        hits: 3,
+        size: 1536,
+        made: 1_796_041_800,
+        after: ask_first::Span(std::time::Duration::from_secs(330)),
+    };
+    assert_eq!(
+        target.question().render(),
+        "This will expire link l1 (3 visits, 1.5 KiB), made 2026-11-30 12:30 UTC, after 5 min 30 s."
+    );
+    let later = ExpireLink {
+        made: 1_796_041_801,
+        after: ask_first::Span(std::time::Duration::from_secs(1)),
+        ..target
+    };
+    // `made` is bound (a second apart), `after` is not.
+    let again = ExpireLink {
+        link: id("l1"),
+        hits: 3,
+        size: 1536,
+        made: 1_796_041_800,
+        after: ask_first::Span(std::time::Duration::from_secs(1)),
+    };
+    assert_ne!(later.fingerprint(), again.fingerprint());
+    let shown_differently = ExpireLink {
+        after: ask_first::Span(std::time::Duration::from_secs(330)),
+        ..again
+    };
+    let again = ExpireLink {
+        link: id("l1"),
+        hits: 3,
+        size: 1536,
+        made: 1_796_041_800,
+        after: ask_first::Span(std::time::Duration::from_secs(1)),
+    };
+    assert_eq!(shown_differently.fingerprint(), again.fingerprint());
+}
