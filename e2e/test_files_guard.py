@@ -18,7 +18,20 @@ from pathlib import Path
 import pytest
 from conftest import target_of
 from mcp.shared.exceptions import MCPError
-from support import TARGET, Dialog, connect, require_binary, text_of, token_in
+import subprocess
+
+from support import (
+    TARGET,
+    Dialog,
+    base_env,
+    connect,
+    free_port,
+    require_binary,
+    run_to_exit,
+    text_of,
+    token_in,
+    wait_listening,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -112,6 +125,47 @@ def assert_not_run(result, word: str) -> None:
     text = text_of(result)
     assert result.is_error, f"a guarded call that did not run must be an error result, got: {text}"
     assert word in text.lower() and "nothing was changed" in text.lower(), text
+
+
+# --------------------------------------------------------------------------- start-up
+
+
+def test_without_a_root_it_exits_naming_both_ways_to_give_one(files_binary, tmp_path):
+    missing = run_to_exit(files_binary, env={})
+    assert missing.returncode == 1, missing
+    assert "--root DIR" in missing.stderr and "FILES_ROOT" in missing.stderr, missing.stderr
+    assert missing.stdout == "", "stdout carries the protocol and nothing else"
+    not_a_dir = tmp_path / "file.txt"
+    not_a_dir.write_bytes(CONTENT)
+    wrong = run_to_exit(files_binary, env={"FILES_ROOT": str(not_a_dir)})
+    assert wrong.returncode == 1, wrong
+    assert "not a directory" in wrong.stderr and "FILES_ROOT" in wrong.stderr, wrong.stderr
+
+
+async def test_files_http_addr_serves_http_without_the_flag(files_binary, root, tmp_path, era):
+    (root / "a.txt").write_bytes(CONTENT)
+    port = free_port()
+    with open(tmp_path / "files.stderr", "wb") as err:
+        proc = subprocess.Popen(
+            [str(files_binary)],
+            env={**base_env(), "FILES_ROOT": str(root), "FILES_HTTP_ADDR": f"127.0.0.1:{port}"},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+        )
+    try:
+        assert wait_listening(proc, port), (tmp_path / "files.stderr").read_text()
+        async with connect(f"http://127.0.0.1:{port}/mcp", era) as client:
+            listing = await client.call_tool("list_dir", {"path": ""})
+            assert listing.structured_content["entries"] == [{"name": "a.txt", "kind": "file", "size": 10}]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 # --------------------------------------------------------------------------- reads and free writes
