@@ -45,6 +45,10 @@
 //! This will delete caller-supplied path «reports»/«Q3 summary (final).txt» (1.2 KiB, modified 2026-11-30 12:30 UTC). It cannot be undone.
 //! ```
 //!
+//! Limits of the example: a file is read, hashed or changed up to 8 MiB (a larger one is
+//! refused, saying so); the file system is used through blocking `std::fs` calls on the async
+//! runtime, which a production server would move to `tokio::task::spawn_blocking`.
+//!
 //! # Run it
 //!
 //! - `cargo run --example files -- --root /srv/shared`: stdio.
