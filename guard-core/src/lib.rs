@@ -40,6 +40,7 @@
 
 mod approval;
 mod audit;
+mod bind_value;
 mod call;
 mod dialog;
 mod engine;
@@ -57,6 +58,7 @@ pub use audit::{
     AuditEvent, AuditOutcome, AuditSink, AuditSlot, AuditTicket, OUTCOME_META_KEY, Route,
     outcome_of,
 };
+pub use bind_value::{BindText, BindValue};
 pub use call::{CONFIRM_TOKEN_ARG, CONFIRM_TOKEN_DESCRIPTION, GuardCall};
 pub use engine::{
     APPROVAL_INPUT_KEY, APPROVE_PROPERTY, Caller, Guard, GuardBuilder, Guarded, Interruption,
@@ -64,7 +66,10 @@ pub use engine::{
 };
 pub use engine::{AlteredState, token_reply};
 pub use nonce::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
-pub use question::{Fact, Id, InvalidId, Question, Wording};
+pub use question::{
+    Address, ByteSize, Count, Fact, Id, InvalidId, Moment, Name, PathName, Question, Span, ToFact,
+    Wording,
+};
 pub use seal::{SealKey, SealKeyTooShort};
 pub use settings::{
     ELICITATION_VAR, InvalidElicitationSetting, elicitation_from_env, elicitation_off_notice,

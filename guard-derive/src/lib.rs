@@ -1,4 +1,5 @@
-//! The `#[guarded]` attribute macro of [`ask-first`](https://docs.rs/ask-first).
+//! The `#[guarded]` attribute macro and `#[derive(Target)]` of
+//! [`ask-first`](https://docs.rs/ask-first) (see [`macro@Target`] for the derive).
 //!
 //! Use it through the facade, `ask_first::guarded`: the code it generates names items only as
 //! `::ask_first::…`, so a server depends on `ask-first` (and on `rmcp`, which `#[tool]` needs
@@ -173,6 +174,7 @@
 
 mod expand;
 mod options;
+mod target;
 
 use proc_macro::TokenStream;
 
@@ -186,4 +188,82 @@ use proc_macro::TokenStream;
 pub fn guarded(args: TokenStream, item: TokenStream) -> TokenStream {
     let mode = options::parse(args.into());
     expand::guarded(mode, item.into()).into()
+}
+
+/// Implements `ask_first::Target` from the struct: its operation, its binding and its
+/// question, with the question's placeholders checked against the fields at compile time.
+///
+/// ```ignore
+/// use ask_first::{ByteSize, Id, PathName, Target};
+///
+/// #[derive(Target)]
+/// #[target(
+///     operation = "delete_file",
+///     question = "This will delete {path} ({size}) from share {share}.",
+///     line = "It cannot be undone."
+/// )]
+/// struct DeleteFile {
+///     share: Id,
+///     path: PathName,   // a caller-supplied name: shown framed and escaped
+///     #[target(skip)]   // shown, not bound
+///     size: ByteSize,
+/// }
+/// ```
+///
+/// # On the struct
+///
+/// - `operation = "name"` (required): `Target::OPERATION`, bound into every approval.
+///   ASCII letters, digits, `_`, `-`, `.`, `:`.
+/// - `question = "text"` (required): the question's first line.
+/// - `line = "text"` (any number, in order): further lines.
+///
+/// Each may sit in its own `#[target(...)]` or share one. In the texts, `{field}` shows a
+/// field and `{method()}` the result of a method `fn(&self) -> T` of the target (for a
+/// fact computed from fields, e.g. the size of a text that is bound but never shown);
+/// `{{` and `}}` are literal braces. The texts become fixed `Wording` (compile-time
+/// constants): nothing at run time can change them.
+///
+/// # Fact kinds: what a placeholder may show
+///
+/// A placeholder's field (or method result) must implement `ask_first::ToFact`: `Id`, the
+/// caller-supplied names `Name`, `PathName` and `Address` (shown framed, marked as the
+/// caller's and escaped), the newtypes `Count`, `ByteSize`, `Moment`, `Span`, a `Fact`, and
+/// `Vec`s of them (shown as a list). **Not** `String`, `&str` or plain numbers: free text
+/// reaches a question only declared as a caller-supplied name, and a number only said to be
+/// a count, a size or a date. A plain `u8`..`u64` field may say so in place, with
+/// `#[target(count)]` or `#[target(bytes)]` (`#[target(date)]`: `i64` seconds, or anything
+/// `Into<i64>`).
+///
+/// # The binding: every field, unless `skip`
+///
+/// Every field is bound, by name, in declaration order, through `ask_first::BindValue`
+/// (text, numbers, flags, lists, sets, options, `PathName`'s components; implement it for a
+/// type of your own). Forgetting a field that decides what runs is the mistake that matters,
+/// so binding is the default. `#[target(skip)]` leaves a field out: for a fact shown to the
+/// person that does not decide what runs (a size next to an id). A skipped field must be
+/// shown: a field neither bound nor shown is refused.
+///
+/// A hand-written `impl Target` keeps working: the derive writes nothing else.
+///
+/// # Errors
+///
+/// Every misuse is a compile error that names its fix (the facade's trybuild cases
+/// `tests/ui/fail/derive_target_*`):
+///
+/// | Mistake | Reported on | Message (start) |
+/// |---|---|---|
+/// | no `operation` | the struct's name | `#[derive(Target)] needs the operation's name` |
+/// | no `question` | the struct's name | `#[derive(Target)] needs the question a person is shown` |
+/// | `{nope}` | the text | ``unknown placeholder `{nope}`: `S` has no field `nope` (its fields: ...)`` |
+/// | `{}` | the text | `placeholders are named: write `{field}`` |
+/// | `{id` / `id}` | the text | ``unclosed `{` `` / ``unmatched `}` `` |
+/// | a `String` (or `u64`) field as a placeholder | the field's type | `` `String` cannot be shown in a question: it is not a fact kind `` |
+/// | a field whose type is not `BindValue` | the field's type | `` `T` cannot be bound into an approval `` |
+/// | `#[target(skip)]` on a field not shown | the field | ``field `x` is neither bound nor shown`` |
+/// | an unknown option | the option | ``unknown option `x`: #[target] on the struct accepts ...`` |
+/// | `#[target(bind)]` | `bind` | `fields are bound by default` |
+/// | an enum or a tuple struct | its name | `#[derive(Target)] works on a struct with named fields` |
+#[proc_macro_derive(Target, attributes(target))]
+pub fn derive_target(item: TokenStream) -> TokenStream {
+    target::derive(item.into()).into()
 }
