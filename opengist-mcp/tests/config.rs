@@ -670,6 +670,7 @@ fn http_limits() {
             max_connections: 65_536,
             max_sessions: 1,
             session_idle: Duration::from_secs(86_400),
+            ..HttpLimits::default()
         }
     );
     for (var, bad) in [
@@ -718,6 +719,7 @@ fn http_limits() {
             max_connections: 5,
             max_sessions: 6,
             session_idle: Duration::from_secs(7),
+            ..HttpLimits::default()
         }
     );
 }

@@ -137,6 +137,8 @@ impl Serving {
                 86_400,
                 limits::DEFAULT_SESSION_IDLE_SECS,
             )?),
+            // The framework's caps on dialogs and long-lived streams, at their defaults.
+            bounds: limits::HttpBounds::default(),
         };
 
         if args.redis_url.is_some() {
