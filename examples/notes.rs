@@ -215,7 +215,22 @@ impl NotesServer {
 }
 
 #[tool_handler(name = "notes")]
-impl ServerHandler for NotesServer {}
+impl ServerHandler for NotesServer {
+    /// Accepts 2026-07-28 `subscriptions/listen` (tool-list changes; the list never changes,
+    /// so a stream carries its acknowledgement and keep-alives until the client or the
+    /// framework's idle-stream timeout ends it): the long-lived stream the framework's stream
+    /// caps bound.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        Some(
+            rmcp::model::SubscriptionFilter::builder()
+                .tools_list_changed()
+                .build(),
+        )
+    }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Start-up and transports
