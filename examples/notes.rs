@@ -44,6 +44,10 @@
 //! - `NOTES_HTTP_HEADER_TIMEOUT_SECS`, `NOTES_HTTP_BODY_TIMEOUT_SECS`,
 //!   `NOTES_HTTP_MAX_CONNECTIONS`, `NOTES_HTTP_MAX_SESSIONS`, `NOTES_HTTP_SESSION_IDLE_SECS`:
 //!   the HTTP limits.
+//! - `NOTES_HTTP_DIALOGS_PER_SESSION`, `NOTES_HTTP_DIALOGS_PER_PRINCIPAL`,
+//!   `NOTES_HTTP_MAX_DIALOGS`, `NOTES_HTTP_STREAMS_PER_PRINCIPAL`, `NOTES_HTTP_MAX_STREAMS`,
+//!   `NOTES_HTTP_STREAM_IDLE_SECS`: the caps on guarded calls waiting on a person and on
+//!   long-lived streams.
 //!
 //! Each replica keeps its own notes in memory: replicas share approvals, not notes.
 
