@@ -13,7 +13,8 @@
 //! - **The carrying stream.** When the client drops the response stream of a call whose dialog
 //!   is pending (the connection closed before the answer), the carrier's token is cancelled:
 //!   the guard withdraws the dialog at once, the call ends without running, and its places are
-//!   freed, instead of waiting out the dialog timeout.
+//!   freed, instead of waiting out the dialog timeout. Such a stream is not resumed with
+//!   `Last-Event-ID`: the client asks again with a new call.
 //! - **Long-lived streams**: a legacy session's `GET` stream, a `subscriptions/listen` stream,
 //!   or a response stream held by a pending dialog. At most
 //!   [`HttpBounds::streams_per_principal`] per principal and [`HttpBounds::stream_cap`] in all,
@@ -578,6 +579,72 @@ mod tests {
         );
         drop(one);
         bounds.open_stream(&bob).ok().expect("a freed place");
+    }
+
+    fn event_stream(chunks: Vec<&'static [u8]>, end: bool) -> Response {
+        use futures::StreamExt;
+        let stream = futures::stream::iter(
+            chunks
+                .into_iter()
+                .map(|chunk| Ok::<_, std::convert::Infallible>(Bytes::from_static(chunk))),
+        );
+        let body = if end {
+            Body::from_stream(stream)
+        } else {
+            Body::from_stream(stream.chain(futures::stream::pending()))
+        };
+        http::Response::builder()
+            .header(header::CONTENT_TYPE, "text/event-stream")
+            .body(body)
+            .expect("response")
+    }
+
+    #[tokio::test]
+    async fn a_stream_dropped_before_its_end_cancels_its_carrier_and_an_ended_one_does_not() {
+        use futures::StreamExt;
+        let gone = CancellationToken::new();
+        let response = track(
+            event_stream(vec![b"data: 1\n\n"], false),
+            None,
+            Some(gone.clone().drop_guard()),
+            None,
+        );
+        let mut body = response.into_body().into_data_stream();
+        assert!(body.next().await.is_some());
+        assert!(!gone.is_cancelled());
+        drop(body);
+        assert!(gone.is_cancelled());
+
+        let gone = CancellationToken::new();
+        let response = track(
+            event_stream(vec![b"data: 1\n\n"], true),
+            None,
+            Some(gone.clone().drop_guard()),
+            None,
+        );
+        let bytes = axum::body::to_bytes(response.into_body(), 1024)
+            .await
+            .expect("body");
+        assert_eq!(&bytes[..], b"data: 1\n\n");
+        assert!(!gone.is_cancelled());
+    }
+
+    #[tokio::test]
+    async fn an_idle_stream_ends_and_frees_its_place() {
+        let bounds = bounds(HttpBounds::default(), 256);
+        let place = bounds.open_stream(&key("alice")).ok().expect("place");
+        let response = track(
+            event_stream(vec![b"data: ack\n\n", b":\n\n"], false),
+            Some(Box::new(place)),
+            None,
+            Some(Duration::from_millis(200)),
+        );
+        // Keep-alives do not count as events: the body ends after the idle time.
+        let bytes = axum::body::to_bytes(response.into_body(), 1024)
+            .await
+            .expect("body");
+        assert_eq!(&bytes[..], b"data: ack\n\n:\n\n");
+        assert_eq!(bounds.counts(), (0, 0));
     }
 
     #[test]
