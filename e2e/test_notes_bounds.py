@@ -195,9 +195,11 @@ def test_a_dropped_dialog_stream_cancels_the_call_and_frees_its_place(notes_http
     # The withdrawn dialog runs nothing, even when answered afterwards.
     alice.send(approve(dialog))
     assert note_ids(alice, 100) == ["n1", "n2", "n3"]
-    # The guard recorded the call as cancelled, and nothing as approved or executed.
+    # The guard recorded the dropped call as cancelled and the refusals as not asked, and
+    # nothing as approved or executed.
     outcomes = [json.loads(line)["outcome"] for line in audit.read_text().splitlines() if line.strip()]
-    assert "cancelled" in outcomes and "approved" not in outcomes and "executed" not in outcomes, outcomes
+    assert "cancelled" in outcomes and "not_asked" in outcomes, outcomes
+    assert "approved" not in outcomes and "executed" not in outcomes, outcomes
 
 
 # --- long-lived streams --------------------------------------------------------------------
