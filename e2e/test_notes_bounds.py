@@ -205,7 +205,9 @@ def test_a_dropped_dialog_stream_cancels_the_call_and_frees_its_place(notes_http
 # --- long-lived streams --------------------------------------------------------------------
 
 
-def open_listen(url: str, user: str) -> tuple[int, dict[str, str], http.client.HTTPConnection, http.client.HTTPResponse | None]:
+def open_listen(
+    url: str, user: str, extra: dict[str, str] | None = None
+) -> tuple[int, dict[str, str], http.client.HTTPConnection, http.client.HTTPResponse | None]:
     """Opens a 2026-07-28 `subscriptions/listen` stream; returns the status, headers, and, when
     it was accepted, the open connection and response (its acknowledgement read)."""
     parts = urlsplit(url)
@@ -233,6 +235,7 @@ def open_listen(url: str, user: str) -> tuple[int, dict[str, str], http.client.H
             "Mcp-Method": "subscriptions/listen",
             "Authorization": BEARER,
             USER_HEADER: user,
+            **(extra or {}),
         },
     )
     response = connection.getresponse()
@@ -269,6 +272,9 @@ def test_many_listen_streams_from_one_client_are_capped_and_a_legitimate_call_an
                 assert int(headers["retry-after"]) >= 1, headers
                 assert "NOTES_HTTP_STREAMS_PER_PRINCIPAL" in headers["body"], headers
         assert statuses.count(200) == 4 and statuses.count(429) == 36, statuses
+        # Naming a session does not hide a listen stream from the count.
+        status, headers, _, _ = open_listen(server.url, "mallory", {"Mcp-Session-Id": "made-up"})
+        assert status == 429, headers
         # A GET stream of the same principal counts too.
         mallory = session_of(server, "mallory")
         assert mallory.open_stream() == 429

@@ -338,18 +338,15 @@ pub(crate) async fn bound(
             )
         }
         Method::POST => {
-            // A 2026-07-28 `subscriptions/listen` comes without a session.
-            let (body, listen) = if session.is_none() {
-                match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
-                    Ok(bytes) => {
-                        let listen = method_of(&bytes).as_deref() == Some(LISTEN_METHOD);
-                        (Body::from(bytes), listen)
-                    }
-                    // The limits layer read it already; whatever it is, rmcp answers it.
-                    Err(_) => (Body::empty(), false),
+            // Read from every body: a 2026-07-28 request is served statelessly even when it
+            // names a session, so a session header proves nothing about the method.
+            let (body, listen) = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+                Ok(bytes) => {
+                    let listen = method_of(&bytes).as_deref() == Some(LISTEN_METHOD);
+                    (Body::from(bytes), listen)
                 }
-            } else {
-                (body, false)
+                // The limits layer read it already; whatever it is, rmcp answers it.
+                Err(_) => (Body::empty(), false),
             };
             if listen {
                 let place = match bounds.open_stream(&principal) {
