@@ -374,17 +374,36 @@ pub(crate) async fn bound(
     }
 }
 
-/// The `method` of a JSON-RPC body, read without building the rest of it.
+/// The `method` of a JSON-RPC body, read without building the rest of it. A key given twice
+/// counts as a JSON map keeps it: the last one.
 fn method_of(body: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Envelope<'a> {
-        #[serde(borrow)]
-        method: Option<std::borrow::Cow<'a, str>>,
+    use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
+
+    struct Method;
+    impl<'de> Visitor<'de> for Method {
+        type Value = Option<String>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON-RPC message")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut method = None;
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if key == "method" {
+                    method = map.next_value::<Option<String>>().ok().flatten();
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(method)
+        }
     }
-    serde_json::from_slice::<Envelope>(body)
+
+    serde_json::Deserializer::from_slice(body)
+        .deserialize_map(Method)
         .ok()
-        .and_then(|envelope| envelope.method)
-        .map(std::borrow::Cow::into_owned)
+        .flatten()
 }
 
 /// Wraps an event-stream response's body so that `held` lives as long as the stream, `gone` is
@@ -654,6 +673,10 @@ mod tests {
         assert_eq!(
             method_of(br#"{"method":"tools\/call"}"#).as_deref(),
             Some("tools/call")
+        );
+        assert_eq!(
+            method_of(br#"{"method":"tools/call","method":"subscriptions/listen"}"#).as_deref(),
+            Some(LISTEN_METHOD)
         );
         assert_eq!(method_of(b"[1,2]"), None);
         assert_eq!(method_of(b"not json"), None);
