@@ -44,6 +44,10 @@
 //! - `NOTES_HTTP_HEADER_TIMEOUT_SECS`, `NOTES_HTTP_BODY_TIMEOUT_SECS`,
 //!   `NOTES_HTTP_MAX_CONNECTIONS`, `NOTES_HTTP_MAX_SESSIONS`, `NOTES_HTTP_SESSION_IDLE_SECS`:
 //!   the HTTP limits.
+//! - `NOTES_HTTP_DIALOGS_PER_SESSION`, `NOTES_HTTP_DIALOGS_PER_PRINCIPAL`,
+//!   `NOTES_HTTP_MAX_DIALOGS`, `NOTES_HTTP_STREAMS_PER_PRINCIPAL`, `NOTES_HTTP_MAX_STREAMS`,
+//!   `NOTES_HTTP_STREAM_IDLE_SECS`: the caps on guarded calls waiting on a person and on
+//!   long-lived streams.
 //!
 //! Each replica keeps its own notes in memory: replicas share approvals, not notes.
 
@@ -215,7 +219,22 @@ impl NotesServer {
 }
 
 #[tool_handler(name = "notes")]
-impl ServerHandler for NotesServer {}
+impl ServerHandler for NotesServer {
+    /// Accepts 2026-07-28 `subscriptions/listen` (tool-list changes; the list never changes,
+    /// so a stream carries its acknowledgement and keep-alives until the client or the
+    /// framework's idle-stream timeout ends it): the long-lived stream the framework's stream
+    /// caps bound.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        Some(
+            rmcp::model::SubscriptionFilter::builder()
+                .tools_list_changed()
+                .build(),
+        )
+    }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Start-up and transports

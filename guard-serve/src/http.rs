@@ -55,6 +55,7 @@ use crate::settings::{
 pub mod limits;
 mod owners;
 pub mod sessions;
+mod streams;
 pub mod wire;
 
 pub use limits::HttpLimits;
@@ -244,6 +245,12 @@ where
         .with_allowed_origins(gate.rmcp_allowed_origins());
     let token = config.cancellation_token.clone();
     let sessions = Arc::new(options.limits.session_manager());
+    let bounds = streams::Bounds::new(
+        guard.clone(),
+        options.limits.bounds,
+        options.limits.max_connections,
+        options.names.bounds.clone(),
+    );
     let owners = owners::SessionOwners::new(sessions.clone(), guard);
     let manager = ReplicaSessionManager::new(sessions.clone(), options.session_prefix.clone());
     let service: StreamableHttpService<S, ReplicaSessionManager> =
@@ -259,6 +266,8 @@ where
                 "nothing here: the MCP endpoint is /mcp and the health check is /healthz",
             )
         })
+        // Inside the session binding: caps on dialogs and long-lived streams.
+        .layer(middleware::from_fn_with_state(bounds, streams::bound))
         .layer(middleware::from_fn_with_state(
             owners,
             owners::bind_sessions,

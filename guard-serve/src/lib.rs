@@ -24,8 +24,11 @@
 //!   gate, legacy sessions for pushed dialogs, each bound to the principal that opened it by the
 //!   guard's own principal rule (another principal's tool call, dialog answer, `DELETE` or `GET`
 //!   stream on it is refused before rmcp sees it), a session cap and idle expiry, header and body
-//!   timeouts and a connection cap, JSON-RPC answers where rmcp would say `415`, CORS for listed
-//!   origins, and graceful shutdown on SIGINT and SIGTERM that cancels pending calls.
+//!   timeouts and a connection cap, caps on guarded calls waiting on a person (per session, per
+//!   principal, in all) and on long-lived streams (per principal, in all, below the connection
+//!   cap), dialogs withdrawn when their stream is dropped, JSON-RPC answers where rmcp would say
+//!   `415`, CORS for listed origins, and graceful shutdown on SIGINT and SIGTERM that cancels
+//!   pending calls.
 //! - **replicas**: a shared seal key, the Redis spent-answer store (the `redis` module, feature
 //!   `redis`), the JSON-lines audit log ([`audit`]) and session ids prefixed with the replica id
 //!   so a gateway (nginx) can send every request of a session to the replica holding it.

@@ -203,7 +203,7 @@ impl Config {
     pub unsafe fn from_process(args: &CliArgs) -> Result<Loaded, ConfigError> {
         let mut values: Vec<(&'static str, String)> = Vec::new();
         let mut not_unicode = None;
-        for name in var::ALL {
+        for name in var::ALL.into_iter().chain(var::HTTP_BOUNDS) {
             match std::env::var(name) {
                 Ok(value) => values.push((name, value)),
                 Err(std::env::VarError::NotPresent) => {}

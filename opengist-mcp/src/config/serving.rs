@@ -137,6 +137,17 @@ impl Serving {
                 86_400,
                 limits::DEFAULT_SESSION_IDLE_SECS,
             )?),
+            bounds: limits::HttpBounds::default(),
+        };
+        // The framework's caps on dialogs and long-lived streams, under this server's names.
+        let http_limits = HttpLimits {
+            bounds: limits::HttpBounds::from_lookup(
+                &crate::http::setting_names().bounds,
+                http_limits.max_connections,
+                MAX_CONNECTIONS_SETTING,
+                |name| source.get(name),
+            )?,
+            ..http_limits
         };
 
         if args.redis_url.is_some() {

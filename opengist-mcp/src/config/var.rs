@@ -55,6 +55,16 @@ pub const OPENGIST_MCP_REPLICA_ID: &str = "OPENGIST_MCP_REPLICA_ID";
 pub const OPENGIST_MCP_CACHE_BYTES: &str = "OPENGIST_MCP_CACHE_BYTES";
 /// Whether gists are offered as MCP resources.
 pub const OPENGIST_MCP_RESOURCES: &str = "OPENGIST_MCP_RESOURCES";
+/// HTTP, the framework's caps on guarded calls waiting on a person and on long-lived streams
+/// (read by `ask_first::serve::settings::HttpBounds::from_lookup`).
+pub const HTTP_BOUNDS: [&str; 6] = [
+    "OPENGIST_MCP_HTTP_MAX_DIALOGS",
+    "OPENGIST_MCP_HTTP_DIALOGS_PER_SESSION",
+    "OPENGIST_MCP_HTTP_DIALOGS_PER_PRINCIPAL",
+    "OPENGIST_MCP_HTTP_MAX_STREAMS",
+    "OPENGIST_MCP_HTTP_STREAMS_PER_PRINCIPAL",
+    "OPENGIST_MCP_HTTP_STREAM_IDLE_SECS",
+];
 
 /// Every variable [`super::Config::from_process`] reads.
 pub const ALL: [&str; 25] = [
