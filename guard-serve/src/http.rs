@@ -240,6 +240,8 @@ where
     let config = StreamableHttpServerConfig::default()
         // Stateful sessions for legacy clients: a pushed elicitation needs a channel back.
         .with_legacy_session_mode(true)
+        // The one body limit, also enforced (before any parse) by the limits layer.
+        .with_max_request_body_bytes(wire::MAX_BODY_BYTES)
         .with_allowed_hosts(gate.rmcp_allowed_hosts())
         .with_allowed_origins(gate.rmcp_allowed_origins());
     let token = config.cancellation_token.clone();
