@@ -268,9 +268,13 @@ pub mod audit {
 }
 
 /// Spent-nonce stores: every approval is used once ([`GuardBuilder::nonce_store`]; replicas
-/// share one, such as `ask-first-redis`).
+/// share one, such as `ask-first-redis`; one process whose seal key outlives it keeps them in a
+/// [`nonce::FileNonceStore`]).
 pub mod nonce {
-    pub use ask_first_core::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
+    pub use ask_first_core::{
+        FileNonceStore, FileNonceStoreError, MemoryNonceStore, NonceStore, NonceStoreError,
+        SpendFuture,
+    };
 }
 
 /// The `ELICITATION` switch: `false` sends every guarded call down the two-call token path.

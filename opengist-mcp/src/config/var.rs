@@ -55,9 +55,13 @@ pub const OPENGIST_MCP_REPLICA_ID: &str = "OPENGIST_MCP_REPLICA_ID";
 pub const OPENGIST_MCP_CACHE_BYTES: &str = "OPENGIST_MCP_CACHE_BYTES";
 /// Whether gists are offered as MCP resources.
 pub const OPENGIST_MCP_RESOURCES: &str = "OPENGIST_MCP_RESOURCES";
+/// Serve HTTP without authentication (loopback only).
+pub const OPENGIST_MCP_HTTP_NO_AUTH: &str = "OPENGIST_MCP_HTTP_NO_AUTH";
+/// Where spent answers are kept with a fixed seal key and no Redis.
+pub const OPENGIST_MCP_STATE_DIR: &str = "OPENGIST_MCP_STATE_DIR";
 
 /// Every variable [`super::Config::from_process`] reads.
-pub const ALL: [&str; 25] = [
+pub const ALL: [&str; 27] = [
     OPENGIST_URL,
     OPENGIST_TOKEN,
     OPENGIST_READ_ONLY,
@@ -83,6 +87,8 @@ pub const ALL: [&str; 25] = [
     OPENGIST_MCP_REPLICA_ID,
     OPENGIST_MCP_CACHE_BYTES,
     OPENGIST_MCP_RESOURCES,
+    OPENGIST_MCP_HTTP_NO_AUTH,
+    OPENGIST_MCP_STATE_DIR,
 ];
 
 /// Where the settings come from: the command line and a variable lookup. Every section of
