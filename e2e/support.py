@@ -83,6 +83,14 @@ def http_transport(url: str, bearer: str):
     return streamable_http_client(url, http_client=create_mcp_http_client(headers={"Authorization": f"Bearer {bearer}"}))
 
 
+def client_target(target):
+    """What `mcp.Client` takes for `target`: an `HttpTarget` with a secret becomes a transport
+    that sends it; anything else is unchanged."""
+    if isinstance(target, HttpTarget) and target.token:
+        return http_transport(str(target), target.token)
+    return target
+
+
 def free_port() -> int:
     """A port that was free on 127.0.0.1 a moment ago (loopback only)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -441,8 +449,7 @@ async def connect(target: StdioServerParameters | str, era: str, dialog: Dialog 
     """Connect the Python client in the given era. `dialog=None` means a client that does
     not declare the elicitation capability at all."""
     mode = "legacy" if era == "legacy" else era
-    if isinstance(target, HttpTarget) and target.token:
-        target = http_transport(str(target), target.token)
+    target = client_target(target)
     async with Client(
         target,
         mode=mode,

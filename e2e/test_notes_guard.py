@@ -13,7 +13,7 @@ import copy
 
 import pytest
 from conftest import target_of
-from support import Dialog, assert_yes_no_schema, connect, dump, text_of, token_in
+from support import Dialog, assert_yes_no_schema, client_target, connect, dump, text_of, token_in
 
 pytestmark = pytest.mark.anyio
 
@@ -73,7 +73,7 @@ async def test_discover_negotiates_2026_07_28(notes_server):
     from mcp import Client
 
     server = notes_server()
-    async with Client(target_of(server), mode="auto", cache=None) as client:
+    async with Client(client_target(target_of(server)), mode="auto", cache=None) as client:
         assert client.protocol_version == "2026-07-28"
         await initial(client)
 
