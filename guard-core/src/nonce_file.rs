@@ -295,7 +295,7 @@ fn parse_log(bytes: &[u8], now: u64) -> Result<HashMap<[u8; HASH_LEN], u64>, u64
         expiry.copy_from_slice(&chunk[HASH_LEN..HASH_LEN + 8]);
         let expiry = u64::from_le_bytes(expiry);
         if record(&hash, expiry)[HASH_LEN + 8..] != chunk[HASH_LEN + 8..] {
-            let last = index + 1 == whole && body.len() % RECORD_LEN == 0;
+            let last = index + 1 == whole && body.len().is_multiple_of(RECORD_LEN);
             if last {
                 tracing::warn!("dropped a torn last record of the spent-answer log");
                 break;
@@ -306,7 +306,7 @@ fn parse_log(bytes: &[u8], now: u64) -> Result<HashMap<[u8; HASH_LEN], u64>, u64
             spent.insert(hash, expiry);
         }
     }
-    if body.len() % RECORD_LEN != 0 {
+    if !body.len().is_multiple_of(RECORD_LEN) {
         tracing::warn!("dropped a torn last record of the spent-answer log");
     }
     Ok(spent)

@@ -456,8 +456,14 @@ async fn the_opt_out_is_refused_off_loopback_and_with_a_secret() {
     let error = bind_http(addr, || Ok(Ping::new()), options)
         .await
         .expect_err("refused");
-    assert!(matches!(error, HttpError::NoAuthNotLoopback { .. }), "{error}");
-    assert!(error.to_string().contains("OPENGIST_MCP_HTTP_NO_AUTH"), "{error}");
+    assert!(
+        matches!(error, HttpError::NoAuthNotLoopback { .. }),
+        "{error}"
+    );
+    assert!(
+        error.to_string().contains("OPENGIST_MCP_HTTP_NO_AUTH"),
+        "{error}"
+    );
     let local: SocketAddr = "127.0.0.1:0".parse().expect("address");
     let options = HttpOptions {
         no_auth: true,
@@ -467,7 +473,10 @@ async fn the_opt_out_is_refused_off_loopback_and_with_a_secret() {
         .await
         .expect_err("refused");
     assert!(matches!(error, HttpError::AuthConflict { .. }), "{error}");
-    assert!(error.to_string().contains("OPENGIST_MCP_HTTP_TOKEN"), "{error}");
+    assert!(
+        error.to_string().contains("OPENGIST_MCP_HTTP_TOKEN"),
+        "{error}"
+    );
 }
 
 #[tokio::test]
