@@ -298,6 +298,14 @@ fn check_message(bytes: &[u8], has_session: bool) -> Result<Value, Box<Response>
     Ok(id)
 }
 
+/// The envelope check's verdict on one `POST /mcp` JSON body, for fuzzing and tests: `Ok` with
+/// the id an answer would carry when the body goes on to rmcp, else the status of the refusal.
+/// Never panics; does bounded work on any input.
+#[doc(hidden)]
+pub fn body_verdict(bytes: &[u8], has_session: bool) -> Result<Value, StatusCode> {
+    check_message(bytes, has_session).map_err(|refusal| refusal.status())
+}
+
 fn id_value(id: &NumberOrString) -> Value {
     match id {
         NumberOrString::Number(number) => json!(number),
