@@ -116,3 +116,22 @@ def test_a_fixed_key_without_anywhere_to_keep_spent_answers_refuses_to_start(not
     )
     assert ok.returncode == 0, ok.stderr
     assert (tmp_path / "s" / "spent-answers.log").exists()
+
+
+def test_opengist_mcp_keeps_spent_answers_in_its_state_directory_too(launcher: Launcher, tmp_path) -> None:
+    from support import opengist_mcp_bin, require_binary
+
+    binary = require_binary(opengist_mcp_bin(), "cargo build -p opengist-mcp")
+    env = {"OPENGIST_URL": "http://127.0.0.1:9", "OPENGIST_MCP_SEAL_KEY": SEAL_KEY, "XDG_STATE_HOME": str(tmp_path / "state")}
+    running = launcher.http(binary, env=env)
+    assert (tmp_path / "state" / "opengist-mcp" / "spent-answers.log").exists()
+    second = run_to_exit(binary, env)
+    assert second.returncode == 1, second.stderr
+    assert "another process is using the spent-answer log" in second.stderr, second.stderr
+    assert "OPENGIST_MCP_STATE_DIR" in second.stderr, second.stderr
+    # Positive control: with its own state directory a second process starts serving (then
+    # stdin's end closes it, which opengist-mcp reports as a session that did not start).
+    own = run_to_exit(binary, {**env, "OPENGIST_MCP_STATE_DIR": str(tmp_path / "other")})
+    assert "serving MCP on stdio" in own.stderr, own.stderr
+    assert (tmp_path / "other" / "spent-answers.log").exists()
+    assert running.proc.poll() is None
