@@ -768,6 +768,40 @@ mod tests {
         assert!(matches!(check_line(line.as_bytes()), Verdict::Pass(_)));
     }
 
+    #[tokio::test]
+    async fn long_lines_are_checked_off_the_async_workers_and_answered_in_order() {
+        use tokio::io::AsyncReadExt;
+        let (mut client, server) = tokio::io::duplex(1024 * 1024);
+        let (read, write) = tokio::io::split(server);
+        let mut transport = StdioTransport::new(read, write);
+        let padding = "x".repeat(200 * 1024);
+        let good = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"_meta":{{"pad":"{padding}"}}}}}}"#
+        );
+        let many = format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"ping","params":{{"_meta":{{"pad":[{}0]}}}}}}"#,
+            "0,".repeat(MAX_VALUES)
+        );
+        let third = r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#;
+        let input = format!("{many}\n{good}\n{third}\n");
+        let writer = tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            client.write_all(input.as_bytes()).await.expect("written");
+            let mut answer = vec![0u8; 4096];
+            let read = client.read(&mut answer).await.expect("an answer");
+            answer.truncate(read);
+            answer
+        });
+        let first = transport.receive().await.expect("the long good line");
+        assert!(format!("{first:?}").contains("Number(1)"), "{first:?}");
+        let next = transport.receive().await.expect("the short line");
+        assert!(format!("{next:?}").contains("Number(3)"), "{next:?}");
+        let answer = writer.await.expect("the client");
+        let answer: Value = serde_json::from_slice(answer.trim_ascii()).expect("one JSON answer");
+        assert_eq!(answer["id"], 2);
+        assert_eq!(answer["error"]["code"], INVALID_REQUEST);
+    }
+
     #[test]
     fn the_limit_is_serde_jsons() {
         let ok = format!(
