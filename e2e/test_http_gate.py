@@ -35,7 +35,7 @@ pytestmark = pytest.mark.anyio
 
 ACCEPT = "application/json, text/event-stream"
 MAX_BODY_BYTES = 4 * 1024 * 1024
-MAX_VALUES = 100_000
+MAX_VALUES = 20_000
 
 
 @pytest.fixture

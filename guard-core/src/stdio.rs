@@ -65,7 +65,7 @@ pub const MAX_DEPTH: usize = 127;
 /// Parsing builds every value in memory (tens of bytes each, whatever its text's size), so a
 /// message of millions of tiny values costs far more memory and time than its length suggests;
 /// no MCP request needs this many. A message with more is answered `-32600` unparsed.
-pub const MAX_VALUES: usize = 100_000;
+pub const MAX_VALUES: usize = 20_000;
 
 /// The refusal of a message holding more than [`MAX_VALUES`] values.
 pub fn too_many_values(values: usize) -> String {
