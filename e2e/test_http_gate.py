@@ -226,8 +226,9 @@ def test_many_tiny_values_are_refused_unparsed_and_a_call_still_works(launcher: 
     status, _, answer = post(server.url, body, protocol_headers(server.headers, message))
     assert status == 400, (status, answer[:300])
     error = json.loads(answer)
-    assert error["id"] == 7 and error["error"]["code"] == -32600, error
-    assert str(MAX_VALUES) in error["error"]["message"], error
+    # A tool call: invalid params, naming the argument that holds the values.
+    assert error["id"] == 7 and error["error"]["code"] == -32602, error
+    assert str(MAX_VALUES) in error["error"]["message"] and "`extra`" in error["error"]["message"], error
     # Positive control: a legitimate call answers, and the refused one added nothing.
     listing = per_request("tools/call", {"name": "list_notes", "arguments": {}}, 8)
     status, _, answer = post(server.url, listing, protocol_headers(server.headers, listing))

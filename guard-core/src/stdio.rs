@@ -64,15 +64,44 @@ pub const MAX_DEPTH: usize = 127;
 /// The most JSON values (arrays, objects, members and elements) in one message handed to rmcp.
 /// Parsing builds every value in memory (tens of bytes each, whatever its text's size), so a
 /// message of millions of tiny values costs far more memory and time than its length suggests;
-/// no MCP request needs this many. A message with more is answered `-32600` unparsed.
+/// no MCP request needs this many. A message with more is answered unparsed ([`too_many_values`]).
 pub const MAX_VALUES: usize = 20_000;
 
-/// The refusal of a message holding more than [`MAX_VALUES`] values.
-pub fn too_many_values(values: usize) -> String {
-    format!(
-        "the message holds about {values} JSON values; this server reads messages of up to \
-         {MAX_VALUES} (arrays, objects and their members): send fewer, larger values (text in \
-         one string rather than many small ones)"
+/// The refusal of a message holding about `values` values, more than [`MAX_VALUES`]: for a
+/// `tools/call`, `-32602` naming the argument that holds the most (as for a message nested too
+/// deep); else `-32600`. `params` is the message's raw params; nothing in it is parsed but the
+/// argument names (each value is skipped). Returns the JSON-RPC code and the message.
+pub fn too_many_values(
+    values: usize,
+    method: Option<&str>,
+    params: Option<&RawValue>,
+) -> (i64, String) {
+    if method == Some("tools/call")
+        && let Some(params) = params
+        && let Ok(call) = serde_json::from_str::<CallEnvelope>(params.get())
+        && let Some((name, most)) = call
+            .arguments
+            .iter()
+            .flatten()
+            .map(|(name, raw)| (name, shape(raw.get().as_bytes()).values))
+            .max_by_key(|(_, values)| *values)
+    {
+        return (
+            INVALID_PARAMS,
+            format!(
+                "argument `{name}` holds about {most} JSON values; this server reads messages of \
+                 up to {MAX_VALUES} (arrays, objects and their members): send fewer, larger \
+                 values (text in one string rather than many small ones), or split the call"
+            ),
+        );
+    }
+    (
+        INVALID_REQUEST,
+        format!(
+            "the message holds about {values} JSON values; this server reads messages of up to \
+             {MAX_VALUES} (arrays, objects and their members): send fewer, larger values (text \
+             in one string rather than many small ones)"
+        ),
     )
 }
 
@@ -409,7 +438,8 @@ pub fn check_line(line: &[u8]) -> Verdict {
         return too_deep(id, method.as_deref(), envelope.params, shape.depth);
     }
     if shape.values > MAX_VALUES {
-        return refuse(id, INVALID_REQUEST, &too_many_values(shape.values));
+        let (code, message) = too_many_values(shape.values, method.as_deref(), envelope.params);
+        return refuse(id, code, &message);
     }
     match serde_json::from_str::<RxJsonRpcMessage<RoleServer>>(text) {
         Ok(JsonRpcMessage::Request(request)) => {
@@ -752,14 +782,17 @@ mod tests {
         );
         let answer = refused(&line);
         assert_eq!(answer["id"], 5);
-        assert_eq!(answer["error"]["code"], INVALID_REQUEST);
+        assert_eq!(answer["error"]["code"], INVALID_PARAMS);
+        let message = answer["error"]["message"].as_str().unwrap();
         assert!(
-            answer["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains(&MAX_VALUES.to_string()),
+            message.contains(&MAX_VALUES.to_string()) && message.contains("`text`"),
             "{answer}"
         );
+        // Another method: -32600.
+        let line =
+            format!(r#"{{"jsonrpc":"2.0","id":6,"method":"ping","params":{{"x":{values}}}}}"#);
+        let answer = refused(&line);
+        assert_eq!(answer["error"]["code"], INVALID_REQUEST);
         // Positive control: the same call with fewer values passes.
         let values = format!("[{}0]", "0,".repeat(MAX_VALUES / 2));
         let line = format!(

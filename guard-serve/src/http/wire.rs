@@ -5,8 +5,9 @@
 //!   checks are read; the body was read once, up to [`MAX_BODY_BYTES`], by the limits layer):
 //!   - the check does bounded work and never builds a whole [`Value`] of the body: one pass
 //!     counts its nesting and values ([`ask_first_core::stdio::shape`]; more than
-//!     [`MAX_VALUES`](ask_first_core::stdio::MAX_VALUES) values or
-//!     [`MAX_DEPTH`](ask_first_core::stdio::MAX_DEPTH) levels answer `400` `-32600` unparsed),
+//!     [`MAX_VALUES`](ask_first_core::stdio::MAX_VALUES) values answer `400` unparsed, `-32602`
+//!     naming the argument of a tool call, else `-32600`; more than
+//!     [`MAX_DEPTH`](ask_first_core::stdio::MAX_DEPTH) levels `400` `-32600`),
 //!     then the envelope (`jsonrpc`, `id`, `method`, `params._meta`) is read as borrowed slices
 //!     with the rest skipped; a body over 64 KiB is checked on the blocking pool;
 //!   - a `POST /mcp` body that is not JSON answers `400` with a JSON-RPC `-32700 Parse error`
@@ -194,22 +195,43 @@ fn check_message(bytes: &[u8], has_session: bool) -> Result<Value, Box<Response>
             ),
         )
     };
-    if shape.values > stdio::MAX_VALUES || shape.depth > stdio::MAX_DEPTH {
+    if shape.depth > stdio::MAX_DEPTH {
         let id = stdio::leading_id(bytes).map_or(Value::Null, |id| id_value(&id));
-        let message = if shape.values > stdio::MAX_VALUES {
-            stdio::too_many_values(shape.values)
-        } else {
-            format!(
-                "the message nests {} levels of arrays and objects; this server reads up to {}",
-                shape.depth,
-                stdio::MAX_DEPTH
-            )
-        };
         return Err(refusal(
             StatusCode::BAD_REQUEST,
             id,
             ErrorCode::INVALID_REQUEST.0,
-            &format!("Invalid Request: {message}"),
+            &format!(
+                "Invalid Request: the message nests {} levels of arrays and objects; this server reads up to {}",
+                shape.depth,
+                stdio::MAX_DEPTH
+            ),
+        ));
+    }
+    if shape.values > stdio::MAX_VALUES {
+        // The envelope, values skipped (no more work than the count), names the argument.
+        let envelope = serde_json::from_slice::<Envelope>(bytes).ok();
+        let id = stdio::leading_id(bytes).map_or(Value::Null, |id| id_value(&id));
+        let method = envelope
+            .as_ref()
+            .and_then(|envelope| envelope.method)
+            .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok());
+        let (code, message) = stdio::too_many_values(
+            shape.values,
+            method.as_deref(),
+            envelope.as_ref().and_then(|envelope| envelope.params),
+        );
+        let code = i32::try_from(code).unwrap_or(ErrorCode::INVALID_REQUEST.0);
+        let kind = if code == ErrorCode::INVALID_PARAMS.0 {
+            "Invalid params"
+        } else {
+            "Invalid Request"
+        };
+        return Err(refusal(
+            StatusCode::BAD_REQUEST,
+            id,
+            code,
+            &format!("{kind}: {message}"),
         ));
     }
     let first = bytes.iter().find(|byte| !byte.is_ascii_whitespace());
