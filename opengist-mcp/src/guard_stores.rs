@@ -22,6 +22,9 @@ use crate::config::{Config, var};
 /// The prefix of this server's keys in Redis.
 pub const REDIS_KEY_PREFIX: &str = "opengist-mcp:spent:";
 
+/// The directory under the XDG state directory that holds this server's spent-answer log.
+pub const STATE_DIR_NAME: &str = "opengist-mcp";
+
 /// Why the guard's Redis store or audit log could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum GuardStoreError {
@@ -67,7 +70,7 @@ pub fn spent_log(config: &Config) -> Result<Option<FileNonceStore>, GuardStoreEr
     let dir = config
         .state_dir
         .clone()
-        .or_else(|| ask_first::serve::settings::default_state_dir(crate::server::SERVER_NAME))
+        .or_else(|| ask_first::serve::settings::default_state_dir(STATE_DIR_NAME))
         .ok_or(GuardStoreError::NoStateDir)?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -100,6 +103,7 @@ mod tests {
     #[test]
     fn the_redis_keys_are_the_servers_own() {
         assert_eq!(REDIS_KEY_PREFIX, format!("{SERVER_NAME}:spent:"));
+        assert_eq!(STATE_DIR_NAME, SERVER_NAME);
     }
 
     #[test]
