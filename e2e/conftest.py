@@ -62,7 +62,7 @@ def _factory(launcher: Launcher, transport: str, binary: Path) -> ServerFactory:
 def target_of(handle: StdioHandle | HttpHandle):
     """What the MCP client connects to: stdio parameters (it spawns the process; one
     process per connection) or the streamable HTTP URL (one process, many connections)."""
-    return handle.params if isinstance(handle, StdioHandle) else handle.url
+    return handle.params if isinstance(handle, StdioHandle) else handle.target
 
 
 @pytest.fixture

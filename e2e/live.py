@@ -212,10 +212,9 @@ async def session(
 def http_as(url: str, bearer: str):
     """A streamable HTTP transport to `url` that sends `Authorization: Bearer <bearer>`:
     how a gateway tells callers apart (the guard binds approvals to that header)."""
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
+    from support import http_transport
 
-    return streamable_http_client(url, http_client=create_mcp_http_client(headers={"Authorization": f"Bearer {bearer}"}))
+    return http_transport(url, bearer)
 
 
 async def ok(client, name: str, args: dict[str, Any]) -> Any:

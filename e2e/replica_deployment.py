@@ -22,7 +22,18 @@ from pathlib import Path
 from typing import Any, Callable
 
 import mcp_types as types
-from support import ROOT, Dialog, _stop_popen, answer_for, base_env, dump, free_port, wait_listening
+from support import (
+    ROOT,
+    SERVER_PREFIXES,
+    Dialog,
+    HttpTarget,
+    _stop_popen,
+    answer_for,
+    base_env,
+    dump,
+    free_port,
+    wait_listening,
+)
 
 REPLICAS = ("r1", "r2", "r3")
 SCRIPT = ROOT / "scripts" / "replica-env"
@@ -60,6 +71,8 @@ class Deployment:
         self.affinity_port = free_port()
         self.audit_path = workdir / "audit.jsonl"
         self.seal_key = secrets.token_hex(32)
+        # One bearer secret every replica requires and every client sends (through nginx too).
+        self.http_token = secrets.token_hex(24)
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
 
     @property
@@ -67,15 +80,15 @@ class Deployment:
         return f"redis://:{self.password}@127.0.0.1:{self.redis_port}/0"
 
     @property
-    def rr_url(self) -> str:
-        return f"http://127.0.0.1:{self.rr_port}/mcp"
+    def rr_url(self) -> HttpTarget:
+        return HttpTarget(f"http://127.0.0.1:{self.rr_port}/mcp", self.http_token)
 
-    def replica_url(self, rid: str) -> str:
-        return f"http://127.0.0.1:{self.ports[rid]}/mcp"
+    def replica_url(self, rid: str) -> HttpTarget:
+        return HttpTarget(f"http://127.0.0.1:{self.ports[rid]}/mcp", self.http_token)
 
     @property
-    def affinity_url(self) -> str:
-        return f"http://127.0.0.1:{self.affinity_port}/mcp"
+    def affinity_url(self) -> HttpTarget:
+        return HttpTarget(f"http://127.0.0.1:{self.affinity_port}/mcp", self.http_token)
 
     def start(self) -> None:
         """Redis, then every replica, then nginx."""
@@ -91,7 +104,10 @@ class Deployment:
         replica_env("redis-stop", str(self.dir))
 
     def start_replica(self, rid: str) -> None:
-        env = {**base_env(), **self.settings(self, rid)}
+        env = {**base_env(), "XDG_STATE_HOME": str(self.dir / f"{rid}-state"), **self.settings(self, rid)}
+        prefix = SERVER_PREFIXES.get(self.binary.name)
+        if prefix is not None:
+            env.setdefault(f"{prefix}_HTTP_TOKEN", self.http_token)
         port = self.ports[rid]
         with open(self.dir / f"{rid}.stdout", "ab") as out, open(self.dir / f"{rid}.stderr", "ab") as err:
             proc = subprocess.Popen(

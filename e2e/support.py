@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import signal
 import socket
 import subprocess
@@ -55,6 +56,41 @@ def require_binary(path: Path, how: str) -> Path:
     return path
 
 
+# The setting prefix of each server binary: `<PREFIX>_HTTP_TOKEN`, `<PREFIX>_HTTP_NO_AUTH`.
+SERVER_PREFIXES = {"notes": "NOTES", "opengist-mcp": "OPENGIST_MCP"}
+
+# The line a server without any credential setting prints its made-up secret on.
+MINTED_SECRET_LINE = re.compile(r"^\s*Authorization: Bearer ([0-9a-f]{64})\s*$", re.MULTILINE)
+
+
+class HttpTarget(str):
+    """A streamable HTTP URL that `connect` reaches with `Authorization: Bearer <token>`
+    (no header when `token` is None). Still a plain URL string everywhere else."""
+
+    token: str | None
+
+    def __new__(cls, url: str, token: str | None = None) -> "HttpTarget":
+        target = super().__new__(cls, url)
+        target.token = token
+        return target
+
+
+def http_transport(url: str, bearer: str):
+    """A streamable HTTP transport to `url` that sends `Authorization: Bearer <bearer>`."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    return streamable_http_client(url, http_client=create_mcp_http_client(headers={"Authorization": f"Bearer {bearer}"}))
+
+
+def client_target(target):
+    """What `mcp.Client` takes for `target`: an `HttpTarget` with a secret becomes a transport
+    that sends it; anything else is unchanged."""
+    if isinstance(target, HttpTarget) and target.token:
+        return http_transport(str(target), target.token)
+    return target
+
+
 def free_port() -> int:
     """A port that was free on 127.0.0.1 a moment ago (loopback only)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -97,6 +133,29 @@ class HttpHandle:
     port: int
     stdout_path: Path
     stderr_path: Path
+    # The bearer secret the server requires (set by the launcher, or read from the server's
+    # start-up lines when it made one up); None: the server was started without authentication.
+    token: str | None = None
+
+    @property
+    def authorization(self) -> str | None:
+        """The `Authorization` header value this server requires, if any."""
+        return f"Bearer {self.token}" if self.token else None
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The headers every request to this server needs."""
+        return {"Authorization": self.authorization} if self.token else {}
+
+    @property
+    def target(self) -> HttpTarget:
+        """What `connect` reaches this server with: its URL and its secret."""
+        return HttpTarget(self.url, self.token)
+
+    def minted_secret(self) -> str | None:
+        """The secret the server made up at start (printed once on its stderr), if it did."""
+        match = MINTED_SECRET_LINE.search(self.stderr())
+        return match.group(1) if match else None
 
     @property
     def pid(self) -> int:
@@ -124,6 +183,8 @@ class Launcher:
 
     def stdio(self, binary: Path, args: list[str] | None = None, env: dict[str, str] | None = None) -> StdioHandle:
         name = self._next(binary.name)
+        # Its own state directory (the spent-answer log of a fixed seal key) unless `env` names one.
+        env = {"XDG_STATE_HOME": str(self.workdir / f"{name}-state"), **(env or {})}
         pidfile = self.workdir / f"{name}.pid"
         stderr_path = self.workdir / f"{name}.stderr"
         wrapper = 'echo $$ >"$1"; err="$2"; shift 2; exec "$@" 2>"$err"'
@@ -137,8 +198,31 @@ class Launcher:
         self._stdio.append(handle)
         return handle
 
-    def http(self, binary: Path, args: list[str] | None = None, env: dict[str, str] | None = None) -> HttpHandle:
+    def http(
+        self, binary: Path, args: list[str] | None = None, env: dict[str, str] | None = None, auth: str = "token"
+    ) -> HttpHandle:
+        """`binary --http 127.0.0.1:PORT`, with a credential: `auth="token"` (default) sets a
+        random `<PREFIX>_HTTP_TOKEN` (unless `env` sets one) that `handle.target` and
+        `handle.headers` send; `"none"` sets `<PREFIX>_HTTP_NO_AUTH=true`, for tests whose
+        callers are told apart by their own `Authorization` headers; `"minted"` sets neither, so
+        the server makes up a secret (read back from its stderr into `handle.token`). Each server
+        gets its own state directory (`XDG_STATE_HOME`) unless `env` names one."""
         name = self._next(binary.name)
+        env = dict(env or {})
+        token = None
+        prefix = SERVER_PREFIXES.get(binary.name)
+        if prefix is not None:
+            token_var, no_auth_var = f"{prefix}_HTTP_TOKEN", f"{prefix}_HTTP_NO_AUTH"
+            if env.get(token_var):
+                token = env[token_var]
+            elif env.get(no_auth_var) or auth == "minted":
+                pass
+            elif auth == "none":
+                env[no_auth_var] = "true"
+            else:
+                token = secrets.token_hex(24)
+                env[token_var] = token
+        env.setdefault("XDG_STATE_HOME", str(self.workdir / f"{name}-state"))
         stdout_path = self.workdir / f"{name}.stdout"
         stderr_path = self.workdir / f"{name}.stderr"
         last_error = ""
@@ -154,9 +238,11 @@ class Launcher:
                     cwd=self.workdir,
                     start_new_session=True,
                 )
-            handle = HttpHandle(proc, f"http://127.0.0.1:{port}/mcp", port, stdout_path, stderr_path)
+            handle = HttpHandle(proc, f"http://127.0.0.1:{port}/mcp", port, stdout_path, stderr_path, token)
             self._http.append(handle)
             if wait_listening(proc, port):
+                if auth == "minted" and token is None:
+                    handle.token = handle.minted_secret()
                 return handle
             last_error = handle.stderr()
             if "in use" not in last_error.lower():
@@ -363,6 +449,7 @@ async def connect(target: StdioServerParameters | str, era: str, dialog: Dialog 
     """Connect the Python client in the given era. `dialog=None` means a client that does
     not declare the elicitation capability at all."""
     mode = "legacy" if era == "legacy" else era
+    target = client_target(target)
     async with Client(
         target,
         mode=mode,

@@ -133,9 +133,12 @@ def test_cors_for_listed_origins_only(launcher: Launcher, tmp_path: Path) -> Non
     binary = require_binary(opengist_mcp_bin(), "cargo build -p opengist-mcp")
     listed, unlisted = PageServer(), PageServer()
     try:
+        # About CORS, not credentials: the pages send no Authorization, so the server runs with
+        # the explicit no-authentication setting (test_http_gate covers the secret).
         server: HttpHandle = launcher.http(
             binary,
             env={"OPENGIST_URL": "http://127.0.0.1:9", "OPENGIST_MCP_ALLOWED_ORIGINS": listed.origin},
+            auth="none",
         )
         listed.mcp_url = unlisted.mcp_url = server.url
 

@@ -147,7 +147,8 @@ async def test_the_binary_serves_mcp_over_stdio(exported, tmp_path, era):
 
 async def test_the_binarys_healthcheck_probes_its_http_server(exported, launcher):
     server = launcher.http(exported)
-    done = run_to_exit(exported, {"OPENGIST_MCP_HTTP_ADDR": f"127.0.0.1:{server.port}"}, ["healthcheck"])
+    env = {"OPENGIST_MCP_HTTP_ADDR": f"127.0.0.1:{server.port}", "OPENGIST_MCP_HTTP_TOKEN": server.token}
+    done = run_to_exit(exported, env, ["healthcheck"])
     assert done.returncode == 0, done.stderr
     assert "answered 200" in done.stdout, done.stdout
 

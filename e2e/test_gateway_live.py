@@ -40,9 +40,12 @@ def gateway(opengist_env, launcher: Launcher, tmp_path: Path) -> Iterator[str]:
     if setup.returncode != 0 or not GATEWAY_PYTHON.exists():
         pytest.fail(f"scripts/gateway-env failed (exit {setup.returncode}):\n{setup.stderr}", pytrace=False)
     binary = require_binary(opengist_mcp_bin(), "cargo build -p opengist-mcp")
+    # About the gateway, which tells callers apart by their own headers: the backend runs with
+    # the explicit no-authentication setting (a shared secret would make every caller one).
     backend = launcher.http(
         binary,
         env={"OPENGIST_URL": opengist_env["OPENGIST_E2E_URL"], "OPENGIST_TOKEN": opengist_env["OPENGIST_E2E_TOKEN_FULL"]},
+        auth="none",
     )
     port = free_port()
     log = tmp_path / "gateway.log"

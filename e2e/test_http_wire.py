@@ -25,12 +25,13 @@ def server(launcher: Launcher) -> HttpHandle:
     return launcher.http(binary, env={"OPENGIST_URL": "http://127.0.0.1:9"})
 
 
-def post(url: str, body: bytes, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+def post(server: HttpHandle, body: bytes, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+    """POST `body` to the server's MCP endpoint with its bearer secret and `headers`."""
     request = urllib.request.Request(
-        url,
+        server.url,
         data=body,
         method="POST",
-        headers={"Content-Type": "application/json", "Accept": ACCEPT, **(headers or {})},
+        headers={"Content-Type": "application/json", "Accept": ACCEPT, **server.headers, **(headers or {})},
     )
     return send(request)
 
@@ -53,7 +54,7 @@ def json_rpc_error(status: int, headers: dict[str, str], body: bytes) -> dict:
 
 
 def test_malformed_json_is_a_400_parse_error(server: HttpHandle) -> None:
-    message = json_rpc_error(*post(server.url, b'{"jsonrpc": "2.0", "id": 1, "method": '))
+    message = json_rpc_error(*post(server, b'{"jsonrpc": "2.0", "id": 1, "method": '))
     assert message["id"] is None
     assert message["error"]["code"] == -32700, message
     assert "not valid JSON" in message["error"]["message"], message
@@ -61,13 +62,13 @@ def test_malformed_json_is_a_400_parse_error(server: HttpHandle) -> None:
 
 def test_a_batch_is_a_400_invalid_request(server: HttpHandle) -> None:
     batch = json.dumps([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]).encode()
-    message = json_rpc_error(*post(server.url, batch))
+    message = json_rpc_error(*post(server, batch))
     assert message["error"]["code"] == -32600, message
     assert "batches are not supported" in message["error"]["message"], message
 
 
 def test_json_that_is_no_message_is_a_400_invalid_request_with_its_id(server: HttpHandle) -> None:
-    message = json_rpc_error(*post(server.url, json.dumps({"id": 7, "hello": "world"}).encode()))
+    message = json_rpc_error(*post(server, json.dumps({"id": 7, "hello": "world"}).encode()))
     assert message["error"]["code"] == -32600, message
     assert message["id"] == 7, message
 
@@ -85,7 +86,7 @@ def test_a_per_request_call_naming_2025_11_25_is_unsupported_protocol_version(se
         },
     }
     headers = {"MCP-Protocol-Version": "2025-11-25", "Mcp-Method": "tools/list"}
-    message = json_rpc_error(*post(server.url, json.dumps(body).encode(), headers))
+    message = json_rpc_error(*post(server, json.dumps(body).encode(), headers))
     assert message["id"] == 3
     assert message["error"]["code"] == -32022, message
     assert message["error"]["data"] == {"requested": "2025-11-25", "supported": ["2026-07-28"]}, message
@@ -94,7 +95,7 @@ def test_a_per_request_call_naming_2025_11_25_is_unsupported_protocol_version(se
     # The same call at 2026-07-28 is served: the check is about the version, not the shape.
     body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = "2026-07-28"
     headers["MCP-Protocol-Version"] = "2026-07-28"
-    status, _, answer = post(server.url, json.dumps(body).encode(), headers)
+    status, _, answer = post(server, json.dumps(body).encode(), headers)
     assert status == 200, answer
     assert b'"tools"' in answer, answer
 
@@ -106,15 +107,15 @@ def test_deleting_a_session_answers_200_and_ends_it(server: HttpHandle) -> None:
         "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "wire", "version": "1"}},
     }
-    status, headers, _ = post(server.url, json.dumps(init).encode())
+    status, headers, _ = post(server, json.dumps(init).encode())
     assert status == 200
     session = headers["mcp-session-id"]
-    delete = urllib.request.Request(server.url, method="DELETE", headers={"Mcp-Session-Id": session})
+    delete = urllib.request.Request(server.url, method="DELETE", headers={"Mcp-Session-Id": session, **server.headers})
     status, _, body = send(delete)
     assert status == 200, (status, body)
     # The session is gone: using it again is refused.
     ping = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode()
-    status, _, _ = post(server.url, ping, {"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"})
+    status, _, _ = post(server, ping, {"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"})
     assert status == 404, status
 
 
@@ -122,7 +123,7 @@ async def test_the_python_sdk_ends_its_session_without_a_warning(
     server: HttpHandle, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="mcp")
-    async with connect(server.url, "legacy") as client:
+    async with connect(server.target, "legacy") as client:
         await client.list_tools()
     failures = [r.getMessage() for r in caplog.records if "Session termination failed" in r.getMessage()]
     assert failures == [], failures
@@ -145,7 +146,7 @@ def integer_formats(schema: object, path: str = "$") -> list[str]:
 
 
 async def test_tool_schemas_carry_plain_integer_bounds(server: HttpHandle) -> None:
-    async with connect(server.url, "2026-07-28") as client:
+    async with connect(server.target, "2026-07-28") as client:
         tools = (await client.list_tools()).tools
     assert len(tools) == 14
     formats = []

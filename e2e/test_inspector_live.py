@@ -46,7 +46,8 @@ def test_inspector_lists_and_calls_tools(opengist_env, inspector, launcher: Laun
     if transport == "stdio":
         target = [str(binary), *[arg for name, value in env.items() for arg in ("-e", f"{name}={value}")]]
     else:
-        target = [launcher.http(binary, env=env).url]
+        # About the Inspector's interoperation, not credentials: no secret to pass through its CLI.
+        target = [launcher.http(binary, env=env, auth="none").url]
 
     listed = run_cli(inspector, tmp_path, *target, "--method", "tools/list")
     names = {tool["name"] for tool in listed["tools"]}
@@ -89,7 +90,8 @@ def test_inspector_lists_and_reads_a_resource(opengist_env, inspector, launcher:
     if transport == "stdio":
         target = [str(binary), *[arg for name, value in env.items() for arg in ("-e", f"{name}={value}")]]
     else:
-        target = [launcher.http(binary, env=env).url]
+        # About the Inspector's interoperation, not credentials: no secret to pass through its CLI.
+        target = [launcher.http(binary, env=env, auth="none").url]
 
     listed = run_cli(inspector, tmp_path, *target, "--method", "resources/list")
     uri = f"opengist://gists/{gist_id}/{tag}.md"

@@ -362,12 +362,17 @@ async def test_the_question_states_what_opengist_holds(opengist_env, live_server
 
 # --------------------------------------------------------------------------- callers and replicas over HTTP
 
+# The servers below see callers by their own Authorization headers, as behind a gateway.
+NO_AUTH = {"OPENGIST_MCP_HTTP_NO_AUTH": "true"}
+
 
 @pytest.mark.parametrize("transport", ["http"])
 async def test_input_required_of_one_caller_is_not_anothers(opengist_env, live_server, transport):
     og = api(opengist_env)
     gist_id = og.create({"a.txt": "a\n"}, "public", title=marker())
-    url = live_server().url
+    # Callers told apart by their own Authorization headers (as behind a gateway): no shared
+    # secret, which would make them one caller.
+    url = live_server(extra=NO_AUTH).url
     args = {"gist_id": gist_id}
     async with connect(http_as(url, "alice"), MODERN, NeverAsked()) as alice:
         ir = await ask(alice, "delete_gist", args)
@@ -384,7 +389,7 @@ async def test_input_required_of_one_caller_is_not_anothers(opengist_env, live_s
 async def test_token_of_one_caller_is_not_anothers(opengist_env, live_server, era, transport):
     og = api(opengist_env)
     gist_id = og.create({"a.txt": "a\n"}, "public", title=marker())
-    url = live_server(extra={"ELICITATION": "false"}).url
+    url = live_server(extra={"ELICITATION": "false", **NO_AUTH}).url
     async with connect(http_as(url, "alice"), era, None) as alice:
         token = token_in(await alice.call_tool("delete_gist", {"gist_id": gist_id}))
         async with connect(http_as(url, "mallory"), era, None) as mallory:
@@ -399,8 +404,8 @@ async def test_replicas_sharing_a_seal_key_answer_each_others_questions(opengist
     """Two server processes behind one gateway share OPENGIST_MCP_SEAL_KEY: a question one
     asked can be answered on the other. Without the shared key it cannot."""
     og = api(opengist_env)
-    key = {"OPENGIST_MCP_SEAL_KEY": "ab" * 32}
-    first, second, stranger = live_server(extra=key).url, live_server(extra=key).url, live_server().url
+    key = {"OPENGIST_MCP_SEAL_KEY": "ab" * 32, **NO_AUTH}
+    first, second, stranger = live_server(extra=key).url, live_server(extra=key).url, live_server(extra=NO_AUTH).url
     shared = og.create({"a.txt": "a\n", "b.txt": "b\n"}, "private", title=marker())
     args = {"gist_id": shared, "filenames": ["a.txt"]}
     async with connect(http_as(first, "alice"), MODERN, NeverAsked()) as one:

@@ -23,7 +23,7 @@ import pytest
 from live import DIAGONAL, TcpProxy, WebSession, api, follow, marker, ok
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
-from support import CLIENT_READ_TIMEOUT_S
+from support import CLIENT_READ_TIMEOUT_S, client_target
 
 pytestmark = [pytest.mark.anyio, pytest.mark.opengist]
 
@@ -61,7 +61,7 @@ async def resource_client(live_server, era: str, token: str | None = "full", ext
 
     mode = "legacy" if era == "legacy" else era
     async with Client(
-        target_of(live_server(token=token, extra=extra)),
+        client_target(target_of(live_server(token=token, extra=extra))),
         mode=mode,
         message_handler=handler,
         read_timeout_seconds=CLIENT_READ_TIMEOUT_S,
@@ -273,7 +273,7 @@ async def test_opengist_unreachable_is_named(opengist_env, live_server, era):
 
         handle = live_server(extra={"OPENGIST_URL": proxy.url, "OPENGIST_MCP_REQUEST_TIMEOUT_SECS": "5"})
         mode = "legacy" if era == "legacy" else era
-        async with Client(target_of(handle), mode=mode, read_timeout_seconds=CLIENT_READ_TIMEOUT_S, cache=None) as client:
+        async with Client(client_target(target_of(handle)), mode=mode, read_timeout_seconds=CLIENT_READ_TIMEOUT_S, cache=None) as client:
             assert contents_bytes(await client.read_resource(uri(gist_id, "a.txt"))) == b"a\n"
             proxy.cut()
             error = await read_error(client, uri(gist_id, "b.txt"))

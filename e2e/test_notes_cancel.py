@@ -30,7 +30,8 @@ def session(transport, launcher, notes_binary, tmp_path):
     if transport == "stdio":
         opened = RawStdio(notes_binary, {}, tmp_path / "notes.stderr")
     else:
-        opened = RawHttp(launcher.http(notes_binary).url)
+        server = launcher.http(notes_binary)
+        opened = RawHttp(server.url, server.authorization)
     yield opened
     opened.close()
 

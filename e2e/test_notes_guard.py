@@ -13,7 +13,7 @@ import copy
 
 import pytest
 from conftest import target_of
-from support import Dialog, assert_yes_no_schema, connect, dump, text_of, token_in
+from support import Dialog, assert_yes_no_schema, client_target, connect, dump, text_of, token_in
 
 pytestmark = pytest.mark.anyio
 
@@ -73,7 +73,7 @@ async def test_discover_negotiates_2026_07_28(notes_server):
     from mcp import Client
 
     server = notes_server()
-    async with Client(target_of(server), mode="auto", cache=None) as client:
+    async with Client(client_target(target_of(server)), mode="auto", cache=None) as client:
         assert client.protocol_version == "2026-07-28"
         await initial(client)
 
@@ -108,14 +108,14 @@ async def test_store_is_per_process_not_per_connection(launcher, notes_binary, e
     has its own."""
     first = launcher.http(notes_binary)
     other = launcher.http(notes_binary)
-    async with connect(first.url, era, dialog=None) as a:
+    async with connect(first.target, era, dialog=None) as a:
         before = await initial(a)
         token = token_in(await a.call_tool("delete_note", {"note_id": "n1"}))
         done = await a.call_tool("delete_note", {"note_id": "n1", "confirm_token": token})
         assert not done.is_error, text_of(done)
-    async with connect(first.url, era, dialog=None) as b:
+    async with connect(first.target, era, dialog=None) as b:
         assert await notes(b) == {k: v for k, v in before.items() if k != "n1"}
-    async with connect(other.url, era, dialog=None) as c:
+    async with connect(other.target, era, dialog=None) as c:
         assert await notes(c) == before
 
 

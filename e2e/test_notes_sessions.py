@@ -26,10 +26,12 @@ MALLORY = "Bearer mallory-credential-02"
 
 @pytest.fixture
 def notes_http(launcher, notes_binary):
-    """`notes_http(env)`: `notes --http 127.0.0.1:PORT`, stopped at the end of the test."""
+    """`notes_http(env)`: `notes --http 127.0.0.1:PORT`, stopped at the end of the test. With
+    NOTES_HTTP_NO_AUTH=true: the callers here are told apart by their own `Authorization`
+    headers (principals), which one shared bearer secret would make one caller."""
 
     def start(env: dict[str, str] | None = None):
-        return launcher.http(notes_binary, env=env or {})
+        return launcher.http(notes_binary, env=env or {}, auth="none")
 
     return start
 

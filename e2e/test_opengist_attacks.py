@@ -60,9 +60,9 @@ def raw_session(opengist_env, live_server, opengist_mcp_binary, transport, tmp_p
             }
             session = RawStdio(opengist_mcp_binary, env, tmp_path / f"raw-{len(opened)}.stderr")
         else:
-            if not hasattr(open_one, "url"):
-                open_one.url = live_server().url
-            session = RawHttp(open_one.url, authorization)
+            if not hasattr(open_one, "server"):
+                open_one.server = live_server()
+            session = RawHttp(open_one.server.url, authorization or open_one.server.authorization)
         opened.append(session)
         return session
 
@@ -100,7 +100,9 @@ def test_another_caller_cannot_answer_or_use_alices_session(opengist_env, launch
     m = marker()
     gist_id = gist(opengist_env, m)
     env = {"OPENGIST_URL": opengist_env["OPENGIST_E2E_URL"], "OPENGIST_TOKEN": opengist_env[TOKENS["full"]]}
-    server = launcher.http(opengist_mcp_binary, env=env)
+    # Callers told apart by their own Authorization headers: no shared secret (which would
+    # make them one caller).
+    server = launcher.http(opengist_mcp_binary, env=env, auth="none")
     alice = RawHttp(server.url, "Bearer alice-credential")
     alice.send(call(20, "delete_gist", {"gist_id": gist_id}))
     dialog = alice.must(is_elicitation, WAIT_S, "alice's dialog")
@@ -142,7 +144,7 @@ def test_a_request_state_replayed_by_another_caller_is_asked_again(opengist_env,
     m = marker()
     gist_id = gist(opengist_env, m)
     env = {"OPENGIST_URL": opengist_env["OPENGIST_E2E_URL"], "OPENGIST_TOKEN": opengist_env[TOKENS["full"]]}
-    server = launcher.http(opengist_mcp_binary, env=env)
+    server = launcher.http(opengist_mcp_binary, env=env, auth="none")
     alice = "Bearer alice-credential"
     args = {"name": "delete_gist", "arguments": {"gist_id": gist_id}}
     asked = per_request(server.url, alice, 1, args)

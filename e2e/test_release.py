@@ -252,10 +252,12 @@ def test_healthcheck_on_stdio_has_nothing_to_probe(opengist_mcp_binary):
 async def test_healthcheck_probes_the_http_server(launcher, opengist_mcp_binary):
     server = launcher.http(opengist_mcp_binary)
     address = f"127.0.0.1:{server.port}"
-    by_flag = healthcheck(opengist_mcp_binary, {}, ["--http", address])
+    # The server requires a bearer secret (without one it would make one up): the probe sends it.
+    secret = {"OPENGIST_MCP_HTTP_TOKEN": server.token}
+    by_flag = healthcheck(opengist_mcp_binary, secret, ["--http", address])
     assert by_flag.returncode == 0, by_flag.stderr
     assert "/healthz answered 200" in by_flag.stdout, by_flag.stdout
-    by_variable = healthcheck(opengist_mcp_binary, {"OPENGIST_MCP_HTTP_ADDR": address})
+    by_variable = healthcheck(opengist_mcp_binary, {"OPENGIST_MCP_HTTP_ADDR": address, **secret})
     assert by_variable.returncode == 0, by_variable.stderr
     # The server is really up and serving MCP, which is what healthy means.
     async with connect(target_of(server), "2026-07-28") as client:

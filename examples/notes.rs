@@ -26,7 +26,11 @@
 //! - `ELICITATION`: `false` sends guarded calls down the two-call token path (it never removes
 //!   the guard); any value but `true` or `false` exits 1.
 //! - `NOTES_HTTP_TOKEN`: a bearer secret every HTTP request must carry (16+ characters);
-//!   required to bind anything but loopback.
+//!   required to bind anything but loopback. Unset on loopback: a secret made up at start and
+//!   printed once on stderr with a client configuration; `NOTES_HTTP_NO_AUTH=true` serves
+//!   without one (loopback only, said at start).
+//! - `NOTES_STATE_DIR`: where spent answers are kept when `NOTES_SEAL_KEY` is set without
+//!   `NOTES_REDIS_URL` (default: the XDG state directory), so they stay spent across restarts.
 //! - `NOTES_ALLOWED_HOSTS`, `NOTES_ALLOWED_ORIGINS`: extra accepted `Host` / `Origin` values
 //!   (comma-separated), e.g. the name a gateway forwards.
 //! - `NOTES_SEAL_KEY`: the seal key replicas share (hex or base64, 32+ bytes once decoded, e.g.

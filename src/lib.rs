@@ -60,8 +60,9 @@
 //!
 //! [`Serving`] (the [`serve`] module, features `serve-stdio` and `serve-http`, on by default)
 //! serves stdio through the guard's hardened transport ([`stdio`]), and HTTP behind a gate:
-//! `Host` and `Origin` checks, a bearer secret (`<PREFIX>_HTTP_TOKEN`, required off loopback),
-//! session cap and idle expiry, header and body timeouts, a connection cap, graceful shutdown on
+//! `Host` and `Origin` checks, a bearer secret (`<PREFIX>_HTTP_TOKEN`, required off loopback;
+//! unset on loopback, one made up at start and printed once; none only with
+//! `<PREFIX>_HTTP_NO_AUTH=true`), session cap and idle expiry, header and body timeouts, a connection cap, graceful shutdown on
 //! SIGINT and SIGTERM that cancels pending calls. Every legacy (2025-11-25) session is bound to
 //! the principal that opened it, by the guard's own principal rule ([`Caller`],
 //! [`GuardBuilder::principal`]): another principal's tool call, dialog answer, `DELETE` or
@@ -322,9 +323,13 @@ pub mod audit {
 }
 
 /// Spent-nonce stores: every approval is used once ([`GuardBuilder::nonce_store`]; replicas
-/// share one, such as `ask-first-redis`).
+/// share one, such as `ask-first-redis`; one process whose seal key outlives it keeps them in a
+/// [`nonce::FileNonceStore`]).
 pub mod nonce {
-    pub use ask_first_core::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
+    pub use ask_first_core::{
+        FileNonceStore, FileNonceStoreError, MemoryNonceStore, NonceStore, NonceStoreError,
+        SpendFuture,
+    };
 }
 
 /// The `ELICITATION` switch: `false` sends every guarded call down the two-call token path.

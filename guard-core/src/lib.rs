@@ -45,6 +45,7 @@ mod call;
 mod dialog;
 mod engine;
 mod nonce;
+mod nonce_file;
 mod question;
 pub mod seal;
 mod settings;
@@ -67,6 +68,7 @@ pub use engine::{
 };
 pub use engine::{AlteredState, token_reply};
 pub use nonce::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
+pub use nonce_file::{FileNonceStore, FileNonceStoreError, SPENT_LOCK_FILE, SPENT_LOG_FILE};
 pub use question::{
     Address, ByteSize, Count, Fact, Id, InvalidId, Moment, Name, PathName, Question, Span, ToFact,
     Wording,

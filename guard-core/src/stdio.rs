@@ -18,6 +18,7 @@
 //! | an id that is not a string or an integer | `-32600`, id `null` |
 //! | `jsonrpc` other than `"2.0"` | `-32600` with the id |
 //! | nested deeper than [`MAX_DEPTH`] | `tools/call`: `-32602` naming the argument; else `-32600` |
+//! | more than [`MAX_VALUES`] JSON values | `-32600` with the id, unparsed |
 //! | a known method whose `params` do not fit (a lone surrogate, a wrong type) | `-32602` naming the field |
 //!
 //! Everything else goes to rmcp unchanged, so rmcp answers it as before (an unknown method is
@@ -30,6 +31,11 @@
 //! serde_json's [`RawValue`], which skips values iteratively, so a deep line still yields the
 //! id to answer and the argument to name. Parsing deep values for real would need a stack that
 //! grows with the input; nothing in MCP needs more than a few dozen levels.
+//!
+//! Bounded work per line: the depth and the number of values are counted in that one pass
+//! before anything is parsed, so a line of millions of tiny values is refused without building
+//! them; the envelope is read as borrowed [`RawValue`]s; and a line longer than 64 KiB is
+//! checked on Tokio's blocking pool ([`tokio::task::spawn_blocking`]), never on an async worker.
 //!
 //! The transport serves any [`rmcp::ServerHandler`], guarded or not: `handler.serve(stdio())`.
 
@@ -54,6 +60,53 @@ pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// The deepest nesting of arrays and objects handed to rmcp: serde_json refuses the 128th
 /// level. A deeper message is answered by the transport.
 pub const MAX_DEPTH: usize = 127;
+
+/// The most JSON values (arrays, objects, members and elements) in one message handed to rmcp.
+/// Parsing builds every value in memory (tens of bytes each, whatever its text's size), so a
+/// message of millions of tiny values costs far more memory and time than its length suggests;
+/// no MCP request needs this many. A message with more is answered unparsed ([`too_many_values`]).
+pub const MAX_VALUES: usize = 20_000;
+
+/// The refusal of a message holding about `values` values, more than [`MAX_VALUES`]: for a
+/// `tools/call`, `-32602` naming the argument that holds the most (as for a message nested too
+/// deep); else `-32600`. `params` is the message's raw params; nothing in it is parsed but the
+/// argument names (each value is skipped). Returns the JSON-RPC code and the message.
+pub fn too_many_values(
+    values: usize,
+    method: Option<&str>,
+    params: Option<&RawValue>,
+) -> (i64, String) {
+    if method == Some("tools/call")
+        && let Some(params) = params
+        && let Ok(call) = serde_json::from_str::<CallEnvelope>(params.get())
+        && let Some((name, most)) = call
+            .arguments
+            .iter()
+            .flatten()
+            .map(|(name, raw)| (name, shape(raw.get().as_bytes()).values))
+            .max_by_key(|(_, values)| *values)
+    {
+        return (
+            INVALID_PARAMS,
+            format!(
+                "argument `{name}` holds about {most} JSON values; this server reads messages of \
+                 up to {MAX_VALUES} (arrays, objects and their members): send fewer, larger \
+                 values (text in one string rather than many small ones), or split the call"
+            ),
+        );
+    }
+    (
+        INVALID_REQUEST,
+        format!(
+            "the message holds about {values} JSON values; this server reads messages of up to \
+             {MAX_VALUES} (arrays, objects and their members): send fewer, larger values (text \
+             in one string rather than many small ones)"
+        ),
+    )
+}
+
+/// Lines longer than this are checked on the blocking thread pool, off the async workers.
+const CHECK_INLINE_BYTES: usize = 64 * 1024;
 
 /// How much of an over-long line is kept to look for its id.
 const PREFIX_BYTES: usize = 64 * 1024;
@@ -95,6 +148,9 @@ pub struct StdioTransport<R, W> {
     /// The answer to the last refused line, still being written; awaited before the next one
     /// so a flood of bad lines cannot queue unbounded answers.
     answering: Option<JoinHandle<()>>,
+    /// A long line being checked on the blocking pool; awaited (by reference, so a cancelled
+    /// `receive` loses nothing) before the next line is read. It gives the line's buffer back.
+    checking: Option<JoinHandle<(Verdict, Vec<u8>)>>,
 }
 
 impl<R, W> std::fmt::Debug for StdioTransport<R, W> {
@@ -116,6 +172,7 @@ where
             oversized: None,
             write: Arc::new(Mutex::new(Some(write))),
             answering: None,
+            checking: None,
         }
     }
 
@@ -214,21 +271,51 @@ where
                 let _ = previous.await;
                 self.answering = None;
             }
-            let line = match self.read_line().await {
-                Ok(Some(line)) => line,
-                Ok(None) => return None,
-                Err(error) => {
-                    tracing::error!(%error, "could not read from stdin");
-                    return None;
+            let verdict = if let Some(checking) = self.checking.as_mut() {
+                let checked = checking.await;
+                self.checking = None;
+                match checked {
+                    Ok((verdict, mut buffer)) => {
+                        // Reuse the buffer, without keeping a long line's worth of memory.
+                        buffer.clear();
+                        buffer.shrink_to(CHECK_INLINE_BYTES);
+                        self.line = buffer;
+                        verdict
+                    }
+                    Err(error) => {
+                        tracing::error!(%error, "checking a line stopped");
+                        Verdict::Refuse(error_response(
+                            None,
+                            INVALID_REQUEST,
+                            "the message could not be checked; send it again",
+                        ))
+                    }
                 }
-            };
-            let verdict = match line {
-                Line::Whole => {
-                    let verdict = check_line(&self.line);
-                    self.line.clear();
-                    verdict
+            } else {
+                let line = match self.read_line().await {
+                    Ok(Some(line)) => line,
+                    Ok(None) => return None,
+                    Err(error) => {
+                        tracing::error!(%error, "could not read from stdin");
+                        return None;
+                    }
+                };
+                match line {
+                    Line::Whole if self.line.len() > CHECK_INLINE_BYTES => {
+                        let line = std::mem::take(&mut self.line);
+                        self.checking = Some(tokio::task::spawn_blocking(move || {
+                            let verdict = check_line(&line);
+                            (verdict, line)
+                        }));
+                        continue;
+                    }
+                    Line::Whole => {
+                        let verdict = check_line(&self.line);
+                        self.line.clear();
+                        verdict
+                    }
+                    Line::Oversized(prefix) => Verdict::Refuse(oversized_answer(&prefix)),
                 }
-                Line::Oversized(prefix) => Verdict::Refuse(oversized_answer(&prefix)),
             };
             match verdict {
                 Verdict::Pass(message) => return Some(*message),
@@ -346,9 +433,13 @@ pub fn check_line(line: &[u8]) -> Verdict {
             Err(_) => return refuse(id, INVALID_REQUEST, "`method` must be a string"),
         },
     };
-    let depth = nesting_depth(text.as_bytes());
-    if depth > MAX_DEPTH {
-        return too_deep(id, method.as_deref(), envelope.params, depth);
+    let shape = shape(text.as_bytes());
+    if shape.depth > MAX_DEPTH {
+        return too_deep(id, method.as_deref(), envelope.params, shape.depth);
+    }
+    if shape.values > MAX_VALUES {
+        let (code, message) = too_many_values(shape.values, method.as_deref(), envelope.params);
+        return refuse(id, code, &message);
     }
     match serde_json::from_str::<RxJsonRpcMessage<RoleServer>>(text) {
         Ok(JsonRpcMessage::Request(request)) => {
@@ -509,7 +600,24 @@ fn read_id(raw: &RawValue) -> Option<NumberOrString> {
 
 /// The deepest nesting of arrays and objects in JSON text, in one pass without recursion.
 pub fn nesting_depth(json: &[u8]) -> usize {
-    let (mut depth, mut deepest) = (0usize, 0usize);
+    shape(json).depth
+}
+
+/// What one pass over JSON text learns without parsing it: how deep it nests and how many
+/// values it holds at most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// The deepest nesting of arrays and objects.
+    pub depth: usize,
+    /// An upper bound on the values in it (every array, object and member or element, an empty
+    /// array or object counting one more): the work a parser would do, in units of values.
+    pub values: usize,
+}
+
+/// The [`Shape`] of JSON text (valid or not), in one pass over its bytes: no allocation, no
+/// recursion, so it bounds the work on any input before anything is parsed.
+pub fn shape(json: &[u8]) -> Shape {
+    let (mut depth, mut deepest, mut values) = (0usize, 0usize, 1usize);
     let (mut in_string, mut escaped) = (false, false);
     for &byte in json {
         if in_string {
@@ -527,12 +635,17 @@ pub fn nesting_depth(json: &[u8]) -> usize {
             b'[' | b'{' => {
                 depth += 1;
                 deepest = deepest.max(depth);
+                values = values.saturating_add(1);
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' => values = values.saturating_add(1),
             _ => {}
         }
     }
-    deepest
+    Shape {
+        depth: deepest,
+        values,
+    }
 }
 
 /// A client-to-server request rmcp knows, by method.
@@ -651,6 +764,75 @@ mod tests {
     fn depth_counts_outside_strings_only() {
         assert_eq!(nesting_depth(b"{\"a\":[1,{\"b\":\"[[[\\\"{\"}]}"), 3);
         assert_eq!(nesting_depth(deep(500).as_bytes()), 500);
+    }
+
+    #[test]
+    fn shape_bounds_the_values_before_any_parse() {
+        assert_eq!(shape(b"[1,2,3]").values, 4);
+        assert_eq!(shape(br#"{"a":1,"b":"x,y,[z"}"#).values, 3);
+        let many = format!("[{}0]", "0,".repeat(MAX_VALUES));
+        assert!(shape(many.as_bytes()).values > MAX_VALUES);
+    }
+
+    #[test]
+    fn a_line_of_too_many_values_is_refused_unparsed_with_its_id() {
+        let values = format!("[{}0]", "0,".repeat(MAX_VALUES));
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"add","arguments":{{"text":{values}}}}}}}"#
+        );
+        let answer = refused(&line);
+        assert_eq!(answer["id"], 5);
+        assert_eq!(answer["error"]["code"], INVALID_PARAMS);
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(&MAX_VALUES.to_string()) && message.contains("`text`"),
+            "{answer}"
+        );
+        // Another method: -32600.
+        let line =
+            format!(r#"{{"jsonrpc":"2.0","id":6,"method":"ping","params":{{"x":{values}}}}}"#);
+        let answer = refused(&line);
+        assert_eq!(answer["error"]["code"], INVALID_REQUEST);
+        // Positive control: the same call with fewer values passes.
+        let values = format!("[{}0]", "0,".repeat(MAX_VALUES / 2));
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"add","arguments":{{"text":{values}}}}}}}"#
+        );
+        assert!(matches!(check_line(line.as_bytes()), Verdict::Pass(_)));
+    }
+
+    #[tokio::test]
+    async fn long_lines_are_checked_off_the_async_workers_and_answered_in_order() {
+        use tokio::io::AsyncReadExt;
+        let (mut client, server) = tokio::io::duplex(1024 * 1024);
+        let (read, write) = tokio::io::split(server);
+        let mut transport = StdioTransport::new(read, write);
+        let padding = "x".repeat(200 * 1024);
+        let good = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"_meta":{{"pad":"{padding}"}}}}}}"#
+        );
+        let many = format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"ping","params":{{"_meta":{{"pad":[{}0]}}}}}}"#,
+            "0,".repeat(MAX_VALUES)
+        );
+        let third = r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#;
+        let input = format!("{many}\n{good}\n{third}\n");
+        let writer = tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            client.write_all(input.as_bytes()).await.expect("written");
+            let mut answer = vec![0u8; 4096];
+            let read = client.read(&mut answer).await.expect("an answer");
+            answer.truncate(read);
+            answer
+        });
+        let first = transport.receive().await.expect("the long good line");
+        assert!(format!("{first:?}").contains("Number(1)"), "{first:?}");
+        let next = transport.receive().await.expect("the short line");
+        assert!(format!("{next:?}").contains("Number(3)"), "{next:?}");
+        let answer = writer.await.expect("the client");
+        let answer: Value = serde_json::from_slice(answer.trim_ascii()).expect("one JSON answer");
+        assert_eq!(answer["id"], 2);
+        assert_eq!(answer["error"]["code"], INVALID_REQUEST);
     }
 
     #[test]

@@ -12,8 +12,11 @@
 //!    `403`. A missing or malformed `Host` is `400`.
 //! 2. `Origin`, when present: `http(s)://localhost`, `127.0.0.1` or `[::1]` on any port, or an
 //!    extra origin from the allowed-origins setting; else `403`.
-//! 3. When a bearer secret is configured: `Authorization: Bearer <secret>`, compared in
-//!    constant time; else `401` with `WWW-Authenticate: Bearer` and a JSON body.
+//! 3. The credential ([`auth`]): `Authorization: Bearer <secret>`, compared in constant time,
+//!    else `401` with `WWW-Authenticate: Bearer` and a JSON body. The secret is the configured
+//!    one or, when none is configured on a loopback address, one made up at start and printed
+//!    once on stderr with a ready client configuration. Only the explicit no-authentication
+//!    setting (loopback only, announced on stderr at start) serves without one.
 //!
 //! Then, always (no option turns it off), every legacy session belongs to the principal that
 //! opened it, under the server's own guard's rule ([`Guard::principal_of`], so a custom
@@ -21,14 +24,15 @@
 //! request naming another principal's `Mcp-Session-Id` (a tool call, a dialog's answer,
 //! `DELETE`, a `GET` stream) is refused with `403 session_not_yours` before rmcp sees it.
 //!
-//! `/healthz` sits behind the bearer check on purpose: with a secret configured nothing at all
-//! answers without it, so a probe from a load balancer must send the header too (Kubernetes:
-//! `httpGet.httpHeaders`). Without a secret (loopback only) it answers anyone who passes the
+//! `/healthz` sits behind the bearer check on purpose: with a secret nothing at all answers
+//! without it, so a probe from a load balancer must send the header too (Kubernetes:
+//! `httpGet.httpHeaders`). With the no-authentication setting it answers anyone who passes the
 //! Host/Origin checks.
 //!
 //! rmcp's own Host and Origin checks are configured with the same lists, as a second layer.
-//! Binding a non-loopback address without a bearer secret is refused at start. Every message
-//! names the settings as the server calls them ([`HttpOptions::names`]).
+//! Binding a non-loopback address without a bearer secret is refused at start, with or without
+//! the no-authentication setting. Every message names the settings as the server calls them
+//! ([`HttpOptions::names`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -41,8 +45,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
 
 use ask_first_core::{Guard, Guarded};
@@ -52,6 +54,7 @@ use crate::settings::{
     normalise_host,
 };
 
+mod auth;
 pub mod limits;
 mod owners;
 pub mod sessions;
@@ -72,8 +75,12 @@ pub const HEALTH_PATH: &str = "/healthz";
 pub struct HttpOptions {
     /// The settings' names, as the server calls them (every message names its fix by them).
     pub names: SettingNames,
-    /// The bearer secret every request must carry; `None`: no authentication (loopback only).
+    /// The bearer secret every request must carry; `None`: one made up at start (loopback
+    /// only), unless `no_auth`.
     pub bearer_token: Option<Secret>,
+    /// Serve without any authentication (the no-authentication setting, `true`): loopback only,
+    /// never with a bearer secret, announced on stderr at start.
+    pub no_auth: bool,
     /// Extra accepted `Host` values.
     pub allowed_hosts: Vec<AllowedHost>,
     /// Extra accepted `Origin` values.
@@ -86,8 +93,8 @@ pub struct HttpOptions {
 }
 
 impl HttpOptions {
-    /// Default options (loopback only, no bearer secret, default limits) whose messages name
-    /// the settings `names`.
+    /// Default options (loopback only, a secret made up at start, default limits) whose messages
+    /// name the settings `names`.
     pub fn new(names: SettingNames) -> Self {
         Self {
             names,
@@ -100,6 +107,7 @@ impl HttpOptions {
         Self {
             names: settings.names.clone(),
             bearer_token: settings.http_token.clone(),
+            no_auth: settings.http_no_auth,
             allowed_hosts: settings.allowed_hosts.clone(),
             allowed_origins: settings.allowed_origins.clone(),
             limits: settings.limits,
@@ -120,6 +128,31 @@ pub enum HttpError {
     TokenRequired {
         /// The address asked for.
         addr: SocketAddr,
+        /// The bearer secret's setting.
+        setting: String,
+    },
+    /// The no-authentication setting on a non-loopback address.
+    #[error(
+        "refusing to serve HTTP on {addr}, which is not a loopback address, without \
+         authentication ({no_auth}=true): unset {no_auth} and set {setting} (e.g. to the output \
+         of `openssl rand -hex 32`), or bind 127.0.0.1"
+    )]
+    NoAuthNotLoopback {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The no-authentication setting.
+        no_auth: String,
+        /// The bearer secret's setting.
+        setting: String,
+    },
+    /// Both a bearer secret and the no-authentication setting.
+    #[error(
+        "{setting} and {no_auth}=true contradict each other: unset {no_auth} to require the \
+         secret, or unset {setting} to serve without authentication"
+    )]
+    AuthConflict {
+        /// The no-authentication setting.
+        no_auth: String,
         /// The bearer secret's setting.
         setting: String,
     },
@@ -209,7 +242,9 @@ impl BoundHttp {
 }
 
 /// Binds `addr` and builds the routes around a fresh `S` per MCP session (`factory`).
-/// Refuses a non-loopback address without a bearer secret. The factory is called once here,
+/// Refuses a non-loopback address without a bearer secret, and a bearer secret together with
+/// the no-authentication setting. Without either setting (loopback) it makes up a secret for
+/// this run and prints it on stderr with a client configuration ([`auth`] says how it chooses). The factory is called once here,
 /// for the guard whose principal rule binds every legacy session to its opener.
 pub async fn bind_http<S, F>(
     addr: SocketAddr,
@@ -220,12 +255,31 @@ where
     S: rmcp::ServerHandler + Guarded + Send + 'static,
     F: Fn() -> Result<S, std::io::Error> + Send + Sync + 'static,
 {
-    if !is_loopback(addr.ip()) && options.bearer_token.is_none() {
-        return Err(HttpError::TokenRequired {
-            addr,
-            setting: options.names.http_token.clone(),
-        });
-    }
+    let names = &options.names;
+    let credential = match (&options.bearer_token, options.no_auth) {
+        (Some(_), true) => {
+            return Err(HttpError::AuthConflict {
+                no_auth: names.http_no_auth.clone(),
+                setting: names.http_token.clone(),
+            });
+        }
+        (Some(secret), false) => Credential::Configured(secret.clone()),
+        (None, true) if !is_loopback(addr.ip()) => {
+            return Err(HttpError::NoAuthNotLoopback {
+                addr,
+                no_auth: names.http_no_auth.clone(),
+                setting: names.http_token.clone(),
+            });
+        }
+        (None, true) => Credential::None,
+        (None, false) if !is_loopback(addr.ip()) => {
+            return Err(HttpError::TokenRequired {
+                addr,
+                setting: names.http_token.clone(),
+            });
+        }
+        (None, false) => Credential::Minted(auth::mint_secret()),
+    };
     let guard: Guard = factory()
         .map_err(|source| HttpError::Factory { source })?
         .guard()
@@ -237,10 +291,17 @@ where
         .local_addr()
         .map_err(|source| HttpError::Bind { addr, source })?;
 
-    let gate = Gate::new(local_addr, &options);
+    announce(&credential, local_addr, &options.names);
+    let gate = Gate::new(
+        local_addr,
+        &options,
+        credential.authenticator(&options.names),
+    );
     let config = StreamableHttpServerConfig::default()
         // Stateful sessions for legacy clients: a pushed elicitation needs a channel back.
         .with_legacy_session_mode(true)
+        // The one body limit, also enforced (before any parse) by the limits layer.
+        .with_max_request_body_bytes(wire::MAX_BODY_BYTES)
         .with_allowed_hosts(gate.rmcp_allowed_hosts())
         .with_allowed_origins(gate.rmcp_allowed_origins());
     let token = config.cancellation_token.clone();
@@ -317,20 +378,22 @@ struct HostRule {
 struct Gate {
     hosts: Vec<HostRule>,
     origins: Vec<AllowedOrigin>,
-    /// SHA-256 of the bearer secret: comparing digests keeps the comparison's time independent
-    /// of the secret's length too.
-    token_digest: Option<[u8; 32]>,
+    /// The credential check.
+    auth: Box<dyn auth::Authenticator>,
     port: u16,
     /// The messages, naming the server's settings.
     host_refused: String,
     origin_refused: String,
-    bearer_refused: String,
 }
 
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
 impl Gate {
-    fn new(local_addr: SocketAddr, options: &HttpOptions) -> Self {
+    fn new(
+        local_addr: SocketAddr,
+        options: &HttpOptions,
+        auth: Box<dyn auth::Authenticator>,
+    ) -> Self {
         let port = local_addr.port();
         let mut hosts: Vec<HostRule> = LOOPBACK_NAMES
             .iter()
@@ -364,10 +427,7 @@ impl Gate {
         Self {
             hosts,
             origins,
-            token_digest: options
-                .bearer_token
-                .as_ref()
-                .map(|token| Sha256::digest(token.expose().as_bytes()).into()),
+            auth,
             port,
             host_refused: format!(
                 "this Host is not accepted (protection against DNS rebinding); to reach the \
@@ -378,11 +438,6 @@ impl Gate {
                 "this Origin is not accepted; to allow a browser application, add its origin \
                  to {}",
                 options.names.allowed_origins
-            ),
-            bearer_refused: format!(
-                "this server needs `Authorization: Bearer <secret>`, the secret being the value \
-                 of {} on the server",
-                options.names.http_token
             ),
         }
     }
@@ -476,31 +531,83 @@ impl Gate {
     }
 
     fn check_bearer(&self, headers: &HeaderMap) -> Result<(), Rejection<'_>> {
-        let Some(expected) = &self.token_digest else {
-            return Ok(());
-        };
-        let presented = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| {
-                let (scheme, token) = value.trim().split_once(' ')?;
-                scheme
-                    .eq_ignore_ascii_case("bearer")
-                    .then(|| token.trim_start())
-            });
-        let ok = presented.is_some_and(|token| {
-            let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-            bool::from(digest.ct_eq(expected))
-        });
-        if ok {
-            return Ok(());
+        self.auth
+            .authenticate(headers)
+            .map_err(|refusal| Rejection {
+                status: refusal.status,
+                code: refusal.code,
+                message: refusal.message,
+            })
+    }
+}
+
+/// The credential [`bind_http`] chose.
+enum Credential {
+    /// The bearer secret setting.
+    Configured(Secret),
+    /// Made up at start, printed once on stderr.
+    Minted(Secret),
+    /// The no-authentication setting.
+    None,
+}
+
+impl Credential {
+    fn authenticator(&self, names: &SettingNames) -> Box<dyn auth::Authenticator> {
+        match self {
+            Self::Configured(secret) => Box::new(auth::SharedSecret::new(
+                secret,
+                format!(
+                    "this server needs `Authorization: Bearer <secret>`, the secret being the \
+                     value of {} on the server",
+                    names.http_token
+                ),
+            )),
+            Self::Minted(secret) => Box::new(auth::SharedSecret::new(
+                secret,
+                format!(
+                    "this server needs `Authorization: Bearer <secret>`: no {} is set, so the \
+                     server made up a secret at start and printed it on its stderr (set {} to \
+                     choose one)",
+                    names.http_token, names.http_token
+                ),
+            )),
+            Self::None => Box::new(auth::Anonymous),
         }
-        tracing::warn!("refused an HTTP request without the right bearer secret");
-        Err(Rejection {
-            status: StatusCode::UNAUTHORIZED,
-            code: "unauthorized",
-            message: &self.bearer_refused,
-        })
+    }
+}
+
+/// Says on stderr (never through tracing, so never into a log collector) how to authenticate:
+/// the made-up secret with a client configuration, or that there is no authentication.
+fn announce(credential: &Credential, local_addr: SocketAddr, names: &SettingNames) {
+    match credential {
+        Credential::Configured(_) => {}
+        Credential::Minted(secret) => {
+            let url = format!("http://{local_addr}{MCP_PATH}");
+            let client = serde_json::json!({
+                "type": "http",
+                "url": url,
+                "headers": { "Authorization": format!("Bearer {}", secret.expose()) },
+            });
+            eprintln!(
+                "No {token} is set, so this run requires a secret made up at start (shown only \
+                 here). Send it on every request:\n\n    Authorization: Bearer {secret}\n\n\
+                 A client configuration for this run:\n\n    {client}\n\n\
+                 To keep one secret across restarts, set {token}; to serve without \
+                 authentication (any local process then acts with this server's full rights), \
+                 set {no_auth}=true.",
+                token = names.http_token,
+                no_auth = names.http_no_auth,
+                secret = secret.expose(),
+            );
+        }
+        Credential::None => eprintln!(
+            "WARNING: {no_auth}=true: serving HTTP at http://{local_addr}{MCP_PATH} without \
+             authentication. Any process on this machine that can reach the port acts with this \
+             server's full rights (Host and Origin checks stop web pages, not processes). Set \
+             {token} and unset {no_auth} to require a secret.",
+            no_auth = names.http_no_auth,
+            token = names.http_token,
+        ),
     }
 }
 
@@ -545,6 +652,8 @@ pub(crate) fn json_error(status: StatusCode, code: &str, message: &str) -> Respo
 
 /// The gate's verdict on one request's headers, for fuzzing and tests: `Ok(())` when the
 /// request would be let through to the routes, else the status it would be refused with.
+/// Without a bearer secret in `options` it checks no credential (as the no-authentication
+/// setting).
 /// `local_addr` is the address the server is bound to.
 #[doc(hidden)]
 pub fn gate_verdict(
@@ -553,7 +662,15 @@ pub fn gate_verdict(
     headers: &HeaderMap,
     uri: &Uri,
 ) -> Result<(), StatusCode> {
-    Gate::new(local_addr, options)
-        .check(headers, uri)
-        .map_err(|rejection| rejection.status)
+    let credential = match &options.bearer_token {
+        Some(secret) => Credential::Configured(secret.clone()),
+        None => Credential::None,
+    };
+    Gate::new(
+        local_addr,
+        options,
+        credential.authenticator(&options.names),
+    )
+    .check(headers, uri)
+    .map_err(|rejection| rejection.status)
 }

@@ -29,6 +29,11 @@
 //!   cap), dialogs withdrawn when their stream is dropped, JSON-RPC answers where rmcp would say
 //!   `415`, CORS for listed origins, and graceful shutdown on SIGINT and SIGTERM that cancels
 //!   pending calls.
+//! - **spent answers that outlive the process** wherever the seal key does: with a fixed seal
+//!   key and no Redis, answers are spent in a file under `<PREFIX>_STATE_DIR` (default
+//!   `$XDG_STATE_HOME/<name>` or `~/.local/state/<name>`), synced before an answer counts and
+//!   locked to one process ([`ask_first_core::FileNonceStore`]); with no state directory at all,
+//!   serving refuses to start, naming the ways out.
 //! - **replicas**: a shared seal key, the Redis spent-answer store (the `redis` module, feature
 //!   `redis`), the JSON-lines audit log ([`audit`]) and session ids prefixed with the replica id
 //!   so a gateway (nginx) can send every request of a session to the replica holding it.
@@ -93,6 +98,24 @@ pub enum ServeError {
     /// The stdio session failed.
     #[error(transparent)]
     Stdio(#[from] stdio::StdioError),
+    /// The spent-answer log cannot be used.
+    #[error(transparent)]
+    SpentLog(#[from] ask_first_core::FileNonceStoreError),
+    /// A fixed seal key without Redis, and nowhere to keep spent answers.
+    #[error(
+        "{seal_key} is set without {redis_url}, so spent answers must outlive this process (its \
+         questions and tokens still open after a restart), but there is no state directory to \
+         keep them in (neither XDG_STATE_HOME nor HOME is set): set {state_dir} to a directory \
+         for this server, or set {redis_url} to share spent answers in Redis"
+    )]
+    NoStateDir {
+        /// The seal key's setting.
+        seal_key: String,
+        /// The Redis URL's setting.
+        redis_url: String,
+        /// The state directory's setting.
+        state_dir: String,
+    },
 }
 
 impl ServeError {
@@ -100,6 +123,33 @@ impl ServeError {
     pub fn exit_code(&self) -> i32 {
         1
     }
+}
+
+/// The durable spent-answer store a fixed seal key without Redis calls for: the log in
+/// `<PREFIX>_STATE_DIR`, else in [`settings::default_state_dir`].
+fn spent_log(
+    name: &str,
+    settings: &ServeSettings,
+) -> Result<ask_first_core::FileNonceStore, ServeError> {
+    let names = &settings.names;
+    let dir = settings
+        .state_dir
+        .clone()
+        .or_else(|| settings::default_state_dir(name))
+        .ok_or_else(|| ServeError::NoStateDir {
+            seal_key: names.seal_key.clone(),
+            redis_url: names.redis_url.clone(),
+            state_dir: names.state_dir.clone(),
+        })?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    let store = ask_first_core::FileNonceStore::open(&dir, &names.state_dir, now)?;
+    tracing::info!(
+        path = %store.path().display(),
+        "approvals are spent in a file that outlives this process (a fixed seal key without Redis)"
+    );
+    Ok(store)
 }
 
 /// One process's serving: its settings read, its replica pieces (seal key, spent-answer store,
@@ -161,9 +211,9 @@ impl Serving {
             None => None,
         };
         #[cfg(feature = "redis")]
-        let nonces = redis.as_ref().map(redis::nonce_store);
+        let mut nonces = redis.as_ref().map(redis::nonce_store);
         #[cfg(not(feature = "redis"))]
-        let nonces = match &settings.redis_url {
+        let mut nonces = match &settings.redis_url {
             Some(_) => {
                 return Err(ServeError::NoRedisSupport {
                     setting: settings.names.redis_url.clone(),
@@ -171,6 +221,10 @@ impl Serving {
             }
             None => None,
         };
+        if nonces.is_none() && settings.seal_key.is_some() {
+            let store: Arc<dyn NonceStore> = Arc::new(spent_log(name, &settings)?);
+            nonces = Some(store);
+        }
         Ok(Self {
             name: name.to_owned(),
             settings,

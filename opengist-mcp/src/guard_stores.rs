@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use ask_first::audit::AuditSink;
+use ask_first::nonce::FileNonceStore;
 pub use ask_first::serve::audit::JsonLinesAudit;
 pub use ask_first::serve::redis::{nonce_store, report_redis};
 pub use ask_first::serve::settings::default_replica_id;
@@ -21,12 +22,26 @@ use crate::config::{Config, var};
 /// The prefix of this server's keys in Redis.
 pub const REDIS_KEY_PREFIX: &str = "opengist-mcp:spent:";
 
+/// The directory under the XDG state directory that holds this server's spent-answer log.
+pub const STATE_DIR_NAME: &str = "opengist-mcp";
+
 /// Why the guard's Redis store or audit log could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum GuardStoreError {
     /// The Redis URL cannot be used.
     #[error(transparent)]
     Redis(#[from] RedisStoreError),
+    /// The spent-answer log cannot be used.
+    #[error(transparent)]
+    SpentLog(#[from] ask_first::nonce::FileNonceStoreError),
+    /// A fixed seal key without Redis, and nowhere to keep spent answers.
+    #[error(
+        "OPENGIST_MCP_SEAL_KEY is set without OPENGIST_MCP_REDIS_URL, so spent answers must \
+         outlive this process, but there is no state directory to keep them in (neither \
+         XDG_STATE_HOME nor HOME is set): set OPENGIST_MCP_STATE_DIR to a directory for this \
+         server, or set OPENGIST_MCP_REDIS_URL to share spent answers in Redis"
+    )]
+    NoStateDir,
     /// The audit log file cannot be opened for appending.
     #[error(transparent)]
     AuditLog(#[from] ask_first::serve::audit::AuditLogError),
@@ -41,6 +56,30 @@ pub fn redis_store(config: &Config) -> Result<Option<RedisNonceStore>, GuardStor
     };
     let store =
         ask_first::serve::redis::redis_store(url, var::OPENGIST_MCP_REDIS_URL, REDIS_KEY_PREFIX)?;
+    Ok(Some(store))
+}
+
+/// The durable spent-answer store a fixed `OPENGIST_MCP_SEAL_KEY` without
+/// `OPENGIST_MCP_REDIS_URL` calls for (answers sealed before a restart still open after it):
+/// the log in `OPENGIST_MCP_STATE_DIR`, else `$XDG_STATE_HOME/opengist-mcp` or
+/// `~/.local/state/opengist-mcp`, locked to this process. `None` otherwise.
+pub fn spent_log(config: &Config) -> Result<Option<FileNonceStore>, GuardStoreError> {
+    if !config.seal_key_configured || config.redis_url.is_some() {
+        return Ok(None);
+    }
+    let dir = config
+        .state_dir
+        .clone()
+        .or_else(|| ask_first::serve::settings::default_state_dir(STATE_DIR_NAME))
+        .ok_or(GuardStoreError::NoStateDir)?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    let store = FileNonceStore::open(&dir, var::OPENGIST_MCP_STATE_DIR, now)?;
+    tracing::info!(
+        path = %store.path().display(),
+        "approvals are spent in a file that outlives this process (a fixed seal key without Redis)"
+    );
     Ok(Some(store))
 }
 
@@ -64,6 +103,7 @@ mod tests {
     #[test]
     fn the_redis_keys_are_the_servers_own() {
         assert_eq!(REDIS_KEY_PREFIX, format!("{SERVER_NAME}:spent:"));
+        assert_eq!(STATE_DIR_NAME, SERVER_NAME);
     }
 
     #[test]

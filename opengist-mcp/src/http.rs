@@ -16,7 +16,8 @@ pub fn setting_names() -> SettingNames {
     }
 }
 
-/// Default options (loopback, no bearer secret, default limits) naming this server's settings.
+/// Default options (loopback, a bearer secret made up at start, default limits) naming this
+/// server's settings.
 pub fn http_options() -> HttpOptions {
     HttpOptions::new(setting_names())
 }
@@ -25,6 +26,7 @@ pub fn http_options() -> HttpOptions {
 pub fn options_from_config(config: &Config) -> HttpOptions {
     HttpOptions {
         bearer_token: config.http_token.clone(),
+        no_auth: config.http_no_auth,
         allowed_hosts: config.allowed_hosts.clone(),
         allowed_origins: config.allowed_origins.clone(),
         limits: config.http_limits,

@@ -73,6 +73,8 @@ impl OpengistServer {
             .dialog_timeout(config.dialog_timeout);
         if let Some(store) = crate::guard_stores::redis_store(config)? {
             guard = guard.nonce_store(crate::guard_stores::nonce_store(&store));
+        } else if let Some(store) = crate::guard_stores::spent_log(config)? {
+            guard = guard.nonce_store(std::sync::Arc::new(store));
         }
         if let Some(sink) = crate::guard_stores::audit_sink(config)? {
             guard = guard.audit(sink);

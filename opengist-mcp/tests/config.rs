@@ -1132,3 +1132,25 @@ fn http_bounds_are_read_under_this_servers_names() {
         "{text}"
     );
 }
+
+#[test]
+fn the_no_authentication_switch_is_strict_and_off_by_default() {
+    let loaded = load(&[]).expect("defaults");
+    assert!(!loaded.config.http_no_auth);
+    assert!(loaded.config.state_dir.is_none());
+    let loaded = load(&[
+        ("OPENGIST_MCP_HTTP_NO_AUTH", "true"),
+        ("OPENGIST_MCP_STATE_DIR", "/var/lib/opengist-mcp"),
+    ])
+    .expect("both set");
+    assert!(loaded.config.http_no_auth);
+    assert_eq!(
+        loaded.config.state_dir.as_deref(),
+        Some(std::path::Path::new("/var/lib/opengist-mcp"))
+    );
+    for bad in ["1", "yes", "TRUE", ""] {
+        let error = err(&[("OPENGIST_MCP_HTTP_NO_AUTH", bad)]);
+        assert_eq!(error, ConfigError::HttpNoAuth, "{bad:?}");
+        assert!(error.to_string().contains("OPENGIST_MCP_HTTP_NO_AUTH"));
+    }
+}

@@ -123,6 +123,20 @@ fn with_token() -> HttpOptions {
     }
 }
 
+/// A client that sends the bearer secret of [`with_token`] on every request: the server
+/// requires a credential on loopback too (without one it makes one up at start).
+fn authorized_client() -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::AUTHORIZATION,
+        reqwest::header::HeaderValue::from_str(&format!("Bearer {TOKEN}")).expect("a header"),
+    );
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .expect("a client")
+}
+
 fn initialize_body() -> serde_json::Value {
     json!({
         "jsonrpc": "2.0",
@@ -151,8 +165,8 @@ async fn error_code(response: reqwest::Response) -> String {
 
 #[tokio::test]
 async fn legacy_initialize_post_works() {
-    let running = start(http_options()).await;
-    let client = reqwest::Client::new();
+    let running = start(with_token()).await;
+    let client = authorized_client();
     let response = initialize(&client, &running).send().await.expect("sent");
     assert_eq!(response.status(), 200);
     assert!(
@@ -166,9 +180,9 @@ async fn legacy_initialize_post_works() {
 
 #[tokio::test]
 async fn host_header_is_checked() {
-    let running = start(http_options()).await;
+    let running = start(with_token()).await;
     let port = running.addr.port();
-    let client = reqwest::Client::new();
+    let client = authorized_client();
     for (host, status) in [
         (format!("127.0.0.1:{port}"), 200),
         (format!("localhost:{port}"), 200),
@@ -211,10 +225,10 @@ async fn extra_hosts_are_accepted() {
             AllowedHost::parse("mcp.example.com").expect("entry"),
             AllowedHost::parse("pinned.example.com:8443").expect("entry"),
         ],
-        ..http_options()
+        ..with_token()
     })
     .await;
-    let client = reqwest::Client::new();
+    let client = authorized_client();
     for (host, status) in [
         ("mcp.example.com", 200),
         ("mcp.example.com:8443", 200),
@@ -248,10 +262,10 @@ async fn origin_header_is_checked() {
             AllowedOrigin::parse("https://app.example.com").expect("entry"),
             AllowedOrigin::parse("http://any-port.example:*").expect("entry"),
         ],
-        ..http_options()
+        ..with_token()
     })
     .await;
-    let client = reqwest::Client::new();
+    let client = authorized_client();
     for (origin, status) in [
         ("http://localhost:1234", 200),
         ("http://localhost", 200),
@@ -358,8 +372,8 @@ async fn bearer_secret_is_required_when_configured() {
 
 #[tokio::test]
 async fn healthz_and_unknown_paths() {
-    let running = start(http_options()).await;
-    let client = reqwest::Client::new();
+    let running = start(with_token()).await;
+    let client = authorized_client();
     let response = client
         .get(running.url("/healthz"))
         .send()
@@ -391,8 +405,83 @@ async fn non_loopback_without_a_secret_is_refused() {
 }
 
 #[tokio::test]
-async fn a_taken_port_is_a_bind_error() {
+async fn without_any_setting_a_made_up_secret_is_required_on_loopback() {
+    // No secret configured and no opt-out: the server makes one up (printed on its stderr),
+    // so a client without it gets 401 on every route, the MCP endpoint included.
     let running = start(http_options()).await;
+    let client = reqwest::Client::new();
+    let response = client
+        .get(running.url("/healthz"))
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(response.status(), 401);
+    assert_eq!(error_code(response).await, "unauthorized");
+    let response = initialize(&client, &running).send().await.expect("sent");
+    assert_eq!(response.status(), 401);
+    let body = error_code(response).await;
+    assert_eq!(body, "unauthorized");
+    // A guessed secret does not pass either.
+    let response = initialize(&client, &running)
+        .header("Authorization", format!("Bearer {TOKEN}"))
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(response.status(), 401);
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn the_explicit_opt_out_serves_loopback_without_authentication() {
+    let running = start(HttpOptions {
+        no_auth: true,
+        ..http_options()
+    })
+    .await;
+    let response = initialize(&reqwest::Client::new(), &running)
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(response.status(), 200);
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn the_opt_out_is_refused_off_loopback_and_with_a_secret() {
+    let addr: SocketAddr = "0.0.0.0:0".parse().expect("address");
+    let options = HttpOptions {
+        no_auth: true,
+        ..http_options()
+    };
+    let error = bind_http(addr, || Ok(Ping::new()), options)
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(error, HttpError::NoAuthNotLoopback { .. }),
+        "{error}"
+    );
+    assert!(
+        error.to_string().contains("OPENGIST_MCP_HTTP_NO_AUTH"),
+        "{error}"
+    );
+    let local: SocketAddr = "127.0.0.1:0".parse().expect("address");
+    let options = HttpOptions {
+        no_auth: true,
+        ..with_token()
+    };
+    let error = bind_http(local, || Ok(Ping::new()), options)
+        .await
+        .expect_err("refused");
+    assert!(matches!(error, HttpError::AuthConflict { .. }), "{error}");
+    assert!(
+        error.to_string().contains("OPENGIST_MCP_HTTP_TOKEN"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_taken_port_is_a_bind_error() {
+    let running = start(with_token()).await;
     let error = bind_http(running.addr, || Ok(Ping::new()), http_options())
         .await
         .expect_err("port in use");
@@ -490,10 +579,10 @@ async fn rmcp_client_discover_round_trip() {
 
 #[tokio::test]
 async fn shutdown_ends_open_sessions() {
-    let running = start(http_options()).await;
+    let running = start(with_token()).await;
     // A legacy client holds a session (and its server-sent event stream) open.
     let client = ClientConfig::default()
-        .serve(transport(&running, None))
+        .serve(transport(&running, Some(TOKEN)))
         .await
         .expect("legacy handshake over HTTP");
     assert_eq!(ping_text(&client).await, "pong");

@@ -52,8 +52,9 @@ pub use crate::settings::{
     DEFAULT_BODY_TIMEOUT_SECS, DEFAULT_HEADER_TIMEOUT_SECS, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECS,
 };
-/// Largest request body read, in bytes (as the stdio line cap); larger: `413`.
-pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+/// Largest request body read, in bytes (what rmcp accepts: [`crate::http::wire::MAX_BODY_BYTES`]);
+/// larger: `413`, before anything parses it.
+pub const MAX_BODY_BYTES: usize = crate::http::wire::MAX_BODY_BYTES;
 /// The `Retry-After` of a refused session, in seconds.
 pub const SESSION_RETRY_AFTER_SECS: u64 = 30;
 

@@ -2,10 +2,18 @@
 //! answer in a way clients do not expect. Two layers, wired in [`crate::http`]:
 //!
 //! - [`json_rpc_body`] (inside the gate, so only requests that passed Host, Origin and bearer
-//!   checks are read):
+//!   checks are read; the body was read once, up to [`MAX_BODY_BYTES`], by the limits layer):
+//!   - the check does bounded work and never builds a whole [`Value`] of the body: one pass
+//!     counts its nesting and values ([`ask_first_core::stdio::shape`]; more than
+//!     [`MAX_VALUES`](ask_first_core::stdio::MAX_VALUES) values answer `400` unparsed, `-32602`
+//!     naming the argument of a tool call, else `-32600`; more than
+//!     [`MAX_DEPTH`](ask_first_core::stdio::MAX_DEPTH) levels `400` `-32600`),
+//!     then the envelope (`jsonrpc`, `id`, `method`, `params._meta`) is read as borrowed slices
+//!     with the rest skipped; a body over 64 KiB is checked on the blocking pool;
 //!   - a `POST /mcp` body that is not JSON answers `400` with a JSON-RPC `-32700 Parse error`
 //!     body; a JSON array (a batch, removed from MCP in 2025-06-18) or JSON that is no JSON-RPC
-//!     message answers `400` with `-32600 Invalid Request` (rmcp says `415` in plain text);
+//!     message answers `400` with `-32600 Invalid Request`, and so does a message whose params
+//!     rmcp's typed parse refuses (rmcp says `415` in plain text; this layer rewrites it);
 //!   - a request in the 2026-07-28 shape (no session, per-request `_meta`) that names a
 //!     protocol version with an `initialize` handshake (2025-11-25 and older) answers `400`
 //!     with `-32022` UnsupportedProtocolVersion, listing the version served that way
@@ -22,23 +30,34 @@
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderName, HeaderValue, Method, StatusCode, header};
-use rmcp::model::{ClientJsonRpcMessage, ErrorCode, ProtocolVersion};
+use ask_first_core::stdio;
+use rmcp::model::{ErrorCode, NumberOrString, ProtocolVersion};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
 
 use crate::http::MCP_PATH;
 use crate::settings::{AllowedOrigin, Origin};
 
-/// The most body bytes read to check a message. Far above any MCP request this server takes;
-/// a larger body is refused here rather than buffered.
-pub const MAX_CHECKED_BODY_BYTES: usize = 16 * 1024 * 1024;
+/// The largest request body accepted, in bytes: what rmcp's streamable HTTP service accepts by
+/// default (4 MiB), configured on it explicitly so the two agree. The body is read once, by the
+/// limits layer ([`crate::http::limits`]), which answers `413` for a larger one before anything
+/// parses it.
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
-/// The `_meta` key a 2026-07-28 request names its protocol version under.
+/// Bodies longer than this are checked on Tokio's blocking pool, off the async workers.
+const CHECK_INLINE_BYTES: usize = 64 * 1024;
+
+/// The `_meta` key a 2026-07-28 request names its protocol version under (as
+/// [`MetaVersion`] spells it).
+#[cfg(test)]
 const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// The session header rmcp issues to legacy clients.
@@ -62,7 +81,8 @@ pub async fn json_rpc_body(request: Request, next: Next) -> Response {
     }
     let has_session = request.headers().contains_key(SESSION_HEADER);
     let (parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, MAX_CHECKED_BODY_BYTES).await {
+    // Already read (and bounded) by the limits layer; this only takes the buffer.
+    let bytes = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
         Ok(bytes) => bytes,
         Err(_) => {
             return json_rpc_error(
@@ -70,18 +90,49 @@ pub async fn json_rpc_body(request: Request, next: Next) -> Response {
                 Value::Null,
                 ErrorCode::INVALID_REQUEST.0,
                 &format!(
-                    "Invalid Request: the body could not be read or is larger than {MAX_CHECKED_BODY_BYTES} bytes; send one JSON-RPC message per POST"
+                    "Invalid Request: the body could not be read or is larger than {MAX_BODY_BYTES} bytes; send one JSON-RPC message per POST"
                 ),
                 None,
             );
         }
     };
-    if let Err(refusal) = check_message(&bytes, has_session) {
-        return *refusal;
+    let checked = if bytes.len() > CHECK_INLINE_BYTES {
+        let body = bytes.clone();
+        match tokio::task::spawn_blocking(move || check_message(&body, has_session)).await {
+            Ok(checked) => checked,
+            Err(_) => Err(Box::new(json_rpc_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                Value::Null,
+                ErrorCode::INTERNAL_ERROR.0,
+                "Internal error: the message could not be checked; send it again",
+                None,
+            ))),
+        }
+    } else {
+        check_message(&bytes, has_session)
+    };
+    let id = match checked {
+        Ok(id) => id,
+        Err(refusal) => return *refusal,
+    };
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
+    if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        // The body claimed JSON and passed the envelope checks, so rmcp's 415 means its typed
+        // parse refused the message (params that do not fit a known method, say).
+        return json_rpc_error(
+            StatusCode::BAD_REQUEST,
+            id,
+            ErrorCode::INVALID_REQUEST.0,
+            NOT_A_MESSAGE,
+            None,
+        );
     }
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
+    response
 }
+
+const NOT_A_MESSAGE: &str = "Invalid Request: not a JSON-RPC 2.0 request, notification or response this server knows (it needs \"jsonrpc\": \"2.0\", a \"method\" and, for a request, an \"id\", with params of the method's shape); send one message per POST";
 
 fn is_json(request: &Request) -> bool {
     request
@@ -92,49 +143,168 @@ fn is_json(request: &Request) -> bool {
         .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// `Err` is the answer to send instead of passing the message on.
-fn check_message(bytes: &Bytes, has_session: bool) -> Result<(), Box<Response>> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|error| {
-        Box::new(json_rpc_error(
+/// The top of a JSON-RPC message, borrowed from the body: nothing below these members is
+/// built (the raw values are slices of the body; the rest is skipped).
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+    #[serde(default)]
+    result: Option<IgnoredAny>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
+}
+
+/// `params._meta[META_PROTOCOL_VERSION]`, borrowed; everything else skipped.
+#[derive(Deserialize)]
+struct ParamsMeta<'a> {
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<MetaVersion<'a>>,
+}
+
+#[derive(Deserialize)]
+struct MetaVersion<'a> {
+    #[serde(borrow, default, rename = "io.modelcontextprotocol/protocolVersion")]
+    version: Option<&'a RawValue>,
+}
+
+fn refusal(status: StatusCode, id: Value, code: i32, message: &str) -> Box<Response> {
+    Box::new(json_rpc_error(status, id, code, message, None))
+}
+
+/// Checks one body with bounded work: one pass counting depth and values
+/// ([`ask_first_core::stdio::shape`]), then the envelope as borrowed slices; never a whole
+/// [`Value`] of the body. `Ok` is the id to answer with (`null` when it has none, or one of an
+/// illegal shape); `Err` the answer to send instead of passing the message on.
+fn check_message(bytes: &[u8], has_session: bool) -> Result<Value, Box<Response>> {
+    let shape = stdio::shape(bytes);
+    let is_json = || serde_json::from_slice::<IgnoredAny>(bytes).is_ok();
+    let parse_error = |detail: &str| {
+        refusal(
             StatusCode::BAD_REQUEST,
             Value::Null,
             ErrorCode::PARSE_ERROR.0,
             &format!(
-                "Parse error: the body is not valid JSON ({error}); send one JSON-RPC message as a JSON object per POST"
+                "Parse error: the body is not valid JSON ({detail}); send one JSON-RPC message as a JSON object per POST"
             ),
-            None,
-        ))
-    })?;
-    let Value::Object(object) = &value else {
-        let message = if value.is_array() {
+        )
+    };
+    if shape.depth > stdio::MAX_DEPTH {
+        let id = stdio::leading_id(bytes).map_or(Value::Null, |id| id_value(&id));
+        return Err(refusal(
+            StatusCode::BAD_REQUEST,
+            id,
+            ErrorCode::INVALID_REQUEST.0,
+            &format!(
+                "Invalid Request: the message nests {} levels of arrays and objects; this server reads up to {}",
+                shape.depth,
+                stdio::MAX_DEPTH
+            ),
+        ));
+    }
+    if shape.values > stdio::MAX_VALUES {
+        // The envelope, values skipped (no more work than the count), names the argument.
+        let envelope = serde_json::from_slice::<Envelope>(bytes).ok();
+        let id = stdio::leading_id(bytes).map_or(Value::Null, |id| id_value(&id));
+        let method = envelope
+            .as_ref()
+            .and_then(|envelope| envelope.method)
+            .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok());
+        let (code, message) = stdio::too_many_values(
+            shape.values,
+            method.as_deref(),
+            envelope.as_ref().and_then(|envelope| envelope.params),
+        );
+        let code = i32::try_from(code).unwrap_or(ErrorCode::INVALID_REQUEST.0);
+        let kind = if code == ErrorCode::INVALID_PARAMS.0 {
+            "Invalid params"
+        } else {
+            "Invalid Request"
+        };
+        return Err(refusal(
+            StatusCode::BAD_REQUEST,
+            id,
+            code,
+            &format!("{kind}: {message}"),
+        ));
+    }
+    let first = bytes.iter().find(|byte| !byte.is_ascii_whitespace());
+    if first != Some(&b'{') {
+        if let Err(error) = serde_json::from_slice::<IgnoredAny>(bytes) {
+            return Err(parse_error(&error.to_string()));
+        }
+        let message = if first == Some(&b'[') {
             "Invalid Request: JSON-RPC batches are not supported (MCP removed them in 2025-06-18); send each message in its own POST"
         } else {
             "Invalid Request: a JSON-RPC message is a JSON object; send one per POST"
         };
-        return Err(Box::new(json_rpc_error(
+        return Err(refusal(
             StatusCode::BAD_REQUEST,
             Value::Null,
             ErrorCode::INVALID_REQUEST.0,
             message,
-            None,
-        )));
+        ));
+    }
+    let envelope = match serde_json::from_slice::<Envelope>(bytes) {
+        Ok(envelope) => envelope,
+        Err(error) if !is_json() => return Err(parse_error(&error.to_string())),
+        Err(_) => {
+            return Err(refusal(
+                StatusCode::BAD_REQUEST,
+                stdio::leading_id(bytes).map_or(Value::Null, |id| id_value(&id)),
+                ErrorCode::INVALID_REQUEST.0,
+                NOT_A_MESSAGE,
+            ));
+        }
     };
     // A JSON-RPC id, echoed only when it has a legal shape.
-    let id = object
-        .get("id")
-        .filter(|id| id.is_string() || id.is_number())
-        .cloned()
-        .unwrap_or(Value::Null);
-    if serde_json::from_value::<ClientJsonRpcMessage>(value.clone()).is_err() {
-        return Err(Box::new(json_rpc_error(
+    let id = envelope
+        .id
+        .and_then(|raw| serde_json::from_str::<NumberOrString>(raw.get()).ok())
+        .map_or(Value::Null, |id| id_value(&id));
+    let method = match envelope.method {
+        None => None,
+        Some(raw) => match serde_json::from_str::<String>(raw.get()) {
+            Ok(method) => Some(method),
+            Err(_) => {
+                return Err(refusal(
+                    StatusCode::BAD_REQUEST,
+                    id,
+                    ErrorCode::INVALID_REQUEST.0,
+                    NOT_A_MESSAGE,
+                ));
+            }
+        },
+    };
+    let version_ok = envelope
+        .jsonrpc
+        .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
+        .is_some_and(|version| version == "2.0");
+    let id_ok = envelope.id.is_none() || !id.is_null();
+    let shape_ok = match &method {
+        Some(_) => true,
+        None => envelope.id.is_some() && (envelope.result.is_some() || envelope.error.is_some()),
+    };
+    if !(version_ok && id_ok && shape_ok) {
+        return Err(refusal(
             StatusCode::BAD_REQUEST,
             id,
             ErrorCode::INVALID_REQUEST.0,
-            "Invalid Request: not a JSON-RPC 2.0 request, notification or response this server knows (it needs \"jsonrpc\": \"2.0\", a \"method\" and, for a request, an \"id\"); send one message per POST",
-            None,
-        )));
+            NOT_A_MESSAGE,
+        ));
     }
-    if !has_session && let Some(requested) = legacy_version_in_request_meta(object) {
+    if !has_session
+        && envelope.id.is_some()
+        && let Some(method) = &method
+        && method != "initialize"
+        && let Some(requested) = legacy_version_in_request_meta(envelope.params)
+    {
         let supported = [ProtocolVersion::NO_INITIALIZE.as_str()];
         return Err(Box::new(json_rpc_error(
             StatusCode::BAD_REQUEST,
@@ -147,22 +317,33 @@ fn check_message(bytes: &Bytes, has_session: bool) -> Result<(), Box<Response>> 
             Some(json!({ "requested": requested, "supported": supported })),
         )));
     }
-    Ok(())
+    Ok(id)
+}
+
+/// The envelope check's verdict on one `POST /mcp` JSON body, for fuzzing and tests: `Ok` with
+/// the id an answer would carry when the body goes on to rmcp, else the status of the refusal.
+/// Never panics; does bounded work on any input.
+#[doc(hidden)]
+pub fn body_verdict(bytes: &[u8], has_session: bool) -> Result<Value, StatusCode> {
+    check_message(bytes, has_session).map_err(|refusal| refusal.status())
+}
+
+fn id_value(id: &NumberOrString) -> Value {
+    match id {
+        NumberOrString::Number(number) => json!(number),
+        NumberOrString::String(text) => json!(&**text),
+    }
 }
 
 /// The protocol version a request outside any session names in `_meta`, when that version
 /// has an `initialize` handshake (so it cannot be served in the per-request shape).
-fn legacy_version_in_request_meta(object: &serde_json::Map<String, Value>) -> Option<String> {
-    if object.get("id").is_none() || object.get("method")?.as_str()? == "initialize" {
-        return None;
-    }
-    let requested = object
-        .get("params")?
-        .get("_meta")?
-        .get(META_PROTOCOL_VERSION)?
-        .as_str()?;
-    let version: ProtocolVersion = serde_json::from_value(Value::from(requested)).ok()?;
-    version.has_initialize().then(|| requested.to_owned())
+fn legacy_version_in_request_meta(params: Option<&RawValue>) -> Option<String> {
+    let meta = serde_json::from_str::<ParamsMeta>(params?.get())
+        .ok()?
+        .meta?;
+    let requested = serde_json::from_str::<String>(meta.version?.get()).ok()?;
+    let version: ProtocolVersion = serde_json::from_value(Value::from(requested.as_str())).ok()?;
+    version.has_initialize().then_some(requested)
 }
 
 fn json_rpc_error(
@@ -261,7 +442,7 @@ mod tests {
     }
 
     fn error_of(bytes: &[u8], has_session: bool) -> Option<StatusCode> {
-        check_message(&Bytes::copy_from_slice(bytes), has_session)
+        check_message(bytes, has_session)
             .err()
             .map(|response| response.status())
     }
@@ -298,6 +479,57 @@ mod tests {
             error_of(request("2099-01-01", "tools/list").as_bytes(), false),
             None
         );
+    }
+
+    #[test]
+    fn too_many_values_or_levels_are_refused_unparsed_with_the_id() {
+        let values = format!("[{}0]", "0,".repeat(ask_first_core::stdio::MAX_VALUES));
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{{"name":"x","arguments":{{"a":{values}}}}}}}"#
+        );
+        let refused = check_message(body.as_bytes(), true).expect_err("too many values");
+        assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+        let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
+        let body = format!(r#"{{"jsonrpc":"2.0","id":"d","method":"ping","params":{deep}}}"#);
+        assert_eq!(
+            error_of(body.as_bytes(), true),
+            Some(StatusCode::BAD_REQUEST)
+        );
+        // Positive control: half as many values pass.
+        let values = format!("[{}0]", "0,".repeat(ask_first_core::stdio::MAX_VALUES / 2));
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{{"name":"x","arguments":{{"a":{values}}}}}}}"#
+        );
+        assert_eq!(check_message(body.as_bytes(), true).ok(), Some(json!(8)));
+    }
+
+    #[test]
+    fn responses_and_notifications_pass_and_bad_ids_or_versions_do_not() {
+        let bad = Some(StatusCode::BAD_REQUEST);
+        assert_eq!(
+            error_of(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#, true),
+            None
+        );
+        assert_eq!(
+            error_of(
+                br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                true
+            ),
+            None
+        );
+        assert_eq!(
+            error_of(br#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, true),
+            bad
+        );
+        assert_eq!(
+            error_of(br#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#, true),
+            bad
+        );
+        assert_eq!(
+            error_of(br#"{"jsonrpc":"2.0","id":1,"method":5}"#, true),
+            bad
+        );
+        assert_eq!(error_of(br#"{"jsonrpc":"2.0","id":1}"#, true), bad);
     }
 
     #[test]

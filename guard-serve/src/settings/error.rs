@@ -45,6 +45,12 @@ pub enum SettingError {
         /// 1-based position among the non-empty entries.
         position: usize,
     },
+    /// A switch is neither `true` nor `false`.
+    #[error("{setting} must be exactly `true` or `false`")]
+    Switch {
+        /// The setting.
+        setting: String,
+    },
     /// A number is not a whole number in range.
     #[error("{setting} must be a whole number between {min} and {max}")]
     Number {

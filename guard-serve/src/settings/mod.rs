@@ -61,6 +61,11 @@ pub struct SettingNames {
     pub replica_id: String,
     /// The caps on dialogs and long-lived streams (`<PREFIX>_HTTP_MAX_DIALOGS`, ...).
     pub bounds: BoundNames,
+    // --- issue 30 (gate): no anonymous HTTP, durable spent answers ---
+    /// Serve HTTP without authentication, loopback only (`<PREFIX>_HTTP_NO_AUTH`).
+    pub http_no_auth: String,
+    /// The state directory holding the spent-answer log (`<PREFIX>_STATE_DIR`).
+    pub state_dir: String,
 }
 
 impl SettingNames {
@@ -68,7 +73,8 @@ impl SettingNames {
     /// `<prefix>_ALLOWED_ORIGINS`, `<prefix>_HTTP_HEADER_TIMEOUT_SECS`,
     /// `<prefix>_HTTP_BODY_TIMEOUT_SECS`, `<prefix>_HTTP_MAX_CONNECTIONS`,
     /// `<prefix>_HTTP_MAX_SESSIONS`, `<prefix>_HTTP_SESSION_IDLE_SECS`, `<prefix>_SEAL_KEY`,
-    /// `<prefix>_REDIS_URL`, `<prefix>_AUDIT_LOG` and `<prefix>_REPLICA_ID`, and the block of
+    /// `<prefix>_REDIS_URL`, `<prefix>_AUDIT_LOG`, `<prefix>_REPLICA_ID`,
+    /// `<prefix>_HTTP_NO_AUTH` and `<prefix>_STATE_DIR`, and the block of
     /// [`BoundNames::with_prefix`].
     pub fn with_prefix(prefix: &str) -> Self {
         let name = |suffix: &str| format!("{prefix}_{suffix}");
@@ -87,6 +93,8 @@ impl SettingNames {
             audit_log: name("AUDIT_LOG"),
             replica_id: name("REPLICA_ID"),
             bounds: BoundNames::with_prefix(prefix),
+            http_no_auth: name("HTTP_NO_AUTH"),
+            state_dir: name("STATE_DIR"),
         }
     }
 }
@@ -132,6 +140,10 @@ pub struct ServeSettings {
     pub audit_log: Option<AuditLog>,
     /// `<PREFIX>_REPLICA_ID`; `None`: `hostname:pid` in the audit log, plain session ids.
     pub replica_id: Option<String>,
+    /// `<PREFIX>_HTTP_NO_AUTH` (strict: `true` or `false`; unset: `false`).
+    pub http_no_auth: bool,
+    /// `<PREFIX>_STATE_DIR`; `None`: [`default_state_dir`] when a store needs one.
+    pub state_dir: Option<std::path::PathBuf>,
 }
 
 impl ServeSettings {
@@ -278,8 +290,21 @@ impl ServeSettings {
             ),
             None => None,
         };
+        // --- issue 30 (gate) ---
+        let http_no_auth = match get(&names.http_no_auth).as_deref().map(str::trim) {
+            None | Some("false") => false,
+            Some("true") => true,
+            Some(_) => {
+                return Err(SettingError::Switch {
+                    setting: names.http_no_auth.clone(),
+                });
+            }
+        };
+        let state_dir = get(&names.state_dir).map(std::path::PathBuf::from);
         Ok(Self {
             names,
+            http_no_auth,
+            state_dir,
             elicitation,
             http_addr,
             http_token,
@@ -307,6 +332,19 @@ impl ServeSettings {
         }
         warnings
     }
+}
+
+/// The default state directory of the server `name`: `$XDG_STATE_HOME/<name>`, else
+/// `$HOME/.local/state/<name>`; `None` when neither variable is set (absolute).
+pub fn default_state_dir(name: &str) -> Option<std::path::PathBuf> {
+    let absolute = |variable: &str| {
+        std::env::var_os(variable)
+            .map(std::path::PathBuf::from)
+            .filter(|path| path.is_absolute())
+    };
+    absolute("XDG_STATE_HOME")
+        .or_else(|| absolute("HOME").map(|home| home.join(".local").join("state")))
+        .map(|base| base.join(name))
 }
 
 /// A comma-separated setting (`<PREFIX>_ALLOWED_HOSTS`, a tool list) as its entries: each

@@ -116,6 +116,12 @@ pub enum ConfigError {
          (no resources, templates, completion or resource links); unset means true"
     )]
     Resources,
+    /// `OPENGIST_MCP_HTTP_NO_AUTH` is not exactly `true` or `false`.
+    #[error(
+        "OPENGIST_MCP_HTTP_NO_AUTH must be exactly `true` (serve HTTP on loopback without \
+         authentication) or `false`; unset means false"
+    )]
+    HttpNoAuth,
     /// `ELICITATION` is not exactly `true` or `false`.
     #[error(transparent)]
     Elicitation(#[from] InvalidElicitationSetting),

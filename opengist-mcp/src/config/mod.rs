@@ -84,6 +84,12 @@ pub struct Config {
     pub http_addr: Option<SocketAddr>,
     /// `OPENGIST_MCP_HTTP_TOKEN` / `--http-token`.
     pub http_token: Option<Secret>,
+    /// `OPENGIST_MCP_HTTP_NO_AUTH`: serve HTTP on loopback without authentication (else,
+    /// without a bearer secret, the server makes one up at start and prints it).
+    pub http_no_auth: bool,
+    /// `OPENGIST_MCP_STATE_DIR`: where spent answers are kept with a fixed seal key and no
+    /// Redis; `None`: `$XDG_STATE_HOME/opengist-mcp` or `~/.local/state/opengist-mcp`.
+    pub state_dir: Option<std::path::PathBuf>,
     /// `OPENGIST_MCP_MAX_RESULT_BYTES` / `--max-result-bytes`.
     pub max_result_bytes: usize,
     /// `OPENGIST_MCP_ALLOWED_HOSTS` / `--allowed-hosts`.
@@ -149,6 +155,8 @@ impl Config {
         let Serving {
             http_addr,
             http_token,
+            http_no_auth,
+            state_dir,
             allowed_hosts,
             allowed_origins,
             http_limits,
@@ -174,6 +182,8 @@ impl Config {
                 seal_key_configured,
                 http_addr,
                 http_token,
+                http_no_auth,
+                state_dir,
                 max_result_bytes,
                 allowed_hosts,
                 allowed_origins,

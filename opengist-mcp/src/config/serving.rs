@@ -27,6 +27,8 @@ const SESSION_IDLE_SETTING: &str = "OPENGIST_MCP_HTTP_SESSION_IDLE_SECS (--http-
 pub(super) struct Serving {
     pub(super) http_addr: Option<SocketAddr>,
     pub(super) http_token: Option<Secret>,
+    pub(super) http_no_auth: bool,
+    pub(super) state_dir: Option<std::path::PathBuf>,
     pub(super) allowed_hosts: Vec<AllowedHost>,
     pub(super) allowed_origins: Vec<AllowedOrigin>,
     pub(super) http_limits: HttpLimits,
@@ -55,6 +57,14 @@ impl Serving {
             Some(raw) => Some(serving::parse_http_token(&raw).ok_or(ConfigError::HttpToken)?),
             None => None,
         };
+        let http_no_auth = match source.exact(var::OPENGIST_MCP_HTTP_NO_AUTH).as_deref() {
+            None | Some("false") => false,
+            Some("true") => true,
+            Some(_) => return Err(ConfigError::HttpNoAuth),
+        };
+        let state_dir = source
+            .get(var::OPENGIST_MCP_STATE_DIR)
+            .map(std::path::PathBuf::from);
         let http_addr = match source.flag_or_env(&args.http, var::OPENGIST_MCP_HTTP_ADDR) {
             // `IP:PORT`, `[IPv6]:PORT`, `localhost:PORT`, or a bare `PORT` (127.0.0.1).
             Some(raw) => Some(serving::parse_http_addr(&raw).ok_or(ConfigError::HttpAddr)?),
@@ -183,6 +193,8 @@ impl Serving {
         Ok(Self {
             http_addr,
             http_token,
+            http_no_auth,
+            state_dir,
             allowed_hosts,
             allowed_origins,
             http_limits,

@@ -65,9 +65,13 @@ pub const HTTP_BOUNDS: [&str; 6] = [
     "OPENGIST_MCP_HTTP_STREAMS_PER_PRINCIPAL",
     "OPENGIST_MCP_HTTP_STREAM_IDLE_SECS",
 ];
+/// Serve HTTP without authentication (loopback only).
+pub const OPENGIST_MCP_HTTP_NO_AUTH: &str = "OPENGIST_MCP_HTTP_NO_AUTH";
+/// Where spent answers are kept with a fixed seal key and no Redis.
+pub const OPENGIST_MCP_STATE_DIR: &str = "OPENGIST_MCP_STATE_DIR";
 
 /// Every variable [`super::Config::from_process`] reads.
-pub const ALL: [&str; 25] = [
+pub const ALL: [&str; 27] = [
     OPENGIST_URL,
     OPENGIST_TOKEN,
     OPENGIST_READ_ONLY,
@@ -93,6 +97,8 @@ pub const ALL: [&str; 25] = [
     OPENGIST_MCP_REPLICA_ID,
     OPENGIST_MCP_CACHE_BYTES,
     OPENGIST_MCP_RESOURCES,
+    OPENGIST_MCP_HTTP_NO_AUTH,
+    OPENGIST_MCP_STATE_DIR,
 ];
 
 /// Where the settings come from: the command line and a variable lookup. Every section of

@@ -1,0 +1,137 @@
+"""Spent answers survive a restart wherever the seal key does (issue 30, item 7): the notes
+example with a fixed NOTES_SEAL_KEY and no Redis keeps spent answers in a file under its state
+directory, so after a restart a spent `confirm_token` and a spent `requestState` do not work
+again, while fresh ones do (positive control). Two processes cannot share the file; with no
+state directory at all, serving refuses to start, naming both ways out.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+
+import pytest
+from raw_mcp import approving, is_input_required, per_request
+from support import Launcher, connect, run_to_exit, text_of, token_in
+
+pytestmark = pytest.mark.anyio
+
+SEAL_KEY = secrets.token_hex(32)
+
+
+def env_for(state_home) -> dict[str, str]:
+    # A fixed bearer secret too: answers are bound to the caller, who stays the same.
+    return {
+        "NOTES_SEAL_KEY": SEAL_KEY,
+        "NOTES_HTTP_TOKEN": "restart-test-secret-0123456789",
+        "XDG_STATE_HOME": str(state_home),
+    }
+
+
+def stop(server) -> None:
+    server.proc.send_signal(signal.SIGTERM)
+    server.proc.wait(timeout=30)
+
+
+def note_ids(server) -> list[str]:
+    listed = per_request(server.url, server.authorization, 90, {"name": "list_notes", "arguments": {}})
+    return sorted(note["id"] for note in listed["result"]["structuredContent"]["notes"])
+
+
+async def test_spent_answers_stay_spent_after_a_restart(launcher: Launcher, notes_binary, tmp_path) -> None:
+    env = env_for(tmp_path / "state")
+    first = launcher.http(notes_binary, env=env)
+    assert (tmp_path / "state" / "notes" / "spent-answers.log").exists()
+
+    # A confirm_token, spent.
+    async with connect(first.target, "2026-07-28", dialog=None) as client:
+        token = token_in(await client.call_tool("delete_note", {"note_id": "n1"}))
+        done = await client.call_tool("delete_note", {"note_id": "n1", "confirm_token": token})
+        assert not done.is_error, text_of(done)
+    # A requestState, answered and spent.
+    args = {"name": "delete_note", "arguments": {"note_id": "n2"}}
+    asked = per_request(first.url, first.authorization, 1, args)
+    assert is_input_required(asked), asked
+    state, responses = asked["result"]["requestState"], approving(asked["result"])
+    done = per_request(first.url, first.authorization, 2, {**args, "requestState": state, "inputResponses": responses})
+    assert done["result"]["structuredContent"] == {"deleted": "n2"}, done
+    assert note_ids(first) == ["n3"]
+    stop(first)
+
+    # The same server again: its notes are back (they live in memory), its spent answers are not.
+    second = launcher.http(notes_binary, env=env)
+    assert note_ids(second) == ["n1", "n2", "n3"]
+    async with connect(second.target, "2026-07-28", dialog=None) as client:
+        replay = await client.call_tool("delete_note", {"note_id": "n1", "confirm_token": token})
+        assert replay.is_error or "confirm_token:" in text_of(replay), text_of(replay)
+    replayed = per_request(second.url, second.authorization, 3, {**args, "requestState": state, "inputResponses": responses})
+    assert "deleted" not in (replayed.get("result", {}).get("structuredContent") or {}), replayed
+    assert note_ids(second) == ["n1", "n2", "n3"], "a spent answer worked again after the restart"
+
+    # Positive control: fresh answers work on the restarted server.
+    async with connect(second.target, "2026-07-28", dialog=None) as client:
+        fresh = token_in(await client.call_tool("delete_note", {"note_id": "n1"}))
+        done = await client.call_tool("delete_note", {"note_id": "n1", "confirm_token": fresh})
+        assert not done.is_error, text_of(done)
+    asked = per_request(second.url, second.authorization, 4, args)
+    state, responses = asked["result"]["requestState"], approving(asked["result"])
+    done = per_request(second.url, second.authorization, 5, {**args, "requestState": state, "inputResponses": responses})
+    assert done["result"]["structuredContent"] == {"deleted": "n2"}, done
+    assert note_ids(second) == ["n3"]
+
+
+def test_two_processes_cannot_share_one_spent_answer_log(launcher: Launcher, notes_binary, tmp_path) -> None:
+    env = env_for(tmp_path / "state")
+    running = launcher.http(notes_binary, env=env)
+    done = run_to_exit(notes_binary, {**env, "NOTES_HTTP_ADDR": "127.0.0.1:0"})
+    assert done.returncode == 1, done.stderr
+    assert "another process is using the spent-answer log" in done.stderr, done.stderr
+    assert "NOTES_STATE_DIR" in done.stderr, done.stderr
+    # Positive control: the first one still serves, and once it stops the second starts.
+    assert note_ids(running) == ["n1", "n2", "n3"]
+    stop(running)
+    again = launcher.http(notes_binary, env=env)
+    assert note_ids(again) == ["n1", "n2", "n3"]
+
+
+def test_a_fixed_key_without_anywhere_to_keep_spent_answers_refuses_to_start(notes_binary, tmp_path) -> None:
+    # Neither HOME nor XDG_STATE_HOME nor NOTES_STATE_DIR: no default state directory.
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NOTES_SEAL_KEY": SEAL_KEY}
+    done = subprocess.run(
+        [str(notes_binary)], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1, done.stderr
+    for word in ("NOTES_STATE_DIR", "NOTES_REDIS_URL", "NOTES_SEAL_KEY"):
+        assert word in done.stderr, done.stderr
+    # Positive control: with a state directory it starts (and ends with stdin).
+    ok = subprocess.run(
+        [str(notes_binary)],
+        env={**env, "NOTES_STATE_DIR": str(tmp_path / "s")},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert (tmp_path / "s" / "spent-answers.log").exists()
+
+
+def test_opengist_mcp_keeps_spent_answers_in_its_state_directory_too(launcher: Launcher, tmp_path) -> None:
+    from support import opengist_mcp_bin, require_binary
+
+    binary = require_binary(opengist_mcp_bin(), "cargo build -p opengist-mcp")
+    env = {"OPENGIST_URL": "http://127.0.0.1:9", "OPENGIST_MCP_SEAL_KEY": SEAL_KEY, "XDG_STATE_HOME": str(tmp_path / "state")}
+    running = launcher.http(binary, env=env)
+    assert (tmp_path / "state" / "opengist-mcp" / "spent-answers.log").exists()
+    second = run_to_exit(binary, env)
+    assert second.returncode == 1, second.stderr
+    assert "another process is using the spent-answer log" in second.stderr, second.stderr
+    assert "OPENGIST_MCP_STATE_DIR" in second.stderr, second.stderr
+    # Positive control: with its own state directory a second process starts serving (then
+    # stdin's end closes it, which opengist-mcp reports as a session that did not start).
+    own = run_to_exit(binary, {**env, "OPENGIST_MCP_STATE_DIR": str(tmp_path / "other")})
+    assert "serving MCP on stdio" in own.stderr, own.stderr
+    assert (tmp_path / "other" / "spent-answers.log").exists()
+    assert running.proc.poll() is None
