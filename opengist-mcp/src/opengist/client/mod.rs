@@ -114,6 +114,9 @@ struct Inner {
     access: AccessCache,
     /// The token, for git's Basic credentials only (see `git_head.rs`); never logged.
     git_token: Option<String>,
+    /// `Authorization: Token <token>`, the form Opengist's web pages accept (its API takes
+    /// `Bearer`): sent only when asking a gist page which gist a link names. Sensitive.
+    web_auth: Option<HeaderValue>,
 }
 
 impl fmt::Debug for OpengistClient {
@@ -162,6 +165,11 @@ impl OpengistClient {
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .map(str::to_owned);
+        let web_auth = git_token.as_deref().and_then(|token| {
+            let mut value = HeaderValue::from_str(&format!("Token {token}")).ok()?;
+            value.set_sensitive(true);
+            Some(value)
+        });
         let has_token = match token.as_deref().map(str::trim) {
             Some(token) if !token.is_empty() => {
                 let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
@@ -208,6 +216,7 @@ impl OpengistClient {
                 retry_delays: RETRY_DELAYS,
                 access: AccessCache::default(),
                 git_token,
+                web_auth,
             }),
         })
     }
@@ -331,16 +340,29 @@ impl OpengistClient {
         accept: HeaderValue,
         call: &CallInfo,
     ) -> Result<Response, OpengistError> {
+        self.send_get(url, accept, None, call).await
+    }
+
+    /// [`send_read`](Self::send_read), with `authorization` in place of the API's when given.
+    async fn send_get(
+        &self,
+        url: Url,
+        accept: HeaderValue,
+        authorization: Option<&HeaderValue>,
+        call: &CallInfo,
+    ) -> Result<Response, OpengistError> {
         let mut attempt = 0usize;
         loop {
             let started = Instant::now();
-            let result = self
+            let mut request = self
                 .inner
                 .http
                 .get(url.clone())
-                .header(header::ACCEPT, accept.clone())
-                .send()
-                .await;
+                .header(header::ACCEPT, accept.clone());
+            if let Some(value) = authorization {
+                request = request.header(header::AUTHORIZATION, value.clone());
+            }
+            let result = request.send().await;
             let elapsed_ms = started.elapsed().as_millis() as u64;
             let retry_delay = self.inner.retry_delays.get(attempt).copied();
             match result {
@@ -934,14 +956,20 @@ mod tests {
             "html_url": "https://g.example/alice/my-notes"
         }))
         .expect("summary");
-        assert!(slug_matches(&summary, "my-notes"));
-        assert!(slug_matches(&summary, "My-Notes"));
-        assert!(!slug_matches(&summary, "my-note"));
+        assert!(link_matches(&summary, "my-notes"));
+        assert!(link_matches(&summary, "My-Notes"));
+        assert!(!link_matches(&summary, "my-note"));
+        // Opengist's `uuid LIKE 'name%'`: a prefix, in any case, `_` for any one character.
+        assert!(link_matches(&summary, ID));
+        assert!(link_matches(&summary, &ID[..4].to_uppercase()));
+        assert!(link_matches(&summary, "3f_a"));
+        assert!(!link_matches(&summary, "3f2b"));
+        assert!(!link_matches(&summary, &format!("{ID}0")));
         let no_slug: GistSummary = serde_json::from_value(serde_json::json!({
             "id": ID, "visibility": "public", "html_url": "https://g.example/alice/other/"
         }))
         .expect("summary");
-        assert!(slug_matches(&no_slug, "other"));
+        assert!(link_matches(&no_slug, "other"));
     }
 
     /// A response whose body arrives in the given chunks, with no server involved.
