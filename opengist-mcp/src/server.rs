@@ -2,12 +2,13 @@
 
 use std::sync::Arc;
 
-use mcp_guard::Guard;
+use mcp_guard::{Caller, Guard};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, Implementation, ListResourceTemplatesResult,
-    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscriptionFilter,
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler, tool_handler};
@@ -15,7 +16,7 @@ use rmcp::{ErrorData, ServerHandler, tool_handler};
 use crate::cache::{CacheOwner, GistCache};
 use crate::catalog;
 use crate::config::{Config, DEFAULT_MAX_RESULT_BYTES, FilterError};
-use crate::opengist::{ClientOptions, OpengistClient};
+use crate::opengist::{ClientOptions, OpengistClient, as_principal};
 use crate::state::{OpengistServer, Shared};
 
 /// The server's name, as reported to clients and used in the guard's texts.
@@ -38,6 +39,7 @@ pub fn client_options(config: &Config) -> Option<ClientOptions> {
         insecure_tls: config.insecure_tls,
         request_timeout: config.request_timeout,
         user_agent: format!("{SERVER_NAME}/{}", env!("CARGO_PKG_VERSION")),
+        limits: config.opengist_limits,
     })
 }
 
@@ -122,6 +124,12 @@ impl OpengistServer {
         Self::new(Arc::new(shared), &all)
     }
 
+    /// The MCP principal of a request, as the guard tells callers apart: what requests to
+    /// Opengist made for it are counted against (see `opengist/client/limit.rs`).
+    fn principal(&self, context: &RequestContext<RoleServer>) -> String {
+        self.shared.guard.principal_of(&Caller::of(context))
+    }
+
     /// The names of the tools this server exposes.
     pub fn tool_names(&self) -> Vec<String> {
         self.tool_router
@@ -134,6 +142,17 @@ impl OpengistServer {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for OpengistServer {
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // What `#[tool_handler]` would write, inside the caller's turns at Opengist.
+        let principal = self.principal(&context);
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        as_principal(principal, self.tool_router.call(call)).await
+    }
+
     fn get_info(&self) -> ServerConfig {
         let capabilities = if self.resources_enabled() {
             ServerCapabilities::builder()
@@ -157,7 +176,11 @@ impl ServerHandler for OpengistServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        self.list_resources_page(cursor, &context).await
+        as_principal(
+            self.principal(&context),
+            self.list_resources_page(cursor, &context),
+        )
+        .await
     }
 
     async fn list_resource_templates(
@@ -171,9 +194,14 @@ impl ServerHandler for OpengistServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.read_resource_uri(&request.uri).await.map(Into::into)
+        as_principal(
+            self.principal(&context),
+            self.read_resource_uri(&request.uri),
+        )
+        .await
+        .map(Into::into)
     }
 
     fn accepted_subscription_filter(
@@ -197,9 +225,13 @@ impl ServerHandler for OpengistServer {
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        self.complete_resource_argument(request).await
+        as_principal(
+            self.principal(&context),
+            self.complete_resource_argument(request),
+        )
+        .await
     }
 }
 

@@ -55,9 +55,16 @@ pub const OPENGIST_MCP_REPLICA_ID: &str = "OPENGIST_MCP_REPLICA_ID";
 pub const OPENGIST_MCP_CACHE_BYTES: &str = "OPENGIST_MCP_CACHE_BYTES";
 /// Whether gists are offered as MCP resources.
 pub const OPENGIST_MCP_RESOURCES: &str = "OPENGIST_MCP_RESOURCES";
+/// Requests to Opengist in flight at once, all callers together.
+pub const OPENGIST_MCP_OPENGIST_MAX_REQUESTS: &str = "OPENGIST_MCP_OPENGIST_MAX_REQUESTS";
+/// Requests to Opengist in flight at once for one MCP principal.
+pub const OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL: &str =
+    "OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL";
+/// How long a request to Opengist waits for a turn before it is refused as busy.
+pub const OPENGIST_MCP_OPENGIST_QUEUE_SECS: &str = "OPENGIST_MCP_OPENGIST_QUEUE_SECS";
 
 /// Every variable [`super::Config::from_process`] reads.
-pub const ALL: [&str; 25] = [
+pub const ALL: [&str; 28] = [
     OPENGIST_URL,
     OPENGIST_TOKEN,
     OPENGIST_READ_ONLY,
@@ -83,6 +90,9 @@ pub const ALL: [&str; 25] = [
     OPENGIST_MCP_REPLICA_ID,
     OPENGIST_MCP_CACHE_BYTES,
     OPENGIST_MCP_RESOURCES,
+    OPENGIST_MCP_OPENGIST_MAX_REQUESTS,
+    OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL,
+    OPENGIST_MCP_OPENGIST_QUEUE_SECS,
 ];
 
 /// Where the settings come from: the command line and a variable lookup. Every section of

@@ -347,6 +347,24 @@ pub enum OpengistError {
         base: String,
     },
 
+    /// Too many requests to Opengist were in flight, and this one waited its whole queue time
+    /// for a turn (see `client/limit.rs`). Nothing was sent.
+    #[error(
+        "Opengist is busy: the request to {operation} waited {} for a turn, because {}. Nothing was sent to Opengist, so nothing was changed; retry in a few seconds (the operator sets these limits with OPENGIST_MCP_OPENGIST_MAX_REQUESTS, OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL and OPENGIST_MCP_OPENGIST_QUEUE_SECS)",
+        seconds(.waited),
+        busy_cap(.cap, .limit)
+    )]
+    Busy {
+        /// What was being done.
+        operation: &'static str,
+        /// Which cap was full.
+        cap: super::client::BusyCap,
+        /// That cap.
+        limit: usize,
+        /// How long it waited.
+        waited: Duration,
+    },
+
     /// An argument this client refuses before sending anything.
     #[error("{message}")]
     InvalidArgument {
@@ -390,6 +408,17 @@ impl OpengistError {
             Self::Server { status, .. } => matches!(status, 502 | 504),
             _ => false,
         }
+    }
+}
+
+fn busy_cap(cap: &super::client::BusyCap, limit: &usize) -> String {
+    match cap {
+        super::client::BusyCap::Principal => format!(
+            "this caller already had {limit} request(s) to Opengist in flight (the per caller limit)"
+        ),
+        super::client::BusyCap::Server => format!(
+            "this server already had {limit} request(s) to Opengist in flight (its limit for all callers together)"
+        ),
     }
 }
 

@@ -63,6 +63,8 @@ pub struct ClientOptions {
     pub request_timeout: Duration,
     /// The `User-Agent` header.
     pub user_agent: String,
+    /// How many requests go to Opengist at once, and how long one waits for a turn.
+    pub limits: RequestLimits,
 }
 
 impl fmt::Debug for ClientOptions {
@@ -73,6 +75,7 @@ impl fmt::Debug for ClientOptions {
             .field("insecure_tls", &self.insecure_tls)
             .field("request_timeout", &self.request_timeout)
             .field("user_agent", &self.user_agent)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -117,6 +120,8 @@ struct Inner {
     /// `Authorization: Token <token>`, the form Opengist's web pages accept (its API takes
     /// `Bearer`): sent only when asking a gist page which gist a link names. Sensitive.
     web_auth: Option<HeaderValue>,
+    /// Turns for requests to Opengist (see `limit.rs`).
+    limiter: limit::Limiter,
 }
 
 impl fmt::Debug for OpengistClient {
@@ -138,6 +143,7 @@ impl OpengistClient {
             insecure_tls,
             request_timeout,
             user_agent,
+            limits,
         } = options;
         if !matches!(base_url.scheme(), "http" | "https")
             || base_url.host().is_none()
@@ -217,6 +223,7 @@ impl OpengistClient {
                 access: AccessCache::default(),
                 git_token,
                 web_auth,
+                limiter: limit::Limiter::new(limits),
             }),
         })
     }
@@ -270,10 +277,12 @@ impl OpengistClient {
         if private && let Some(token) = &self.inner.git_token {
             request = request.basic_auth(owner, Some(token));
         }
+        let turn = self.inner.limiter.turn(&call).await?;
         let response = request
             .send()
             .await
             .map_err(|e| self.transport_error(&e, &call))?;
+        drop(turn);
         tracing::debug!(
             method = "GET",
             path = url.path(),
@@ -362,7 +371,9 @@ impl OpengistClient {
             if let Some(value) = authorization {
                 request = request.header(header::AUTHORIZATION, value.clone());
             }
+            let turn = self.inner.limiter.turn(call).await?;
             let result = request.send().await;
+            drop(turn);
             let elapsed_ms = started.elapsed().as_millis() as u64;
             let retry_delay = self.inner.retry_delays.get(attempt).copied();
             match result {
@@ -424,7 +435,9 @@ impl OpengistClient {
             })?;
             request = request.body(bytes);
         }
+        let turn = self.inner.limiter.turn(call).await?;
         let result = request.send().await;
+        drop(turn);
         let elapsed_ms = started.elapsed().as_millis() as u64;
         match result {
             Ok(response) => {
@@ -622,8 +635,13 @@ impl OpengistClient {
     }
 }
 
+mod limit;
 mod reads;
 mod wire;
+pub use limit::{
+    BusyCap, DEFAULT_MAX_REQUESTS, DEFAULT_MAX_REQUESTS_PER_PRINCIPAL, DEFAULT_QUEUE_SECS,
+    RequestLimits, as_principal,
+};
 pub(crate) use wire::utf8_window;
 use wire::*;
 
@@ -648,6 +666,7 @@ mod tests {
             insecure_tls: false,
             request_timeout: timeout,
             user_agent: "opengist-mcp-test".into(),
+            limits: RequestLimits::default(),
         })
         .expect("client")
     }
@@ -808,6 +827,7 @@ mod tests {
                 insecure_tls: false,
                 request_timeout: Duration::from_secs(1),
                 user_agent: "t".into(),
+                limits: RequestLimits::default(),
             })
         };
         assert!(matches!(
@@ -829,6 +849,7 @@ mod tests {
             insecure_tls: false,
             request_timeout: Duration::from_secs(1),
             user_agent: "t".into(),
+            limits: RequestLimits::default(),
         };
         assert!(!format!("{options:?}").contains("og_secret"));
     }
