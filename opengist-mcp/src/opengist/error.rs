@@ -50,6 +50,15 @@ impl fmt::Display for Scope {
     }
 }
 
+/// Which limit on requests to Opengist a refused request waited on (see `client/limit.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BusyCap {
+    /// The caller's own requests filled its share.
+    Principal,
+    /// All callers' requests filled the server's.
+    Server,
+}
+
 /// Which timeout expired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeoutPhase {
@@ -358,7 +367,7 @@ pub enum OpengistError {
         /// What was being done.
         operation: &'static str,
         /// Which cap was full.
-        cap: super::client::BusyCap,
+        cap: BusyCap,
         /// That cap.
         limit: usize,
         /// How long it waited.
@@ -411,12 +420,12 @@ impl OpengistError {
     }
 }
 
-fn busy_cap(cap: &super::client::BusyCap, limit: &usize) -> String {
+fn busy_cap(cap: &BusyCap, limit: &usize) -> String {
     match cap {
-        super::client::BusyCap::Principal => format!(
+        BusyCap::Principal => format!(
             "this caller already had {limit} request(s) to Opengist in flight (the per caller limit)"
         ),
-        super::client::BusyCap::Server => format!(
+        BusyCap::Server => format!(
             "this server already had {limit} request(s) to Opengist in flight (its limit for all callers together)"
         ),
     }

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::super::error::{CallInfo, OpengistError};
+use super::super::error::{BusyCap, CallInfo, OpengistError};
 
 /// Default of `OPENGIST_MCP_OPENGIST_MAX_REQUESTS`.
 pub const DEFAULT_MAX_REQUESTS: u64 = 8;
@@ -65,15 +65,6 @@ impl Default for RequestLimits {
             queue_wait: Duration::from_secs(DEFAULT_QUEUE_SECS),
         }
     }
-}
-
-/// Which cap a refused request waited on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BusyCap {
-    /// The caller's own requests filled its share.
-    Principal,
-    /// All callers' requests filled the server's.
-    Server,
 }
 
 /// The turns: one semaphore for all, one per principal with requests waiting or in flight.

@@ -639,8 +639,8 @@ mod limit;
 mod reads;
 mod wire;
 pub use limit::{
-    BusyCap, DEFAULT_MAX_REQUESTS, DEFAULT_MAX_REQUESTS_PER_PRINCIPAL, DEFAULT_QUEUE_SECS,
-    RequestLimits, as_principal,
+    DEFAULT_MAX_REQUESTS, DEFAULT_MAX_REQUESTS_PER_PRINCIPAL, DEFAULT_QUEUE_SECS, RequestLimits,
+    as_principal,
 };
 pub(crate) use wire::utf8_window;
 use wire::*;
