@@ -12,7 +12,7 @@
 //! 3. For scale: issuing a two-call token (fingerprint, seal, text) for a client without
 //!    dialogs.
 //! 4. The cost of the shared store: a whole guarded round (a token issued, then quoted and
-//!    spent) with the in-memory store against the Redis store (`mcp-guard-redis`) on a real
+//!    spent) with the in-memory store against the Redis store (`ask-first-redis`) on a real
 //!    `redis-server` on loopback, without persistence and with an fsync'd append-only file;
 //!    the median added latency per round is the paired difference. Needs `redis-server` on
 //!    PATH (`scripts/replica-env install`), or `GUARD_BENCH_REDIS_URL`; skipped otherwise.
@@ -30,9 +30,9 @@ use std::hint::black_box;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use mcp_guard::protocol::GuardCall;
-use mcp_guard::{Clearance, Guard, Guarded, Id, Rejection, Resolve, Target, guarded};
-use mcp_guard_core::seal::{self, SealKey, SealKind, SealScope};
+use ask_first::protocol::GuardCall;
+use ask_first::{Clearance, Guard, Guarded, Id, Rejection, Resolve, Target, guarded};
+use ask_first_core::seal::{self, SealKey, SealKind, SealScope};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
@@ -522,7 +522,7 @@ fn start_redis(fsync: bool) -> Option<BenchRedis> {
     Some(redis)
 }
 
-fn token_of(interruption: mcp_guard::protocol::Interruption) -> String {
+fn token_of(interruption: ask_first::protocol::Interruption) -> String {
     let CallToolResponse::Complete(result) = interruption.into_response() else {
         unreachable!("a token is a complete result")
     };
@@ -590,7 +590,7 @@ async fn bench_store(plan: &Plan, pair: &Pair) {
     );
     let memory = Guard::builder("guard-bench").build();
     for (label, redis) in &servers {
-        let store = match mcp_guard_redis::RedisNonceStore::open(&redis.url) {
+        let store = match ask_first_redis::RedisNonceStore::open(&redis.url) {
             Ok(store) => store,
             Err(error) => {
                 println!("  {label}: SKIPPED ({error})");

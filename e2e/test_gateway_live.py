@@ -88,7 +88,7 @@ async def test_legacy_without_dialogs_gets_a_token_through_the_gateway(opengist_
         token = token_in(first)
         # create_gist has an outputSchema: the token's facts travel in _meta, not structuredContent.
         assert first.structured_content is None, first.structured_content
-        assert (first.meta or {})["mcp-guard/token_reply"]["confirm_token"] == token, first.meta
+        assert (first.meta or {})["ask-first/token_reply"]["confirm_token"] == token, first.meta
         assert gists_titled(opengist_env, f"title {tag}") == [], "the first call changed nothing"
 
         second = await client.call_tool("create_gist", {**public_gist(tag), "confirm_token": token})

@@ -10,7 +10,7 @@ Installs, each offline from the built files only:
   npm   `npm install --offline <launcher.tgz> <platform.tgz>` into a scratch directory, then
         `node_modules/.bin/opengist-mcp`
   npx   `npx --offline --yes --package <launcher.tgz> --package <platform.tgz> -- opengist-mcp`
-        (what `npx -y opengist-mcp` does with the registry's copies)
+        (what `npx -y @opengist-mcp/opengist-mcp` does with the registry's copies)
 
 Selected only with `-m packages` (the layer "installed packages" in scripts/test builds the
 packages first). The tests marked `packages_opengist` also need a provisioned Opengist
@@ -44,6 +44,15 @@ pytestmark = [pytest.mark.anyio, pytest.mark.packages]
 PACKAGES = Path(os.environ.get("E2E_PACKAGES_DIR") or TARGET / "packages").resolve()
 TOOLS_VENV = TARGET / "packaging-venv" / "bin"
 KINDS = ("venv", "uvx", "pipx", "npm", "npx")
+# The npm launcher's name (packaging/npm/opengist-mcp/package.json): scoped, since the bare
+# npm name `opengist-mcp` is another project's.
+LAUNCHER = json.loads((ROOT / "packaging/npm/opengist-mcp/package.json").read_text())["name"]
+
+
+def tarball_stem(package: str) -> str:
+    """What `npm pack` names a package's tarball, before `-VERSION.tgz`: a scoped
+    `@scope/name` becomes `scope-name`."""
+    return package.removeprefix("@").replace("/", "-")
 INSTALL_BOUND_S = 300.0  # a guard against a hung installer, not a speed test
 
 
@@ -89,8 +98,8 @@ class NpmTarballs:
 @pytest.fixture(scope="session")
 def npm_tarballs() -> NpmTarballs:
     npm = PACKAGES / "npm" if (PACKAGES / "npm").is_dir() else PACKAGES
-    package = only(npm, f"{platform_entry()['package']}-[0-9]*.tgz", "scripts/package-npm")
-    launcher = only(npm, "opengist-mcp-[0-9]*.tgz", "scripts/package-npm")
+    package = only(npm, f"{tarball_stem(platform_entry()['package'])}-[0-9]*.tgz", "scripts/package-npm")
+    launcher = only(npm, f"{tarball_stem(LAUNCHER)}-[0-9]*.tgz", "scripts/package-npm")
     return NpmTarballs(launcher=launcher, platform=package)
 
 
@@ -200,7 +209,7 @@ def test_every_package_carries_the_workspace_version(wheel: Path, npm_tarballs: 
             manifest = json.load(member)
         manifests[manifest["name"]] = manifest
         assert manifest["version"] == version, (tgz.name, manifest["version"])
-    launcher = manifests["opengist-mcp"]
+    launcher = manifests[LAUNCHER]
     optional = launcher["optionalDependencies"]
     assert set(optional.values()) == {version}, optional
     platforms = json.loads((ROOT / "packaging/npm/opengist-mcp/platforms.json").read_text())

@@ -1,6 +1,6 @@
 //! `conformance`: the test tools of the official MCP conformance suite
 //! (`@modelcontextprotocol/conformance`, server mode) that concern the guard and the protocol it
-//! relies on, built on `mcp-guard`, so the suite exercises the framework itself.
+//! relies on, built on `ask-first`, so the suite exercises the framework itself.
 //!
 //! Run by `scripts/conformance` over streamable HTTP (`--http 127.0.0.1:PORT`, at `/mcp`) for
 //! 2025-11-25 and 2026-07-28. Scenarios about other features (resources, prompts, sampling,
@@ -19,7 +19,7 @@
 //!
 //! A protocol tool built on the framework's seal, not on the guard (a guard asks one question):
 //! - `test_input_required_result_multi_round`: two `input_required` rounds, each with a new
-//!   `requestState` sealed by `mcp_guard::seal` (the round number inside the seal), then a
+//!   `requestState` sealed by `ask_first::seal` (the round number inside the seal), then a
 //!   complete result. A state that does not open is a `-32602` error.
 
 use std::net::SocketAddr;
@@ -29,9 +29,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::Parser;
-use mcp_guard::protocol::GuardCall;
-use mcp_guard::seal::{self, SealKey, SealKind, SealScope};
-use mcp_guard::{
+use ask_first::protocol::GuardCall;
+use ask_first::seal::{self, SealKey, SealKind, SealScope};
+use ask_first::{
     AlteredState, Approved, Binding, Fact, Guard, Guarded, Id, Question, Rejection, Resolve,
     Target, guarded,
 };
@@ -48,13 +48,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The server's name.
-const NAME: &str = "mcp-guard-conformance";
+const NAME: &str = "ask-first-conformance";
 /// Where the MCP endpoint is mounted.
 const MCP_PATH: &str = "/mcp";
 /// The key the suite's basic elicitation scenario looks for in `inputRequests`.
 const SUITE_INPUT_KEY: &str = "user_name";
 
-mcp_guard::wording! {
+ask_first::wording! {
     struct RunQuestion = "Run the conformance step {} (call number {})? Nothing but a counter changes.";
     struct RoundsQuestion = "The multi-round conformance step asks its own questions.";
 }
@@ -282,7 +282,7 @@ impl ConformanceServer {
     }
 
     #[tool(
-        description = "input-required-result-multi-round: two input_required rounds with states sealed by mcp_guard::seal, then a result."
+        description = "input-required-result-multi-round: two input_required rounds with states sealed by ask_first::seal, then a result."
     )]
     async fn test_input_required_result_multi_round(
         &self,
@@ -348,7 +348,7 @@ impl ConformanceServer {
     }
 }
 
-#[tool_handler(name = "mcp-guard-conformance")]
+#[tool_handler(name = "ask-first-conformance")]
 impl ServerHandler for ConformanceServer {}
 
 // ---------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@
 //! Run it:
 //! - `cargo run --example notes`: stdio (nothing but protocol on stdout; logs on stderr).
 //! - `cargo run --example notes -- --http 127.0.0.1:8080` (or `NOTES_HTTP_ADDR`): streamable
-//!   HTTP at `/mcp`, through the framework's serving (`mcp_guard::Serving`): the Host/Origin/
+//!   HTTP at `/mcp`, through the framework's serving (`ask_first::Serving`): the Host/Origin/
 //!   bearer gate, legacy sessions (so a pushed dialog can be answered) each bound to the
 //!   principal that opened it, 2026-07-28 requests served statelessly, graceful shutdown on
 //!   SIGINT/SIGTERM.
@@ -44,6 +44,10 @@
 //! - `NOTES_HTTP_HEADER_TIMEOUT_SECS`, `NOTES_HTTP_BODY_TIMEOUT_SECS`,
 //!   `NOTES_HTTP_MAX_CONNECTIONS`, `NOTES_HTTP_MAX_SESSIONS`, `NOTES_HTTP_SESSION_IDLE_SECS`:
 //!   the HTTP limits.
+//! - `NOTES_HTTP_DIALOGS_PER_SESSION`, `NOTES_HTTP_DIALOGS_PER_PRINCIPAL`,
+//!   `NOTES_HTTP_MAX_DIALOGS`, `NOTES_HTTP_STREAMS_PER_PRINCIPAL`, `NOTES_HTTP_MAX_STREAMS`,
+//!   `NOTES_HTTP_STREAM_IDLE_SECS`: the caps on guarded calls waiting on a person and on
+//!   long-lived streams.
 //!
 //! Each replica keeps its own notes in memory: replicas share approvals, not notes.
 
@@ -56,7 +60,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use mcp_guard::{Approved, Clearance, Guard, Guarded, Rejection, Resolve, Serving, guarded};
+use ask_first::{Approved, Clearance, Guard, Guarded, Rejection, Resolve, Serving, guarded};
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
@@ -215,7 +219,22 @@ impl NotesServer {
 }
 
 #[tool_handler(name = "notes")]
-impl ServerHandler for NotesServer {}
+impl ServerHandler for NotesServer {
+    /// Accepts 2026-07-28 `subscriptions/listen` (tool-list changes; the list never changes,
+    /// so a stream carries its acknowledgement and keep-alives until the client or the
+    /// framework's idle-stream timeout ends it): the long-lived stream the framework's stream
+    /// caps bound.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        Some(
+            rmcp::model::SubscriptionFilter::builder()
+                .tools_list_changed()
+                .build(),
+        )
+    }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Start-up and transports
@@ -233,7 +252,7 @@ struct Cli {
 
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new("notes=info,mcp_guard_serve=info,warn")
+        tracing_subscriber::EnvFilter::new("notes=info,ask_first_serve=info,warn")
     });
     // Logs go to stderr: on stdio, stdout carries the protocol and nothing else.
     let _ = tracing_subscriber::fmt()
@@ -257,7 +276,7 @@ async fn main() -> ExitCode {
 }
 
 /// The serving: settings, guard, then stdio or HTTP, all through the framework.
-async fn run(cli: Cli) -> Result<(), mcp_guard::ServeError> {
+async fn run(cli: Cli) -> Result<(), ask_first::ServeError> {
     let serving = Serving::from_env(NAME, PREFIX)?.http_addr(cli.http);
     let guard = with_principal_header(serving.guard()).build();
     let store = Arc::new(Store::seeded());
@@ -268,7 +287,7 @@ async fn run(cli: Cli) -> Result<(), mcp_guard::ServeError> {
 /// authenticating gateway would have: the caller is the value of that header (a gateway sets
 /// it), not the `Authorization` header. The guard's seals and the HTTP session binding both
 /// follow it. Unset: the guard's default rule.
-fn with_principal_header(guard: mcp_guard::GuardBuilder) -> mcp_guard::GuardBuilder {
+fn with_principal_header(guard: ask_first::GuardBuilder) -> ask_first::GuardBuilder {
     let Some(header) = std::env::var("NOTES_PRINCIPAL_HEADER")
         .ok()
         .map(|name| name.trim().to_ascii_lowercase())

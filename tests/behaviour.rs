@@ -15,17 +15,17 @@ mod eras;
 #[allow(dead_code)]
 #[path = "../examples/notes/store.rs"]
 mod notes;
-use mcp_guard::testing::{Era, Person, Reply, confirm_token_in, connect, text_of};
+use ask_first::testing::{Era, Person, Reply, confirm_token_in, connect, text_of};
 use notes::{DeleteNote, Store, WriteNote};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_guard::protocol::{
+use ask_first::protocol::{
     APPROVAL_INPUT_KEY, APPROVE_PROPERTY, GuardCall, Interruption, InterruptionKind,
 };
-use mcp_guard::{Approved, Clearance, Guard, Id, Rejection};
+use ask_first::{Approved, Clearance, Guard, Id, Rejection};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
@@ -213,7 +213,7 @@ impl NotesServer {
 // Harness
 // ---------------------------------------------------------------------------------------------
 
-fn guard() -> mcp_guard::GuardBuilder {
+fn guard() -> ask_first::GuardBuilder {
     Guard::builder(SERVER_NAME)
 }
 
@@ -720,7 +720,7 @@ async fn modern_a_tampered_state_is_asked_afresh() {
 async fn modern_an_altered_state_can_be_a_json_rpc_error() {
     let s = modern_session(
         guard()
-            .altered_state(mcp_guard::AlteredState::JsonRpcError)
+            .altered_state(ask_first::AlteredState::JsonRpcError)
             .build(),
     )
     .await;

@@ -13,15 +13,15 @@ mod eras;
 #[allow(dead_code)]
 #[path = "../examples/notes/store.rs"]
 mod notes;
-use mcp_guard::testing::{Era, Person, Reply, confirm_token_in, connect, text_of};
+use ask_first::testing::{Era, Person, Reply, confirm_token_in, connect, text_of};
 use notes::{DeleteNote, Store, WriteNote, note_id};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use mcp_guard::protocol::{APPROVAL_INPUT_KEY, APPROVE_PROPERTY};
-use mcp_guard::{Approved, Clearance, Guard, Guarded, Id, Rejection, Resolve, guarded};
+use ask_first::protocol::{APPROVAL_INPUT_KEY, APPROVE_PROPERTY};
+use ask_first::{Approved, Clearance, Guard, Guarded, Id, Rejection, Resolve, guarded};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResponse, ClientRequest, InputResponses,

@@ -4,7 +4,7 @@
 //!
 //! The `.stderr` files are written by the toolchain pinned in `rust-toolchain.toml`; after a
 //! deliberate change, regenerate them with
-//! `TRYBUILD=overwrite cargo test -p mcp-guard --test compile` and read every one.
+//! `TRYBUILD=overwrite cargo test -p ask-first --test compile` and read every one.
 
 #[test]
 fn ui() {

@@ -11,7 +11,7 @@ mod notes;
 
 use std::sync::Arc;
 
-use mcp_guard::{
+use ask_first::{
     Approved, Binding, Clearance, Conditional, Fact, Guard, Guarded, Id, Question, Rejection,
     Resolve, Target, guarded,
 };
@@ -23,10 +23,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use mcp_guard::testing::{confirm_token_in, text_of};
+use ask_first::testing::{confirm_token_in, text_of};
 use notes::{DeleteNote, Note, Store};
 
-mcp_guard::wording! {
+ask_first::wording! {
     struct ShareQuestion = "This will share note {} with everyone.";
     struct WipeQuestion = "This will delete all {} notes.";
 }
@@ -272,7 +272,7 @@ fn the_router_lists_guarded_tools_with_their_schemas_and_annotations() {
     assert_eq!(token["type"], json!(["string", "null"]));
     assert_eq!(
         token["description"].as_str(),
-        Some(mcp_guard::protocol::CONFIRM_TOKEN_DESCRIPTION)
+        Some(ask_first::protocol::CONFIRM_TOKEN_DESCRIPTION)
     );
     let required = delete
         .input_schema
@@ -360,7 +360,7 @@ async fn a_guarded_call_runs_its_body_only_after_the_token_comes_back() {
     let facts = first
         .meta
         .as_ref()
-        .and_then(|meta| meta.0.get(mcp_guard::protocol::token_reply::META_KEY))
+        .and_then(|meta| meta.0.get(ask_first::protocol::token_reply::META_KEY))
         .expect("the token reply's facts in _meta");
     assert_eq!(facts["confirm_token"], token_in(&first).as_str());
     assert_eq!(facts["status"], "confirmation_required");

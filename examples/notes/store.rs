@@ -6,14 +6,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
-use mcp_guard::{Approved, Binding, Clearance, Conditional, Fact, Id, Question, Rejection, Target};
+use ask_first::{Approved, Clearance, Conditional, Count, Id, Rejection, Target};
 use schemars::JsonSchema;
 use serde::Serialize;
-
-mcp_guard::wording! {
-    struct DeleteQuestion = "This will delete note {} ({} bytes of text). It cannot be undone.";
-    struct ShareQuestion = "This will make note {} visible to everyone with {} bytes of text.";
-}
 
 // ---------------------------------------------------------------------------------------------
 // The store: its writing methods take the guard's proofs by value, so no path reaches them
@@ -101,24 +96,30 @@ impl Store {
 // ---------------------------------------------------------------------------------------------
 
 /// Deleting one note, bound to its id.
+///
+/// `#[derive(Target)]` binds every field but those marked `skip`, and checks at compile time
+/// that each placeholder names a field (or a method) whose type is a fact kind.
+#[derive(Target)]
+#[target(
+    operation = "delete_note",
+    question = "This will delete note {id} ({bytes} bytes of text). It cannot be undone."
+)]
 pub struct DeleteNote {
     /// The note.
     pub id: Id,
-    /// The length of its text, shown in the question.
+    /// The length of its text, shown in the question (a count), not bound: it does not decide
+    /// which note is deleted.
+    #[target(count, skip)]
     pub bytes: u64,
 }
 
-impl Target for DeleteNote {
-    const OPERATION: &'static str = "delete_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding.text("id", self.id.as_str());
-    }
-    fn question(&self) -> Question {
-        Question::new::<DeleteQuestion>([Fact::id(self.id.clone()), Fact::count(self.bytes)])
-    }
-}
-
-/// Writing a note, bound to its id, its exact text and whether it is shared.
+/// Writing a note, bound to its id, its exact text and whether it is shared. The question
+/// shows the size of the text, never the text.
+#[derive(Target)]
+#[target(
+    operation = "write_note",
+    question = "This will make note {id} visible to everyone with {text_bytes()} bytes of text."
+)]
 pub struct WriteNote {
     /// The note.
     pub id: Id,
@@ -128,29 +129,17 @@ pub struct WriteNote {
     pub shared: bool,
 }
 
-impl Target for WriteNote {
-    const OPERATION: &'static str = "write_note";
-    fn bind(&self, binding: &mut Binding) {
-        binding
-            .text("id", self.id.as_str())
-            .text("text", &self.text)
-            .flag("shared", self.shared);
-    }
-    fn question(&self) -> Question {
-        // The size of the text, never the text.
-        Question::new::<ShareQuestion>([
-            Fact::id(self.id.clone()),
-            Fact::count(self.text.len() as u64),
-        ])
-    }
-}
-
 impl Conditional for WriteNote {}
 
 impl WriteNote {
     /// The guard's condition: a note that ends up shared is visible to everyone.
     pub fn is_shared(&self) -> bool {
         self.shared
+    }
+
+    /// The size of the text, as the question shows it.
+    pub fn text_bytes(&self) -> Count {
+        Count(self.text.len() as u64)
     }
 }
 

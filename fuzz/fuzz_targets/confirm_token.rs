@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_guard_core::seal::SealKind;
+use ask_first_core::seal::SealKind;
 
 #[path = "seal_common.rs"]
 mod seal_common;

@@ -1,9 +1,9 @@
 //! Shared by the seal targets: a target type, a key, and the checks.
 
-use mcp_guard_core::seal::{self, SealKind, SealScope};
-use mcp_guard_core::{Binding, Fingerprint, Question, SealKey, Target};
+use ask_first_core::seal::{self, SealKind, SealScope};
+use ask_first_core::{Binding, Fingerprint, Question, SealKey, Target};
 
-mcp_guard_core::wording!(struct Asked = "fuzz";);
+ask_first_core::wording!(struct Asked = "fuzz";);
 
 /// A target whose binding is one text field.
 pub struct Thing(pub String);

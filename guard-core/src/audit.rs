@@ -19,7 +19,7 @@ use crate::target::Fingerprint;
 /// operation when the error alone does not (`"unknown"`: the request was sent but no answer
 /// says whether it took effect; `"executed"`: it took effect, only reading the result back
 /// failed). Without it an error result counts as [`AuditOutcome::Failed`].
-pub const OUTCOME_META_KEY: &str = "mcp-guard/outcome";
+pub const OUTCOME_META_KEY: &str = "ask-first/outcome";
 
 /// How the call was cleared, or tried to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -198,7 +198,7 @@ impl AuditSlot {
 /// A salted hash of the principal, so the log can tell callers apart without naming them.
 fn hash_principal(principal: &str) -> String {
     let digest = Sha256::new()
-        .chain_update(b"mcp-guard audit principal\0")
+        .chain_update(b"ask-first audit principal\0")
         .chain_update(principal.as_bytes())
         .finalize();
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()

@@ -1,4 +1,4 @@
-//! Core types of [`mcp-guard`](https://docs.rs/mcp-guard): a typestate confirmation guard for
+//! Core types of [`ask-first`](https://docs.rs/ask-first): a typestate confirmation guard for
 //! MCP servers built on `rmcp`.
 //!
 //! A destructive operation takes an [`Approved<T>`] (or, when it is guarded only under a
@@ -8,12 +8,12 @@
 //! be shown, after the two-call token came back. So code that reaches a destructive call
 //! without asking does not compile.
 //!
-//! Most servers use this through the facade crate `mcp-guard` and its `#[guarded]` attribute.
+//! Most servers use this through the facade crate `ask-first` and its `#[guarded]` attribute.
 //!
 //! ```
-//! use mcp_guard_core::{Binding, Fact, Id, Question, Target};
+//! use ask_first_core::{Binding, Fact, Id, Question, Target};
 //!
-//! mcp_guard_core::wording! {
+//! ask_first_core::wording! {
 //!     struct DeleteNoteQuestion = "This will delete note {}. It cannot be undone.";
 //! }
 //!
@@ -40,6 +40,7 @@
 
 mod approval;
 mod audit;
+mod bind_value;
 mod call;
 mod dialog;
 mod engine;
@@ -57,14 +58,19 @@ pub use audit::{
     AuditEvent, AuditOutcome, AuditSink, AuditSlot, AuditTicket, OUTCOME_META_KEY, Route,
     outcome_of,
 };
+pub use bind_value::{BindText, BindValue};
 pub use call::{CONFIRM_TOKEN_ARG, CONFIRM_TOKEN_DESCRIPTION, GuardCall};
+pub use dialog::{DialogCarrier, DialogSlot};
 pub use engine::{
     APPROVAL_INPUT_KEY, APPROVE_PROPERTY, Caller, Guard, GuardBuilder, Guarded, Interruption,
     InterruptionKind, PrincipalFn, Rejection, Resolve, default_principal,
 };
 pub use engine::{AlteredState, token_reply};
 pub use nonce::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
-pub use question::{Fact, Id, InvalidId, Question, Wording};
+pub use question::{
+    Address, ByteSize, Count, Fact, Id, InvalidId, Moment, Name, PathName, Question, Span, ToFact,
+    Wording,
+};
 pub use seal::{SealKey, SealKeyTooShort};
 pub use settings::{
     ELICITATION_VAR, InvalidElicitationSetting, elicitation_from_env, elicitation_off_notice,

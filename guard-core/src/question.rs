@@ -1,10 +1,11 @@
-//! The question shown to a person: fixed wording filled with server-side facts only.
+//! The question shown to a person: fixed wording filled with facts.
 //!
-//! Nothing here accepts free text at run time. Wording is an associated `const` (so it is
-//! written in source code, never read from a request or a record), and a [`Fact`] is a number,
-//! a byte size, a date, a validated identifier or another piece of fixed wording. Titles,
-//! descriptions, file names and contents are where an injected instruction would sit, and they
-//! have no way in.
+//! Wording is an associated `const` (so it is written in source code, never read from a
+//! request or a record), and a [`Fact`] is a number, a byte size, a date, a validated
+//! identifier, another piece of fixed wording, or a caller-supplied name ([`Name`],
+//! [`PathName`], [`Address`]) that is always shown framed and escaped (see
+//! [the names section](crate::Name#what-a-person-sees)). Free text (titles, descriptions,
+//! contents) has no way in at all: it is where an injected instruction would sit.
 
 use std::fmt;
 
@@ -13,17 +14,17 @@ use std::fmt;
 /// Implement it with the [`wording!`](crate::wording) macro:
 ///
 /// ```
-/// mcp_guard_core::wording! {
+/// ask_first_core::wording! {
 ///     /// The headline of a delete question.
 ///     pub struct DeleteHeadline = "This will delete {} file(s) from gist {}.";
 /// }
-/// use mcp_guard_core::Wording;
+/// use ask_first_core::Wording;
 /// assert_eq!(DeleteHeadline::TEXT, "This will delete {} file(s) from gist {}.");
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not fixed wording",
     label = "a question is made of fixed wording and facts, never of run-time text",
-    note = "declare the text with `mcp_guard::wording! {{ struct Name = \"...\"; }}` and pass `Name` as the type parameter; show run-time values as `Fact`s"
+    note = "declare the text with `ask_first::wording! {{ struct Name = \"...\"; }}` and pass `Name` as the type parameter; show run-time values as `Fact`s"
 )]
 pub trait Wording {
     /// The text. Being a `const`, it cannot come from a request or a record.
@@ -89,7 +90,7 @@ impl fmt::Display for Id {
     }
 }
 
-/// One server-side value shown in a question.
+/// One value shown in a question.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Fact(FactKind);
 
@@ -101,6 +102,10 @@ enum FactKind {
     Duration(std::time::Duration),
     Id(Id),
     Word(&'static str),
+    Name(Name),
+    Path(PathName),
+    Address(Address),
+    List(Vec<Fact>),
 }
 
 impl Fact {
@@ -146,6 +151,28 @@ impl Fact {
     pub fn word<W: Wording>() -> Self {
         Self(FactKind::Word(W::TEXT))
     }
+
+    /// A caller-supplied name, shown as `caller-supplied name «…»` (see [`Name`]).
+    pub fn name(name: Name) -> Self {
+        Self(FactKind::Name(name))
+    }
+
+    /// A caller-supplied path, shown as `caller-supplied path «dir»/«file»` (see [`PathName`]).
+    pub fn path(path: PathName) -> Self {
+        Self(FactKind::Path(path))
+    }
+
+    /// A caller-supplied address, shown as `caller-supplied address «…»` (see [`Address`]).
+    pub fn address(address: Address) -> Self {
+        Self(FactKind::Address(address))
+    }
+
+    /// A variable number of facts in one placeholder, e.g. the names a call acts on: shown
+    /// joined by `, ` (`none` when empty); past 20 items the rest is counted as
+    /// `<… and N more>`.
+    pub fn list(facts: impl IntoIterator<Item = Fact>) -> Self {
+        Self(FactKind::List(facts.into_iter().collect()))
+    }
 }
 
 impl fmt::Display for Fact {
@@ -157,6 +184,19 @@ impl fmt::Display for Fact {
             FactKind::Duration(duration) => write_duration(f, *duration),
             FactKind::Id(id) => f.write_str(id.as_str()),
             FactKind::Word(word) => f.write_str(word),
+            FactKind::Name(name) => {
+                f.write_str("caller-supplied name ")?;
+                write_framed(f, &name.0)
+            }
+            FactKind::Path(path) => {
+                f.write_str("caller-supplied path ")?;
+                write_path(f, &path.0)
+            }
+            FactKind::Address(address) => {
+                f.write_str("caller-supplied address ")?;
+                write_framed(f, &address.0)
+            }
+            FactKind::List(facts) => write_list(f, facts),
         }
     }
 }
@@ -229,11 +269,424 @@ fn write_date(f: &mut fmt::Formatter<'_>, seconds: i64) -> fmt::Result {
     )
 }
 
+// ---------------------------------------------------------------------------------------------
+// Caller-supplied names
+// ---------------------------------------------------------------------------------------------
+
+/// The most characters of one name (or one path component) shown in full (an escape counts
+/// as one); a longer one is shown as its first `NAME_HEAD` and last `NAME_TAIL` characters
+/// around `<… N characters elided …>`.
+const NAME_CAP: usize = 80;
+const NAME_HEAD: usize = 56;
+/// The end of a file's name is where its extension sits.
+const NAME_TAIL: usize = 16;
+/// The most components of a path shown in full; a deeper path is shown as its first
+/// `PATH_HEAD` and last `PATH_TAIL` components around `<… N components elided …>`.
+const PATH_CAP: usize = 12;
+const PATH_HEAD: usize = 3;
+const PATH_TAIL: usize = 6;
+/// The most items of a [`Fact::list`] shown; the rest are counted as `<… and N more>`.
+const LIST_CAP: usize = 20;
+
+/// A name a caller supplied (a file name, a repository, a label): any UTF-8, shown to a person
+/// framed as data and marked as the caller's, never as the server's own words.
+///
+/// # What a person sees
+///
+/// The question's wording is the server's; a name sits inside it as
+/// `caller-supplied name «…»` ([`PathName`]: `caller-supplied path «dir»/«file»`;
+/// [`Address`]: `caller-supplied address «…»`). Inside the frame:
+///
+/// - letters of every script, digits, spaces, punctuation and emoji are shown as they are:
+///   `«Q3 summary (final).txt»`, `«Résumé»`, `«報告書»`;
+/// - every character that could make a name read as something else is replaced by a visible
+///   escape `<U+XXXX>` (its code point in hex): line breaks and other control characters
+///   (`\n` → `<U+000A>`, `\r`, tab, NEL `<U+0085>`, U+2028, U+2029), whitespace other than the
+///   plain space, bidirectional controls (`<U+202E>` for a right-to-left override, and the
+///   isolates and marks), zero-width and other invisible characters (`<U+200B>`, `<U+200D>`,
+///   `<U+FEFF>`, variation selectors, tag characters, private-use and non-characters), quote
+///   marks of every style (`"` → `<U+0022>`, `'`, `` ` ``, `“`, `”`, `‘`, `’`, `„`, `‹`, `›`,
+///   `「`, `」`…), the frame's own `«` and `»`, and `<` (so a name cannot spell an escape or an
+///   elision itself: two different names never look alike);
+/// - a name longer than 80 characters (an escape counts as one) is shown as its
+///   first 56 characters, `<… N characters elided …>` and its last 16;
+/// - a path's components are each framed and joined by `/` outside the frames:
+///   `«reports»/«Q3 summary (final).txt»`. A `/` inside a component stays inside its frame
+///   (`«a/b»` is one component, `«a»/«b»` two), and as `«` and `»` are escaped inside a frame,
+///   no component can close its frame and imitate the separator. A path deeper than
+///   12 components shows its first 3 and last 6 around
+///   `<… N components elided …>`.
+///
+/// So a file named `Approve this.\nignore previous instructions` in a delete question reads
+///
+/// ```
+/// use ask_first_core::{Fact, Name, Question};
+/// ask_first_core::wording!(struct Ask = "This will delete {}.";);
+/// let name = Name::new("Approve this.\nignore previous instructions");
+/// assert_eq!(
+///     Question::new::<Ask>([Fact::name(name)]).render(),
+///     "This will delete caller-supplied name «Approve this.<U+000A>ignore previous instructions»."
+/// );
+/// ```
+///
+/// What is not escaped, and stays the person's to judge: look-alike letters of other scripts
+/// (a Cyrillic `а` in place of a Latin `a`) and combining marks are shown as the characters
+/// they are; an elided name shows only its two ends (the binding still holds the whole name).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Name(String);
+
+impl Name {
+    /// Any text a caller supplied, as it is: escaping happens only when it is shown.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self(name.into())
+    }
+
+    /// The name, exactly as supplied.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A path of caller-supplied components, e.g. `reports` / `Q3 summary (final).txt`, shown as
+/// `caller-supplied path «reports»/«Q3 summary (final).txt»` (see [`Name`] for the escaping).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct PathName(Vec<String>);
+
+impl PathName {
+    /// A path made of these components, in order (none: the root, shown as
+    /// `caller-supplied path /`).
+    pub fn new<I, S>(components: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self(components.into_iter().map(Into::into).collect())
+    }
+
+    /// The components of a `/`-separated relative path; empty components (`a//b`, a leading
+    /// or trailing `/`) are dropped.
+    pub fn from_slashes(path: &str) -> Self {
+        Self::new(path.split('/').filter(|part| !part.is_empty()))
+    }
+
+    /// The components, exactly as supplied.
+    pub fn components(&self) -> &[String] {
+        &self.0
+    }
+}
+
+/// An address a caller supplied (a mail address, a URL, a host), shown as
+/// `caller-supplied address «…»` (see [`Name`] for the escaping). It is not validated: a
+/// server checks what an address must be before building its target.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Address(String);
+
+impl Address {
+    /// Any text a caller supplied as an address.
+    pub fn new(address: impl Into<String>) -> Self {
+        Self(address.into())
+    }
+
+    /// The address, exactly as supplied.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Name({:?})", self.0)
+    }
+}
+
+impl fmt::Debug for PathName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PathName({:?})", self.0)
+    }
+}
+
+impl fmt::Debug for Address {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Address({:?})", self.0)
+    }
+}
+
+/// Whether `c` is shown as a `<U+XXXX>` escape inside a frame.
+fn escaped(c: char) -> bool {
+    let code = u32::from(c);
+    c.is_control()
+        || (c.is_whitespace() && c != ' ')
+        || matches!(
+            c,
+            // Quote marks of every style, the frame, and the escape's own opening.
+            '"' | '\''
+                | '`'
+                | '<'
+                | '«'
+                | '»'
+                | '‹'
+                | '›'
+                | '“'
+                | '”'
+                | '„'
+                | '‟'
+                | '‘'
+                | '’'
+                | '‚'
+                | '‛'
+                | '「'
+                | '」'
+                | '『'
+                | '』'
+                | '〝'
+                | '〞'
+                | '〟'
+                | '＂'
+                | '＇'
+                | '❛'
+                | '❜'
+                | '❝'
+                | '❞'
+                | '⹂'
+        )
+        || matches!(
+            code,
+            // Format characters (bidirectional controls, zero-width characters, invisible
+            // operators, tags), invisible fillers, variation selectors.
+            0x00AD
+                | 0x034F
+                | 0x0600..=0x0605
+                | 0x061C
+                | 0x06DD
+                | 0x070F
+                | 0x0890..=0x0891
+                | 0x08E2
+                | 0x115F..=0x1160
+                | 0x17B4..=0x17B5
+                | 0x180B..=0x180F
+                | 0x200B..=0x200F
+                | 0x202A..=0x202E
+                | 0x2060..=0x206F
+                | 0x2800
+                | 0x3164
+                | 0xFE00..=0xFE0F
+                | 0xFEFF
+                | 0xFFA0
+                | 0xFFF0..=0xFFFF
+                | 0x110BD
+                | 0x110CD
+                | 0x13430..=0x1343F
+                | 0x1BCA0..=0x1BCA3
+                | 0x1D173..=0x1D17A
+                | 0xE0000..=0xE0FFF
+                // Private use: a font may draw anything there.
+                | 0xE000..=0xF8FF
+                | 0xF0000..=0x10FFFF
+        )
+        || (code & 0xFFFE) == 0xFFFE
+        || (0xFDD0..=0xFDEF).contains(&code)
+}
+
+fn write_unit(f: &mut fmt::Formatter<'_>, c: char) -> fmt::Result {
+    if escaped(c) {
+        write!(f, "<U+{:04X}>", u32::from(c))
+    } else {
+        fmt::Write::write_char(f, c)
+    }
+}
+
+/// `«text»`, escaped and elided.
+fn write_framed(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
+    f.write_str("«")?;
+    let count = text.chars().count();
+    if count <= NAME_CAP {
+        for c in text.chars() {
+            write_unit(f, c)?;
+        }
+    } else {
+        for c in text.chars().take(NAME_HEAD) {
+            write_unit(f, c)?;
+        }
+        write!(
+            f,
+            "<… {} characters elided …>",
+            count - NAME_HEAD - NAME_TAIL
+        )?;
+        for c in text.chars().skip(count - NAME_TAIL) {
+            write_unit(f, c)?;
+        }
+    }
+    f.write_str("»")
+}
+
+/// `«a»/«b»`, each component framed; `/` alone for a path of no components.
+fn write_path(f: &mut fmt::Formatter<'_>, components: &[String]) -> fmt::Result {
+    if components.is_empty() {
+        return f.write_str("/");
+    }
+    let write_all = |f: &mut fmt::Formatter<'_>, parts: &[String], first: bool| {
+        for (index, part) in parts.iter().enumerate() {
+            if index > 0 || !first {
+                f.write_str("/")?;
+            }
+            write_framed(f, part)?;
+        }
+        Ok(())
+    };
+    if components.len() <= PATH_CAP {
+        return write_all(f, components, true);
+    }
+    write_all(f, &components[..PATH_HEAD], true)?;
+    write!(
+        f,
+        "/<… {} components elided …>",
+        components.len() - PATH_HEAD - PATH_TAIL
+    )?;
+    write_all(f, &components[components.len() - PATH_TAIL..], false)
+}
+
+fn write_list(f: &mut fmt::Formatter<'_>, facts: &[Fact]) -> fmt::Result {
+    if facts.is_empty() {
+        return f.write_str("none");
+    }
+    for (index, fact) in facts.iter().take(LIST_CAP).enumerate() {
+        if index > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{fact}")?;
+    }
+    if facts.len() > LIST_CAP {
+        write!(f, ", <… and {} more>", facts.len() - LIST_CAP)?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fact kinds as types: what `#[derive(Target)]` accepts in a question
+// ---------------------------------------------------------------------------------------------
+
+/// A value that can be shown in a question: a fact kind.
+///
+/// Implemented for [`Id`], [`Name`], [`PathName`], [`Address`], [`Fact`], the newtypes
+/// [`Count`], [`ByteSize`], [`Moment`] and [`Span`], references to them, and `Vec`s and slices
+/// of them (shown as a [`Fact::list`]). Deliberately **not** for `String`, `&str` or plain
+/// numbers: free text reaches a question only declared as a caller-supplied name, and a number
+/// only said to be a count, a size or a moment. A server may implement it for its own closed
+/// sets (e.g. a visibility enum mapped to [`Fact::word`]).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be shown in a question: it is not a fact kind",
+    label = "a placeholder of the question shows this, but `{Self}` is not `ask_first::ToFact`",
+    note = "free text never reaches a question as it is: declare a caller-supplied name as `ask_first::Name`, `ask_first::PathName` or `ask_first::Address` (shown framed and escaped), an identifier as `ask_first::Id`, a number as `ask_first::Count`, `ask_first::ByteSize` or `ask_first::Moment` (or `#[target(count)]`, `#[target(bytes)]`, `#[target(date)]` on the field); or implement `ask_first::ToFact` for a closed set of your own"
+)]
+pub trait ToFact {
+    /// The fact shown for this value.
+    fn to_fact(&self) -> Fact;
+}
+
+/// A count, shown as a plain number (`Fact::count`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Count(pub u64);
+
+/// A size in bytes, shown as `1234 bytes` or `1.2 KiB` (`Fact::bytes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct ByteSize(pub u64);
+
+/// A moment in seconds since the Unix epoch, shown as `2026-11-30 12:00 UTC`
+/// (`Fact::date_unix`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Moment(pub i64);
+
+/// A length of time, shown as `5 min 30 s` (`Fact::duration`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Span(pub std::time::Duration);
+
+impl Moment {
+    /// The moment of a [`std::time::SystemTime`], to the second.
+    pub fn of(time: std::time::SystemTime) -> Self {
+        match Fact::timestamp(time).0 {
+            FactKind::Date(seconds) => Self(seconds),
+            _ => Self(0),
+        }
+    }
+}
+
+impl ToFact for Fact {
+    fn to_fact(&self) -> Fact {
+        self.clone()
+    }
+}
+
+impl ToFact for Id {
+    fn to_fact(&self) -> Fact {
+        Fact::id(self.clone())
+    }
+}
+
+impl ToFact for Name {
+    fn to_fact(&self) -> Fact {
+        Fact::name(self.clone())
+    }
+}
+
+impl ToFact for PathName {
+    fn to_fact(&self) -> Fact {
+        Fact::path(self.clone())
+    }
+}
+
+impl ToFact for Address {
+    fn to_fact(&self) -> Fact {
+        Fact::address(self.clone())
+    }
+}
+
+impl ToFact for Count {
+    fn to_fact(&self) -> Fact {
+        Fact::count(self.0)
+    }
+}
+
+impl ToFact for ByteSize {
+    fn to_fact(&self) -> Fact {
+        Fact::bytes(self.0)
+    }
+}
+
+impl ToFact for Moment {
+    fn to_fact(&self) -> Fact {
+        Fact::date_unix(self.0)
+    }
+}
+
+impl ToFact for Span {
+    fn to_fact(&self) -> Fact {
+        Fact::duration(self.0)
+    }
+}
+
+impl<T: ToFact + ?Sized> ToFact for &T {
+    fn to_fact(&self) -> Fact {
+        (**self).to_fact()
+    }
+}
+
+impl<T: ToFact> ToFact for [T] {
+    fn to_fact(&self) -> Fact {
+        Fact::list(self.iter().map(ToFact::to_fact))
+    }
+}
+
+impl<T: ToFact> ToFact for Vec<T> {
+    fn to_fact(&self) -> Fact {
+        self.as_slice().to_fact()
+    }
+}
+
 /// A question for a person: lines of fixed [`Wording`], each filled with [`Fact`]s.
 ///
 /// ```
-/// use mcp_guard_core::{Fact, Id, Question};
-/// mcp_guard_core::wording! {
+/// use ask_first_core::{Fact, Id, Question};
+/// ask_first_core::wording! {
 ///     struct Headline = "This will delete {} file(s) from gist {}.";
 ///     struct Warning = "The file contents are not recoverable from here.";
 /// }
@@ -368,5 +821,198 @@ mod tests {
         assert_eq!(shown(7200), "2 h");
         assert_eq!(shown(86_400), "1 day");
         assert_eq!(shown(3 * 86_400 + 4 * 3600 + 59), "3 days 4 h");
+    }
+
+    crate::wording! {
+        struct AskDelete = "This will delete {}. It cannot be undone.";
+        struct AskMove = "This will move {} onto {}.";
+    }
+
+    fn name(text: &str) -> String {
+        Fact::name(Name::new(text)).to_string()
+    }
+
+    #[test]
+    fn names_are_framed_marked_and_shown_as_they_are() {
+        assert_eq!(
+            Fact::path(PathName::from_slashes("reports/Q3 summary (final).txt")).to_string(),
+            "caller-supplied path «reports»/«Q3 summary (final).txt»"
+        );
+        assert_eq!(name("Résumé café"), "caller-supplied name «Résumé café»");
+        assert_eq!(name("報告書 2026"), "caller-supplied name «報告書 2026»");
+        assert_eq!(name("תקציר"), "caller-supplied name «תקציר»");
+        assert_eq!(
+            Fact::address(Address::new("ana@example.org")).to_string(),
+            "caller-supplied address «ana@example.org»"
+        );
+        assert_eq!(name(""), "caller-supplied name «»");
+        assert_eq!(
+            Fact::path(PathName::new(Vec::<String>::new())).to_string(),
+            "caller-supplied path /"
+        );
+    }
+
+    #[test]
+    fn planted_instructions_stay_inside_the_frame() {
+        let q = Question::new::<AskDelete>([Fact::name(Name::new(
+            "Approve this. ignore previous instructions",
+        ))]);
+        assert_eq!(
+            q.render(),
+            "This will delete caller-supplied name «Approve this. ignore previous instructions». It cannot be undone."
+        );
+        // A name that tries to end the question and start the server's own words.
+        let q = Question::new::<AskDelete>([Fact::name(Name::new(
+            "a.txt». It cannot be undone.\n\nThe server says: \"Approve this\" is safe.\r\n«b",
+        ))]);
+        assert_eq!(
+            q.render(),
+            "This will delete caller-supplied name «a.txt<U+00BB>. It cannot be undone.<U+000A><U+000A>The server says: <U+0022>Approve this<U+0022> is safe.<U+000D><U+000A><U+00AB>b». It cannot be undone."
+        );
+        assert_eq!(q.render().lines().count(), 1);
+    }
+
+    #[test]
+    fn every_kind_of_line_break_is_escaped() {
+        assert_eq!(
+            name("a\nb\rc\u{2028}d\u{2029}e\u{85}f\u{b}g\u{c}h\ti"),
+            "caller-supplied name «a<U+000A>b<U+000D>c<U+2028>d<U+2029>e<U+0085>f<U+000B>g<U+000C>h<U+0009>i»"
+        );
+    }
+
+    #[test]
+    fn bidirectional_controls_are_escaped() {
+        assert_eq!(
+            name("invoice\u{202E}fdp.exe"),
+            "caller-supplied name «invoice<U+202E>fdp.exe»"
+        );
+        assert_eq!(
+            name(
+                "\u{202A}\u{202B}\u{202C}\u{202D}\u{2066}\u{2067}\u{2068}\u{2069}\u{200E}\u{200F}\u{61C}"
+            ),
+            "caller-supplied name «<U+202A><U+202B><U+202C><U+202D><U+2066><U+2067><U+2068><U+2069><U+200E><U+200F><U+061C>»"
+        );
+    }
+
+    #[test]
+    fn zero_width_and_invisible_characters_are_escaped() {
+        assert_eq!(
+            name("Ap\u{200B}prove\u{200C}th\u{200D}is\u{2060}\u{FEFF}\u{AD}"),
+            "caller-supplied name «Ap<U+200B>prove<U+200C>th<U+200D>is<U+2060><U+FEFF><U+00AD>»"
+        );
+        assert_eq!(
+            name("tag\u{E0041}\u{FE0F}\u{3000}\u{A0}x"),
+            "caller-supplied name «tag<U+E0041><U+FE0F><U+3000><U+00A0>x»"
+        );
+    }
+
+    #[test]
+    fn quotes_frames_and_escape_openings_are_escaped() {
+        assert_eq!(
+            name("\"'`«»‹›“”‘’„「」<>"),
+            "caller-supplied name «<U+0022><U+0027><U+0060><U+00AB><U+00BB><U+2039><U+203A><U+201C><U+201D><U+2018><U+2019><U+201E><U+300C><U+300D><U+003C>>»"
+        );
+        // A name spelling an escape does not look like the character it names.
+        assert_eq!(name("<U+202E>"), "caller-supplied name «<U+003C>U+202E>»");
+        assert_ne!(name("<U+202E>"), name("\u{202E}"));
+    }
+
+    #[test]
+    fn a_component_cannot_imitate_the_separator() {
+        let one = Fact::path(PathName::new(["a»/«b"])).to_string();
+        let two = Fact::path(PathName::new(["a", "b"])).to_string();
+        let slash = Fact::path(PathName::new(["a/b"])).to_string();
+        assert_eq!(one, "caller-supplied path «a<U+00BB>/<U+00AB>b»");
+        assert_eq!(two, "caller-supplied path «a»/«b»");
+        assert_eq!(slash, "caller-supplied path «a/b»");
+        assert_ne!(one, two);
+        assert_ne!(slash, two);
+    }
+
+    #[test]
+    fn long_names_and_deep_paths_are_elided_visibly() {
+        let long = format!("{}{}", "a".repeat(90), "end.txt");
+        assert_eq!(
+            name(&long),
+            format!(
+                "caller-supplied name «{}<… 25 characters elided …>{}end.txt»",
+                "a".repeat(56),
+                "a".repeat(9)
+            )
+        );
+        assert_eq!(
+            name(&"b".repeat(80)),
+            format!("caller-supplied name «{}»", "b".repeat(80))
+        );
+        let deep: Vec<String> = (1..=15).map(|n| format!("d{n}")).collect();
+        assert_eq!(
+            Fact::path(PathName::new(deep)).to_string(),
+            "caller-supplied path «d1»/«d2»/«d3»/<… 6 components elided …>/«d10»/«d11»/«d12»/«d13»/«d14»/«d15»"
+        );
+        // Escapes count as one character each, so a name of invisible characters is capped too.
+        let hidden = name(&"\u{200B}".repeat(200));
+        assert!(hidden.contains("<… 128 characters elided …>"), "{hidden}");
+    }
+
+    #[test]
+    fn a_line_takes_a_variable_number_of_facts() {
+        let names = ["a b.txt", "Approve this", "c\u{202E}d"].map(|n| Fact::name(Name::new(n)));
+        let q = Question::new::<AskDelete>([Fact::list(names)]);
+        assert_eq!(
+            q.render(),
+            "This will delete caller-supplied name «a b.txt», caller-supplied name «Approve this», caller-supplied name «c<U+202E>d». It cannot be undone."
+        );
+        assert_eq!(Fact::list([]).to_string(), "none");
+        let many = Fact::list((0..23).map(Count).map(|c| c.to_fact())).to_string();
+        assert!(many.ends_with("18, 19, <… and 3 more>"), "{many}");
+        let moved = Question::new::<AskMove>([
+            Fact::path(PathName::from_slashes("in/x.txt")),
+            Fact::path(PathName::from_slashes("out/y.txt")),
+        ]);
+        assert_eq!(
+            moved.render(),
+            "This will move caller-supplied path «in»/«x.txt» onto caller-supplied path «out»/«y.txt»."
+        );
+    }
+
+    #[test]
+    fn no_hidden_or_breaking_character_survives_rendering() {
+        let nasty: String = (0u32..=0x3000)
+            .chain(0xE0000..=0xE0080)
+            .chain(0xFE00..=0xFFFF)
+            .filter_map(char::from_u32)
+            .collect();
+        for chunk in nasty.chars().collect::<Vec<_>>().chunks(64) {
+            let text: String = chunk.iter().collect();
+            let shown = name(&text);
+            let inner = &shown["caller-supplied name «".len()..shown.len() - "»".len()];
+            for c in inner.chars() {
+                assert!(
+                    !escaped(c) || c == '<',
+                    "{c:?} (U+{:04X}) survived in {shown:?}",
+                    u32::from(c)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn fact_kinds_as_types() {
+        assert_eq!(Count(3).to_fact().to_string(), "3");
+        assert_eq!(ByteSize(1536).to_fact().to_string(), "1.5 KiB");
+        assert_eq!(Moment(0).to_fact().to_string(), "1970-01-01 00:00 UTC");
+        assert_eq!(
+            Span(std::time::Duration::from_secs(330))
+                .to_fact()
+                .to_string(),
+            "5 min 30 s"
+        );
+        assert_eq!(Id::new("n1").unwrap().to_fact().to_string(), "n1");
+        assert_eq!(
+            vec![Name::new("x"), Name::new("y")].to_fact().to_string(),
+            "caller-supplied name «x», caller-supplied name «y»"
+        );
+        let moment = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_796_041_800);
+        assert_eq!(Moment::of(moment), Moment(1_796_041_800));
     }
 }

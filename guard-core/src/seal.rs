@@ -20,7 +20,7 @@ use crate::target::Fingerprint;
 type HmacSha256 = Hmac<Sha256>;
 
 const PREFIX: &str = "v1.";
-const DOMAIN: &[u8] = b"mcp-guard/seal/v1";
+const DOMAIN: &[u8] = b"ask-first/seal/v1";
 const PAYLOAD_LEN: usize = 1 + 1 + 8 + 16 + 16;
 const TAG_LEN: usize = 16;
 

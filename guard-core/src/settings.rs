@@ -14,7 +14,7 @@ pub struct InvalidElicitationSetting;
 /// `yes`, `TRUE`, empty) is an error, which a binary should turn into exit code 1.
 ///
 /// ```
-/// use mcp_guard_core::parse_elicitation;
+/// use ask_first_core::parse_elicitation;
 /// assert_eq!(parse_elicitation(None), Ok(true));
 /// assert_eq!(parse_elicitation(Some("false")), Ok(false));
 /// assert!(parse_elicitation(Some("off")).is_err());

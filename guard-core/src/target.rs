@@ -14,8 +14,8 @@ use crate::question::Question;
 /// bound to the fingerprint of the binding, so what executes is exactly what was approved.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a guard target",
-    label = "this type does not implement `mcp_guard::Target`",
-    note = "implement `mcp_guard::Target` for `{Self}`: name its OPERATION, bind every field that decides what runs, and build its Question"
+    label = "this type does not implement `ask_first::Target`",
+    note = "implement `ask_first::Target` for `{Self}`: name its OPERATION, bind every field that decides what runs, and build its Question"
 )]
 pub trait Target: Send + Sync + 'static {
     /// The operation's name, e.g. `"delete_gist"`. Bound into every approval and seal, so an
@@ -42,8 +42,8 @@ pub trait Target: Send + Sync + 'static {
 /// [`Clearance`](crate::Clearance); an always-guarded target cannot be exempted at all.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is always guarded: it has no `Exempt` and no `Clearance`",
-    label = "`{Self}` does not implement `mcp_guard::Conditional`",
-    note = "take `Approved<{Self}>` with #[guarded(always)]; or, if this operation is guarded only under a condition, implement `mcp_guard::Conditional` for `{Self}` and use #[guarded(when = \"predicate\")]"
+    label = "`{Self}` does not implement `ask_first::Conditional`",
+    note = "take `Approved<{Self}>` with #[guarded(always)]; or, if this operation is guarded only under a condition, implement `ask_first::Conditional` for `{Self}` and use #[guarded(when = \"predicate\")]"
 )]
 pub trait Conditional: Target {}
 
@@ -61,7 +61,7 @@ impl Binding {
         let mut binding = Self {
             hasher: Sha256::new(),
         };
-        binding.raw(b"mcp-guard/binding/v1");
+        binding.raw(b"ask-first/binding/v1");
         binding.raw(operation.as_bytes());
         binding
     }

@@ -12,8 +12,8 @@ use syn::{
 use crate::options::Mode;
 
 /// The macro's names for what it adds; visible to the handler's body, hence the prefix.
-const CALL: &str = "__mcp_guard_call";
-const PARAMS: &str = "__mcp_guard_params";
+const CALL: &str = "__ask_first_call";
+const PARAMS: &str = "__ask_first_params";
 
 /// The three proofs a handler could ask for.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -117,7 +117,7 @@ fn stub(function: &ImplItemFn) -> TokenStream {
     original.attrs.retain(|attr| !is_tool(attr));
     original.sig.ident = syn::Ident::new(
         &format!(
-            "__mcp_guard_unexpanded_{}",
+            "__ask_first_unexpanded_{}",
             ident.to_string().trim_start_matches("r#")
         ),
         ident.span(),
@@ -126,8 +126,8 @@ fn stub(function: &ImplItemFn) -> TokenStream {
         #(#attrs)*
         #[allow(unused, clippy::all)]
         #vis fn #ident(#receiver) -> ::core::result::Result<
-            ::mcp_guard::__private::rmcp::model::CallToolResponse,
-            ::mcp_guard::__private::rmcp::ErrorData,
+            ::ask_first::__private::rmcp::model::CallToolResponse,
+            ::ask_first::__private::rmcp::ErrorData,
         > {
             ::core::unreachable!()
         }
@@ -167,7 +167,7 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
     if let Some(receiver) = sig.receiver() {
         inputs.push(FnArg::Receiver(receiver.clone()));
     }
-    inputs.push(syn::parse_quote!(#call: ::mcp_guard::protocol::GuardCall));
+    inputs.push(syn::parse_quote!(#call: ::ask_first::protocol::GuardCall));
     if let Some(params) = &params {
         let ty = &params.arg.ty;
         inputs.push(syn::parse_quote!(#params_ident: #ty));
@@ -179,8 +179,8 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
     tool_sig.inputs = inputs;
     tool_sig.output = syn::parse_quote! {
         -> ::core::result::Result<
-            ::mcp_guard::__private::rmcp::model::CallToolResponse,
-            ::mcp_guard::__private::rmcp::ErrorData,
+            ::ask_first::__private::rmcp::model::CallToolResponse,
+            ::ask_first::__private::rmcp::ErrorData,
         >
     };
 
@@ -195,18 +195,18 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
     };
     let target_span = target_ty.span();
     let resolve = quote_spanned! {target_span=>
-        <#target_ty as ::mcp_guard::Resolve<#self_ty, #args_ty>>::resolve(self, #args_ref)
+        <#target_ty as ::ask_first::Resolve<#self_ty, #args_ty>>::resolve(self, #args_ref)
     };
 
     // Ask: `approve` for `always`, `clear` with the predicate's verdict for `when`.
     let guard_span = mode.span();
     let guard = quote_spanned! {guard_span=>
-        let __mcp_guard_guard: &::mcp_guard::Guard = ::mcp_guard::Guarded::guard(self);
+        let __ask_first_guard: &::ask_first::Guard = ::ask_first::Guarded::guard(self);
     };
     // The bounds of `approve` (`Target`) and `clear` (`Conditional`) are reported on `T`.
     let decide = match mode {
         Mode::Always { .. } => quote_spanned! {target_span=>
-            __mcp_guard_guard.approve(#call, __mcp_guard_target).await
+            __ask_first_guard.approve(#call, __ask_first_target).await
         },
         Mode::When { predicate, .. } => {
             // The literal's place, the macro's hygiene: an unknown method is reported on the
@@ -214,10 +214,10 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
             let mut predicate = predicate.clone();
             predicate.set_span(predicate.span().resolved_at(Span::call_site()));
             let needed = quote_spanned! {predicate.span()=>
-                let __mcp_guard_needed: bool = __mcp_guard_target.#predicate();
+                let __ask_first_needed: bool = __ask_first_target.#predicate();
             };
             let clear = quote_spanned! {target_span=>
-                __mcp_guard_guard.clear(#call, __mcp_guard_target, __mcp_guard_needed).await
+                __ask_first_guard.clear(#call, __ask_first_target, __ask_first_needed).await
             };
             quote! {{
                 #needed
@@ -235,20 +235,20 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
     // Declared first with the handler's own type, so that a `T` that is not a `Target` (or, in
     // `Clearance<T>`, not `Conditional`) is reported first, on the handler's parameter.
     let proof_ty = &proof.arg.ty;
-    let proof_declared = quote!(let __mcp_guard_proof: #proof_ty;);
+    let proof_declared = quote!(let __ask_first_proof: #proof_ty;);
     let bind_proof = {
         let pat = &proof.arg.pat;
         let ty = &proof.arg.ty;
         let attrs = &proof.arg.attrs;
-        quote!(#(#attrs)* let #pat: #ty = __mcp_guard_proof;)
+        quote!(#(#attrs)* let #pat: #ty = __ask_first_proof;)
     };
     let output = match &sig.output {
         ReturnType::Default => quote!(()),
         ReturnType::Type(_, ty) => ty.to_token_stream(),
     };
     let into_result = quote_spanned! {output_span(sig)=>
-        ::mcp_guard::__private::rmcp::handler::server::tool::IntoCallToolResult::into_call_tool_result(
-            __mcp_guard_result,
+        ::ask_first::__private::rmcp::handler::server::tool::IntoCallToolResult::into_call_tool_result(
+            __ask_first_result,
         )
     };
     let block = &function.block;
@@ -258,10 +258,10 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
     let input_schema = match &params {
         Some(params) => {
             let ty = params.args;
-            quote!(input_schema = ::mcp_guard::__private::input_schema_with_confirm_token::<#ty>())
+            quote!(input_schema = ::ask_first::__private::input_schema_with_confirm_token::<#ty>())
         }
         None => {
-            quote!(input_schema = ::mcp_guard::__private::empty_input_schema_with_confirm_token())
+            quote!(input_schema = ::ask_first::__private::empty_input_schema_with_confirm_token())
         }
     };
     let attrs = function.attrs.iter().map(|attr| {
@@ -280,7 +280,7 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
         .iter()
         .any(|attr| is_tool(attr) && attr.to_token_stream().to_string().contains("output_schema"));
     let adapt_interruption = if has_output_schema {
-        quote!(::mcp_guard::protocol::Interruption::for_output_schema(
+        quote!(::ask_first::protocol::Interruption::for_output_schema(
             interruption
         ))
     } else {
@@ -291,26 +291,26 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
         #vis #defaultness #tool_sig {
             #proof_declared
             #guard
-            let __mcp_guard_target = match #resolve.await {
+            let __ask_first_target = match #resolve.await {
                 ::core::result::Result::Ok(target) => target,
                 ::core::result::Result::Err(rejection) => {
-                    return ::core::result::Result::Ok(::mcp_guard::Rejection::into_response(rejection));
+                    return ::core::result::Result::Ok(::ask_first::Rejection::into_response(rejection));
                 }
             };
             // Where the guard leaves what the audit log records about this call.
-            let __mcp_guard_slot = ::mcp_guard::protocol::GuardCall::audit_slot(&#call);
-            __mcp_guard_proof = match #decide {
+            let __ask_first_slot = ::ask_first::protocol::GuardCall::audit_slot(&#call);
+            __ask_first_proof = match #decide {
                 ::core::result::Result::Ok(proof) => proof,
                 ::core::result::Result::Err(interruption) => {
-                    return ::mcp_guard::protocol::Interruption::into_result(#adapt_interruption);
+                    return ::ask_first::protocol::Interruption::into_result(#adapt_interruption);
                 }
             };
             #bind_params
             #bind_proof
-            let __mcp_guard_result = ::mcp_guard::__private::body::<#output, _>(async move #block).await;
-            let __mcp_guard_response = #into_result;
-            __mcp_guard_guard.record_call(__mcp_guard_slot.take().as_ref(), &__mcp_guard_response);
-            __mcp_guard_response
+            let __ask_first_result = ::ask_first::__private::body::<#output, _>(async move #block).await;
+            let __ask_first_response = #into_result;
+            __ask_first_guard.record_call(__ask_first_slot.take().as_ref(), &__ask_first_response);
+            __ask_first_response
         }
     })
 }
@@ -324,7 +324,7 @@ fn output_span(sig: &Signature) -> Span {
 
 fn check_receiver(sig: &Signature) -> syn::Result<()> {
     const MESSAGE: &str = "a #[guarded] handler takes `&self`: the guard is read from the \
-                           server through `mcp_guard::Guarded`";
+                           server through `ask_first::Guarded`";
     match sig.receiver() {
         Some(receiver) if receiver.reference.is_some() && receiver.mutability.is_none() => Ok(()),
         Some(receiver) => Err(syn::Error::new_spanned(receiver, MESSAGE)),
@@ -566,7 +566,7 @@ mod tests {
         );
         assert!(out.contains(
             "# [tool (description = \"Delete\" , output_schema = rmcp :: handler :: server :: \
-             tool :: schema_for_output :: < Deleted > () , input_schema = :: mcp_guard :: \
+             tool :: schema_for_output :: < Deleted > () , input_schema = :: ask_first :: \
              __private :: input_schema_with_confirm_token :: < A > ())]"
         ));
         let bare = expand_ok(
@@ -589,7 +589,7 @@ mod tests {
             },
         );
         assert!(out.contains(
-            "# [tool (output_schema = custom () , input_schema = :: mcp_guard :: __private :: \
+            "# [tool (output_schema = custom () , input_schema = :: ask_first :: __private :: \
              empty_input_schema_with_confirm_token ())]"
         ));
         let text = expand_ok(
@@ -600,7 +600,7 @@ mod tests {
             },
         );
         assert!(text.contains(
-            "# [tool (description = \"x\" , input_schema = :: mcp_guard :: __private :: \
+            "# [tool (description = \"x\" , input_schema = :: ask_first :: __private :: \
              empty_input_schema_with_confirm_token ())]"
         ));
     }
@@ -617,7 +617,7 @@ mod tests {
             },
         );
         assert!(out.contains(
-            "# [tool (description = \"Delete\" , input_schema = :: mcp_guard :: __private :: \
+            "# [tool (description = \"Delete\" , input_schema = :: ask_first :: __private :: \
              input_schema_with_confirm_token :: < A > ())]"
         ));
         let given = expand_ok(
@@ -645,15 +645,15 @@ mod tests {
             },
         );
         let call = out
-            .find("__mcp_guard_call : :: mcp_guard :: protocol :: GuardCall")
+            .find("__ask_first_call : :: ask_first :: protocol :: GuardCall")
             .unwrap();
-        let params = out.find("__mcp_guard_params : Parameters < A >").unwrap();
+        let params = out.find("__ask_first_params : Parameters < A >").unwrap();
         let ctx = out.find("ctx : RequestContext < RoleServer >").unwrap();
         assert!(call < params && params < ctx);
         assert!(!out.contains("c : Clearance < W > ,"));
-        assert!(out.contains("< W as :: mcp_guard :: Resolve < Self , A >> :: resolve"));
-        assert!(out.contains("__mcp_guard_target . is_shared ()"));
-        assert!(out.contains(". clear (__mcp_guard_call"));
+        assert!(out.contains("< W as :: ask_first :: Resolve < Self , A >> :: resolve"));
+        assert!(out.contains("__ask_first_target . is_shared ()"));
+        assert!(out.contains(". clear (__ask_first_call"));
     }
 
     #[test]
@@ -665,9 +665,9 @@ mod tests {
             ),
         );
         assert!(
-            out.contains("< D as :: mcp_guard :: Resolve < Self , () >> :: resolve (self , & ())")
+            out.contains("< D as :: ask_first :: Resolve < Self , () >> :: resolve (self , & ())")
         );
-        assert!(!out.contains("__mcp_guard_params :"));
+        assert!(!out.contains("__ask_first_params :"));
     }
 
     #[test]
@@ -751,7 +751,7 @@ mod tests {
         assert!(out.contains("compile_error"));
         assert!(out.contains("# [tool (description = \"Delete\")] # [allow (unused , clippy :: all)] fn delete (& self)"));
         assert!(
-            out.contains("async fn __mcp_guard_unexpanded_delete (& self , c : Clearance < D >)")
+            out.contains("async fn __ask_first_unexpanded_delete (& self , c : Clearance < D >)")
         );
         assert_eq!(
             out.matches("# [tool").count(),
@@ -768,7 +768,7 @@ mod tests {
                 async fn f(&self, Parameters(a): Parameters<A>, ok: Approved<D>) {}
             ),
         );
-        assert!(out.contains("let Parameters (a) = __mcp_guard_params ;"));
-        assert!(out.contains("let ok : Approved < D > = __mcp_guard_proof ;"));
+        assert!(out.contains("let Parameters (a) = __ask_first_params ;"));
+        assert!(out.contains("let ok : Approved < D > = __ask_first_proof ;"));
     }
 }

@@ -1,8 +1,9 @@
-//! The `#[guarded]` attribute macro of [`mcp-guard`](https://docs.rs/mcp-guard).
+//! The `#[guarded]` attribute macro and `#[derive(Target)]` of
+//! [`ask-first`](https://docs.rs/ask-first) (see [`macro@Target`] for the derive).
 //!
-//! Use it through the facade, `mcp_guard::guarded`: the code it generates names items only as
-//! `::mcp_guard::…`, so a server depends on `mcp-guard` (and on `rmcp`, which `#[tool]` needs
-//! anyway), never on this crate or on `mcp-guard-core` directly.
+//! Use it through the facade, `ask_first::guarded`: the code it generates names items only as
+//! `::ask_first::…`, so a server depends on `ask-first` (and on `rmcp`, which `#[tool]` needs
+//! anyway), never on this crate or on `ask-first-core` directly.
 //!
 //! # What you write
 //!
@@ -39,12 +40,12 @@
 //! ```
 //!
 //! with, beside it:
-//! - `impl mcp_guard::Guarded for NotesServer` — where the server keeps its `Guard`;
-//! - `impl mcp_guard::Target for DeleteNote` — the operation, its binding and its question;
-//! - `impl mcp_guard::Resolve<NotesServer, DeleteNoteArgs> for DeleteNote` — builds the target
+//! - `impl ask_first::Guarded for NotesServer` — where the server keeps its `Guard`;
+//! - `impl ask_first::Target for DeleteNote` — the operation, its binding and its question;
+//! - `impl ask_first::Resolve<NotesServer, DeleteNoteArgs> for DeleteNote` — builds the target
 //!   from the validated arguments and the server-side facts (`Resolve<NotesServer, ()>` when the
 //!   tool takes no `Parameters`);
-//! - for `when`: `impl mcp_guard::Conditional for WriteNote {}` and an inherent
+//! - for `when`: `impl ask_first::Conditional for WriteNote {}` and an inherent
 //!   `fn widens_visibility(&self) -> bool` on `WriteNote`.
 //!
 //! The facade's crate documentation has a complete, compiled example.
@@ -85,50 +86,50 @@
 //!        output_schema = rmcp::handler::server::tool::schema_for_output::<Deleted>())]
 //! async fn delete_note(
 //!     &self,
-//!     __mcp_guard_call: ::mcp_guard::protocol::GuardCall,
-//!     __mcp_guard_params: Parameters<DeleteNoteArgs>,
+//!     __ask_first_call: ::ask_first::protocol::GuardCall,
+//!     __ask_first_params: Parameters<DeleteNoteArgs>,
 //!     /* the handler's other extractors, in their order */
-//! ) -> Result<::mcp_guard::__private::rmcp::model::CallToolResponse,
-//!             ::mcp_guard::__private::rmcp::ErrorData> {
-//!     let __mcp_guard_proof: Approved<DeleteNote>;
-//!     let __mcp_guard_guard: &::mcp_guard::Guard = ::mcp_guard::Guarded::guard(self);
+//! ) -> Result<::ask_first::__private::rmcp::model::CallToolResponse,
+//!             ::ask_first::__private::rmcp::ErrorData> {
+//!     let __ask_first_proof: Approved<DeleteNote>;
+//!     let __ask_first_guard: &::ask_first::Guard = ::ask_first::Guarded::guard(self);
 //!     // 1. resolve the target; an input error is answered as such and asks no one
-//!     let __mcp_guard_target =
-//!         match <DeleteNote as ::mcp_guard::Resolve<Self, DeleteNoteArgs>>::resolve(
-//!             self, &__mcp_guard_params.0).await {
+//!     let __ask_first_target =
+//!         match <DeleteNote as ::ask_first::Resolve<Self, DeleteNoteArgs>>::resolve(
+//!             self, &__ask_first_params.0).await {
 //!             Ok(target) => target,
-//!             Err(rejection) => return Ok(::mcp_guard::Rejection::into_response(rejection)),
+//!             Err(rejection) => return Ok(::ask_first::Rejection::into_response(rejection)),
 //!         };
-//!     // 2. ask (for `when`: `let needed: bool = __mcp_guard_target.predicate();`
-//!     //    then `__mcp_guard_guard.clear(call, target, needed)`)
-//!     __mcp_guard_proof =
-//!         match __mcp_guard_guard.approve(__mcp_guard_call, __mcp_guard_target).await {
+//!     // 2. ask (for `when`: `let needed: bool = __ask_first_target.predicate();`
+//!     //    then `__ask_first_guard.clear(call, target, needed)`)
+//!     __ask_first_proof =
+//!         match __ask_first_guard.approve(__ask_first_call, __ask_first_target).await {
 //!             Ok(proof) => proof,
-//!             Err(interruption) => return Ok(::mcp_guard::protocol::Interruption::into_response(interruption)),
+//!             Err(interruption) => return Ok(::ask_first::protocol::Interruption::into_response(interruption)),
 //!         };
 //!     // 3. the handler's own bindings, then its body, unchanged
-//!     let Parameters(args) = __mcp_guard_params;
-//!     let approved: Approved<DeleteNote> = __mcp_guard_proof;
-//!     let __mcp_guard_result = ::mcp_guard::__private::body::<
+//!     let Parameters(args) = __ask_first_params;
+//!     let approved: Approved<DeleteNote> = __ask_first_proof;
+//!     let __ask_first_result = ::ask_first::__private::body::<
 //!         Result<Json<Deleted>, ErrorData>, _>(async move { /* body */ }).await;
-//!     ::mcp_guard::__private::rmcp::handler::server::tool::IntoCallToolResult
-//!         ::into_call_tool_result(__mcp_guard_result)
+//!     ::ask_first::__private::rmcp::handler::server::tool::IntoCallToolResult
+//!         ::into_call_tool_result(__ask_first_result)
 //! }
 //! ```
 //!
 //! The macro recognises parameters by the last segment of their type's path, as rmcp does:
 //! `Parameters<A>`, `Approved<T>`, `Clearance<T>` (written with any path, e.g.
-//! `mcp_guard::Approved<T>`, but not through a type alias). Every other parameter is an rmcp
+//! `ask_first::Approved<T>`, but not through a type alias). Every other parameter is an rmcp
 //! extractor and is kept, in order, after `Parameters`. As `GuardCall` takes a retry's
 //! `requestState` and `inputResponses`, a guarded handler should not also ask for rmcp's
 //! `RequestState` or `InputResponses` extractors: they would find them taken.
 //!
-//! Without `Parameters<A>`, no `__mcp_guard_params` is added (the tool keeps rmcp's empty input
+//! Without `Parameters<A>`, no `__ask_first_params` is added (the tool keeps rmcp's empty input
 //! schema) and the target is resolved from `&()`. `__private::body` pins the block's output to
 //! the handler's return type, so `?` and `return` in the body mean what they meant before.
-//! Names starting with `__mcp_guard_` are the macro's; the body should not use them.
+//! Names starting with `__ask_first_` are the macro's; the body should not use them.
 //!
-//! [`GuardCall`]: https://docs.rs/mcp-guard/latest/mcp_guard/struct.GuardCall.html
+//! [`GuardCall`]: https://docs.rs/ask-first/latest/ask_first/struct.GuardCall.html
 //!
 //! Since the tool's input schema is the schema of `A`, and a call that falls back to the
 //! two-call token comes back with an extra `confirm_token` argument, declare
@@ -173,6 +174,7 @@
 
 mod expand;
 mod options;
+mod target;
 
 use proc_macro::TokenStream;
 
@@ -186,4 +188,82 @@ use proc_macro::TokenStream;
 pub fn guarded(args: TokenStream, item: TokenStream) -> TokenStream {
     let mode = options::parse(args.into());
     expand::guarded(mode, item.into()).into()
+}
+
+/// Implements `ask_first::Target` from the struct: its operation, its binding and its
+/// question, with the question's placeholders checked against the fields at compile time.
+///
+/// ```ignore
+/// use ask_first::{ByteSize, Id, PathName, Target};
+///
+/// #[derive(Target)]
+/// #[target(
+///     operation = "delete_file",
+///     question = "This will delete {path} ({size}) from share {share}.",
+///     line = "It cannot be undone."
+/// )]
+/// struct DeleteFile {
+///     share: Id,
+///     path: PathName,   // a caller-supplied name: shown framed and escaped
+///     #[target(skip)]   // shown, not bound
+///     size: ByteSize,
+/// }
+/// ```
+///
+/// # On the struct
+///
+/// - `operation = "name"` (required): `Target::OPERATION`, bound into every approval.
+///   ASCII letters, digits, `_`, `-`, `.`, `:`.
+/// - `question = "text"` (required): the question's first line.
+/// - `line = "text"` (any number, in order): further lines.
+///
+/// Each may sit in its own `#[target(...)]` or share one. In the texts, `{field}` shows a
+/// field and `{method()}` the result of a method `fn(&self) -> T` of the target (for a
+/// fact computed from fields, e.g. the size of a text that is bound but never shown);
+/// `{{` and `}}` are literal braces. The texts become fixed `Wording` (compile-time
+/// constants): nothing at run time can change them.
+///
+/// # Fact kinds: what a placeholder may show
+///
+/// A placeholder's field (or method result) must implement `ask_first::ToFact`: `Id`, the
+/// caller-supplied names `Name`, `PathName` and `Address` (shown framed, marked as the
+/// caller's and escaped), the newtypes `Count`, `ByteSize`, `Moment`, `Span`, a `Fact`, and
+/// `Vec`s of them (shown as a list). **Not** `String`, `&str` or plain numbers: free text
+/// reaches a question only declared as a caller-supplied name, and a number only said to be
+/// a count, a size or a date. A plain `u8`..`u64` field may say so in place, with
+/// `#[target(count)]` or `#[target(bytes)]` (`#[target(date)]`: `i64` seconds, or anything
+/// `Into<i64>`).
+///
+/// # The binding: every field, unless `skip`
+///
+/// Every field is bound, by name, in declaration order, through `ask_first::BindValue`
+/// (text, numbers, flags, lists, sets, options, `PathName`'s components; implement it for a
+/// type of your own). Forgetting a field that decides what runs is the mistake that matters,
+/// so binding is the default. `#[target(skip)]` leaves a field out: for a fact shown to the
+/// person that does not decide what runs (a size next to an id). A skipped field must be
+/// shown: a field neither bound nor shown is refused.
+///
+/// A hand-written `impl Target` keeps working: the derive writes nothing else.
+///
+/// # Errors
+///
+/// Every misuse is a compile error that names its fix (the facade's trybuild cases
+/// `tests/ui/fail/derive_target_*`):
+///
+/// | Mistake | Reported on | Message (start) |
+/// |---|---|---|
+/// | no `operation` | the struct's name | `#[derive(Target)] needs the operation's name` |
+/// | no `question` | the struct's name | `#[derive(Target)] needs the question a person is shown` |
+/// | `{nope}` | the text | ``unknown placeholder `{nope}`: `S` has no field `nope` (its fields: ...)`` |
+/// | `{}` | the text | `placeholders are named: write `{field}`` |
+/// | `{id` / `id}` | the text | ``unclosed `{` `` / ``unmatched `}` `` |
+/// | a `String` (or `u64`) field as a placeholder | the field's type | `` `String` cannot be shown in a question: it is not a fact kind `` |
+/// | a field whose type is not `BindValue` | the field's type | `` `T` cannot be bound into an approval `` |
+/// | `#[target(skip)]` on a field not shown | the field | ``field `x` is neither bound nor shown`` |
+/// | an unknown option | the option | ``unknown option `x`: #[target] on the struct accepts ...`` |
+/// | `#[target(bind)]` | `bind` | `fields are bound by default` |
+/// | an enum or a tuple struct | its name | `#[derive(Target)] works on a struct with named fields` |
+#[proc_macro_derive(Target, attributes(target))]
+pub fn derive_target(item: TokenStream) -> TokenStream {
+    target::derive(item.into()).into()
 }

@@ -1,4 +1,4 @@
-//! A Redis [`NonceStore`] for [`mcp-guard`](https://docs.rs/mcp-guard): replicas of one MCP
+//! A Redis [`NonceStore`] for [`ask-first`](https://docs.rs/ask-first): replicas of one MCP
 //! server that share a seal key and this store accept every approval exactly once, across
 //! every replica and every restart.
 //!
@@ -15,10 +15,10 @@
 //! restart.
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), mcp_guard_redis::RedisStoreError> {
+//! # async fn demo() -> Result<(), ask_first_redis::RedisStoreError> {
 //! use std::sync::Arc;
-//! use mcp_guard_core::Guard;
-//! use mcp_guard_redis::RedisNonceStore;
+//! use ask_first_core::Guard;
+//! use ask_first_redis::RedisNonceStore;
 //!
 //! let store = RedisNonceStore::open("redis://127.0.0.1:6379/0")?;
 //! let guard = Guard::builder("notes").nonce_store(Arc::new(store)).build();
@@ -29,12 +29,12 @@
 use std::fmt;
 use std::time::Duration;
 
-use mcp_guard_core::seal::Nonce;
-use mcp_guard_core::{NonceStore, NonceStoreError, SpendFuture};
+use ask_first_core::seal::Nonce;
+use ask_first_core::{NonceStore, NonceStoreError, SpendFuture};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 /// The key prefix used unless [`RedisNonceStoreBuilder::key_prefix`] says otherwise.
-pub const DEFAULT_KEY_PREFIX: &str = "mcp-guard:spent:";
+pub const DEFAULT_KEY_PREFIX: &str = "ask-first:spent:";
 /// How long connecting to Redis may take before a spend fails. Default of
 /// [`RedisNonceStoreBuilder::connect_timeout`].
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);

@@ -9,8 +9,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use mcp_guard_core::NonceStore;
-use mcp_guard_redis::RedisNonceStore;
+use ask_first_core::NonceStore;
+use ask_first_redis::RedisNonceStore;
 
 /// A redis-server of this test, killed (by PID) when dropped.
 struct Redis {
@@ -41,7 +41,7 @@ impl Redis {
 
     fn start_on(port: u16, password: Option<&str>) -> Self {
         let dir =
-            std::env::temp_dir().join(format!("mcp-guard-redis-{}-{port}", std::process::id()));
+            std::env::temp_dir().join(format!("ask-first-redis-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let mut command = Command::new("redis-server");
         command

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mcp_guard_core::{AuditEvent, AuditSink};
+use ask_first_core::{AuditEvent, AuditSink};
 
 use crate::settings::AuditLog;
 
@@ -117,7 +117,7 @@ impl AuditSink for JsonLinesAudit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mcp_guard_core::{AuditOutcome, Route};
+    use ask_first_core::{AuditOutcome, Route};
     use std::time::{Duration, UNIX_EPOCH};
 
     #[test]

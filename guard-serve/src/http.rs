@@ -17,7 +17,7 @@
 //!
 //! Then, always (no option turns it off), every legacy session belongs to the principal that
 //! opened it, under the server's own guard's rule ([`Guard::principal_of`], so a custom
-//! [`GuardBuilder::principal`](mcp_guard_core::GuardBuilder::principal) covers it too): a
+//! [`GuardBuilder::principal`](ask_first_core::GuardBuilder::principal) covers it too): a
 //! request naming another principal's `Mcp-Session-Id` (a tool call, a dialog's answer,
 //! `DELETE`, a `GET` stream) is refused with `403 session_not_yours` before rmcp sees it.
 //!
@@ -45,7 +45,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
 
-use mcp_guard_core::{Guard, Guarded};
+use ask_first_core::{Guard, Guarded};
 
 use crate::settings::{
     AllowedHost, AllowedOrigin, Origin, OriginPort, Secret, SettingNames, is_loopback,
@@ -55,6 +55,7 @@ use crate::settings::{
 pub mod limits;
 mod owners;
 pub mod sessions;
+mod streams;
 pub mod wire;
 
 pub use limits::HttpLimits;
@@ -244,6 +245,12 @@ where
         .with_allowed_origins(gate.rmcp_allowed_origins());
     let token = config.cancellation_token.clone();
     let sessions = Arc::new(options.limits.session_manager());
+    let bounds = streams::Bounds::new(
+        guard.clone(),
+        options.limits.bounds,
+        options.limits.max_connections,
+        options.names.bounds.clone(),
+    );
     let owners = owners::SessionOwners::new(sessions.clone(), guard);
     let manager = ReplicaSessionManager::new(sessions.clone(), options.session_prefix.clone());
     let service: StreamableHttpService<S, ReplicaSessionManager> =
@@ -259,6 +266,8 @@ where
                 "nothing here: the MCP endpoint is /mcp and the health check is /healthz",
             )
         })
+        // Inside the session binding: caps on dialogs and long-lived streams.
+        .layer(middleware::from_fn_with_state(bounds, streams::bound))
         .layer(middleware::from_fn_with_state(
             owners,
             owners::bind_sessions,

@@ -1,17 +1,17 @@
-//! Serving for [`mcp-guard`](https://docs.rs/mcp-guard) servers: the hardened stdio, and
+//! Serving for [`ask-first`](https://docs.rs/ask-first) servers: the hardened stdio, and
 //! streamable HTTP behind a gate that binds every session to the principal that opened it.
 //!
-//! Most servers use this through the facade (`mcp_guard::Serving`, `mcp_guard::serve`). The
+//! Most servers use this through the facade (`ask_first::Serving`, `ask_first::serve`). The
 //! whole serving part of a guarded server:
 //!
 //! ```no_run
-//! # use mcp_guard_core::{Guard, Guarded};
+//! # use ask_first_core::{Guard, Guarded};
 //! # #[derive(Clone)] struct NotesServer { guard: Guard }
 //! # impl Guarded for NotesServer { fn guard(&self) -> &Guard { &self.guard } }
 //! # impl rmcp::ServerHandler for NotesServer {}
-//! # async fn run() -> Result<(), mcp_guard_serve::ServeError> {
+//! # async fn run() -> Result<(), ask_first_serve::ServeError> {
 //! // NOTES_HTTP_ADDR, NOTES_HTTP_TOKEN, NOTES_SEAL_KEY, NOTES_REDIS_URL, ... and ELICITATION.
-//! let serving = mcp_guard_serve::Serving::from_env("notes", "NOTES")?;
+//! let serving = ask_first_serve::Serving::from_env("notes", "NOTES")?;
 //! let server = NotesServer { guard: serving.guard().build() };
 //! serving.serve(server).await // stdio, or HTTP when NOTES_HTTP_ADDR is set
 //! # }
@@ -24,8 +24,11 @@
 //!   gate, legacy sessions for pushed dialogs, each bound to the principal that opened it by the
 //!   guard's own principal rule (another principal's tool call, dialog answer, `DELETE` or `GET`
 //!   stream on it is refused before rmcp sees it), a session cap and idle expiry, header and body
-//!   timeouts and a connection cap, JSON-RPC answers where rmcp would say `415`, CORS for listed
-//!   origins, and graceful shutdown on SIGINT and SIGTERM that cancels pending calls.
+//!   timeouts and a connection cap, caps on guarded calls waiting on a person (per session, per
+//!   principal, in all) and on long-lived streams (per principal, in all, below the connection
+//!   cap), dialogs withdrawn when their stream is dropped, JSON-RPC answers where rmcp would say
+//!   `415`, CORS for listed origins, and graceful shutdown on SIGINT and SIGTERM that cancels
+//!   pending calls.
 //! - **replicas**: a shared seal key, the Redis spent-answer store (the `redis` module, feature
 //!   `redis`), the JSON-lines audit log ([`audit`]) and session ids prefixed with the replica id
 //!   so a gateway (nginx) can send every request of a session to the replica holding it.
@@ -37,7 +40,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use mcp_guard_core::{AuditSink, Guard, GuardBuilder, Guarded, NonceStore};
+use ask_first_core::{AuditSink, Guard, GuardBuilder, Guarded, NonceStore};
 
 pub mod audit;
 #[cfg(feature = "http")]
@@ -64,11 +67,11 @@ pub enum ServeError {
     /// The Redis URL cannot be used.
     #[cfg(feature = "redis")]
     #[error(transparent)]
-    Redis(#[from] mcp_guard_redis::RedisStoreError),
+    Redis(#[from] ask_first_redis::RedisStoreError),
     /// A Redis URL is set but this build has no Redis support.
     #[error(
         "{setting} is set, but this server was built without Redis support (the `redis` \
-         feature of mcp-guard); unset it, or rebuild with that feature"
+         feature of ask-first); unset it, or rebuild with that feature"
     )]
     NoRedisSupport {
         /// The setting.
@@ -77,7 +80,7 @@ pub enum ServeError {
     /// An HTTP address is set but this build has no HTTP support.
     #[error(
         "{setting} is set, but this server was built without HTTP support (the `serve-http` \
-         feature of mcp-guard); unset it to serve stdio"
+         feature of ask-first); unset it to serve stdio"
     )]
     NoHttpSupport {
         /// The setting.
@@ -107,7 +110,7 @@ pub struct Serving {
     settings: ServeSettings,
     nonces: Option<Arc<dyn NonceStore>>,
     #[cfg(feature = "redis")]
-    redis: Option<mcp_guard_redis::RedisNonceStore>,
+    redis: Option<ask_first_redis::RedisNonceStore>,
     audit: Option<Arc<dyn AuditSink>>,
 }
 
@@ -133,7 +136,7 @@ impl Serving {
     /// As [`Serving::from_env`], from settings already read.
     pub fn from_settings(name: &str, settings: ServeSettings) -> Result<Self, ServeError> {
         if !settings.elicitation {
-            eprintln!("{}", mcp_guard_core::elicitation_off_notice(name));
+            eprintln!("{}", ask_first_core::elicitation_off_notice(name));
         }
         for warning in settings.warnings() {
             tracing::warn!("{warning}");

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use mcp_guard_core::NonceStore;
-pub use mcp_guard_redis::{RedisNonceStore, RedisStoreError};
+use ask_first_core::NonceStore;
+pub use ask_first_redis::{RedisNonceStore, RedisStoreError};
 
 use crate::settings::Secret;
 

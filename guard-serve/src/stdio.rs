@@ -1,4 +1,4 @@
-//! Serving over stdio through the guard's hardened transport ([`mcp_guard_core::stdio`]):
+//! Serving over stdio through the guard's hardened transport ([`ask_first_core::stdio`]):
 //! every line gets an answer, nothing but protocol goes to stdout.
 
 use rmcp::ServiceExt;
@@ -38,7 +38,7 @@ where
     S: rmcp::ServerHandler + Send + 'static,
 {
     let running = server
-        .serve(mcp_guard_core::stdio::stdio())
+        .serve(ask_first_core::stdio::stdio())
         .await
         .map_err(|error| StdioError::Start {
             closed: matches!(error, ServerInitializeError::ConnectionClosed(_)),

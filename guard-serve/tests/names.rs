@@ -3,10 +3,10 @@
 
 use std::net::SocketAddr;
 
-use mcp_guard_core::{Guard, Guarded};
-use mcp_guard_serve::SettingNames;
-use mcp_guard_serve::http::{HttpError, HttpOptions, bind_http};
-use mcp_guard_serve::settings::Secret;
+use ask_first_core::{Guard, Guarded};
+use ask_first_serve::SettingNames;
+use ask_first_serve::http::{HttpError, HttpOptions, bind_http};
+use ask_first_serve::settings::Secret;
 use rmcp::ServerHandler;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

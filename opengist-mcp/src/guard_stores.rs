@@ -5,16 +5,16 @@
 //! questions and tokens) and `OPENGIST_MCP_REDIS_URL` (so each answer is spent once, wherever
 //! it lands and across restarts). `OPENGIST_MCP_AUDIT_LOG` records every guard decision and
 //! every guarded call's outcome as one JSON line, tagged with the replica's id. The pieces are
-//! the guard framework's (`mcp_guard::serve`); this module wires them to this server's
+//! the guard framework's (`ask_first::serve`); this module wires them to this server's
 //! configuration and names.
 
 use std::sync::Arc;
 
-use mcp_guard::audit::AuditSink;
-pub use mcp_guard::serve::audit::JsonLinesAudit;
-pub use mcp_guard::serve::redis::{nonce_store, report_redis};
-pub use mcp_guard::serve::settings::default_replica_id;
-use mcp_guard_redis::{RedisNonceStore, RedisStoreError};
+use ask_first::audit::AuditSink;
+pub use ask_first::serve::audit::JsonLinesAudit;
+pub use ask_first::serve::redis::{nonce_store, report_redis};
+pub use ask_first::serve::settings::default_replica_id;
+use ask_first_redis::{RedisNonceStore, RedisStoreError};
 
 use crate::config::{Config, var};
 
@@ -29,7 +29,7 @@ pub enum GuardStoreError {
     Redis(#[from] RedisStoreError),
     /// The audit log file cannot be opened for appending.
     #[error(transparent)]
-    AuditLog(#[from] mcp_guard::serve::audit::AuditLogError),
+    AuditLog(#[from] ask_first::serve::audit::AuditLogError),
 }
 
 /// The Redis store when `OPENGIST_MCP_REDIS_URL` is set. Does not connect yet (it connects on
@@ -40,7 +40,7 @@ pub fn redis_store(config: &Config) -> Result<Option<RedisNonceStore>, GuardStor
         return Ok(None);
     };
     let store =
-        mcp_guard::serve::redis::redis_store(url, var::OPENGIST_MCP_REDIS_URL, REDIS_KEY_PREFIX)?;
+        ask_first::serve::redis::redis_store(url, var::OPENGIST_MCP_REDIS_URL, REDIS_KEY_PREFIX)?;
     Ok(Some(store))
 }
 
@@ -51,7 +51,7 @@ pub fn audit_sink(config: &Config) -> Result<Option<Arc<dyn AuditSink>>, GuardSt
     };
     let replica = config.replica_id.clone().unwrap_or_else(default_replica_id);
     let setting = crate::http::setting_names().audit_log;
-    Ok(Some(mcp_guard::serve::audit::audit_sink(
+    Ok(Some(ask_first::serve::audit::audit_sink(
         log, &replica, &setting,
     )?))
 }

@@ -1,9 +1,9 @@
-//! Streamable HTTP serving: the guard framework's ([`mcp_guard::serve::http`]: the gate,
+//! Streamable HTTP serving: the guard framework's ([`ask_first::serve::http`]: the gate,
 //! session-owner binding, limits, wire fixes and CORS), with this server's setting names so
 //! that every message names an `OPENGIST_MCP_*` variable.
 
-use mcp_guard::serve::SettingNames;
-pub use mcp_guard::serve::http::*;
+use ask_first::serve::SettingNames;
+pub use ask_first::serve::http::*;
 
 use crate::config::Config;
 

@@ -3,7 +3,7 @@
 //!
 //! Fourteen tools read, search, create, update, fork, like and delete gists. Deleting, and
 //! publishing anything that is not private, asks the person at the client first, through the
-//! `mcp-guard` framework: the Opengist client's write methods accept only the guard's
+//! `ask-first` framework: the Opengist client's write methods accept only the guard's
 //! approval, so an unguarded destructive call does not compile.
 //!
 //! The binary is the usual way in (`opengist-mcp --help`); the library is what it is built
@@ -43,6 +43,7 @@
 pub mod cache;
 pub mod catalog;
 pub mod cli;
+pub mod client_config;
 pub mod config;
 pub mod doctor;
 pub mod guard_stores;

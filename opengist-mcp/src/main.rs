@@ -3,14 +3,14 @@
 
 use std::process::ExitCode;
 
-use mcp_guard::serve::shutdown_signal;
-use mcp_guard::serve::stdio::serve_stdio;
+use ask_first::serve::shutdown_signal;
+use ask_first::serve::stdio::serve_stdio;
 use opengist_mcp::OpengistServer;
 use opengist_mcp::cli::{CliArgs, Command};
 use opengist_mcp::config::Config;
 use opengist_mcp::http::{bind_http, options_from_config};
 use opengist_mcp::server::SERVER_NAME;
-use opengist_mcp::{doctor, healthcheck, logging};
+use opengist_mcp::{client_config, doctor, healthcheck, logging};
 
 fn fail(message: impl std::fmt::Display, code: i32) -> ExitCode {
     eprintln!("{SERVER_NAME}: {message}");
@@ -33,7 +33,7 @@ fn main() -> ExitCode {
     }
     let config = loaded.config;
     if !config.elicitation {
-        eprintln!("{}", mcp_guard::elicitation_off_notice(SERVER_NAME));
+        eprintln!("{}", ask_first::elicitation_off_notice(SERVER_NAME));
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -45,8 +45,21 @@ fn main() -> ExitCode {
     match args.command {
         Some(Command::Doctor) => runtime.block_on(doctor::run(&config)),
         Some(Command::Healthcheck) => runtime.block_on(healthcheck::run(&config)),
+        Some(Command::ClientConfig { client }) => print_client_config(client, &config),
         None => runtime.block_on(serve(config)),
     }
+}
+
+/// `client-config`: the configuration on stdout, where it goes on stderr.
+fn print_client_config(client: client_config::Client, config: &Config) -> ExitCode {
+    let binary = match std::env::current_exe().and_then(std::fs::canonicalize) {
+        Ok(path) => path,
+        Err(error) => return fail(format!("could not find this binary's path: {error}"), 1),
+    };
+    let url = config.opengist_url.as_ref().map(|url| url.as_str());
+    eprintln!("{}", client_config::note(client));
+    print!("{}", client_config::render(client, &binary, url));
+    ExitCode::SUCCESS
 }
 
 async fn serve(config: Config) -> ExitCode {

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use mcp_guard::{Caller, Guard};
+use ask_first::{Caller, Guard};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Implementation,

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use mcp_guard::{Guard, Guarded, Rejection};
+use ask_first::{Guard, Guarded, Rejection};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::IntoCallToolResult;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};

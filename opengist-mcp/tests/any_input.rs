@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::http::{Method, StatusCode, Uri};
-use mcp_guard::testing::{Era, Person, Reply, text_of};
+use ask_first::testing::{Era, Person, Reply, text_of};
 use opengist_mcp::OpengistServer;
 use opengist_mcp::catalog;
 use opengist_mcp::cli::CliArgs;
@@ -151,7 +151,7 @@ fn configured_server(url: &str) -> OpengistServer {
     OpengistServer::from_config(&loaded.config).expect("server builds")
 }
 
-// ---- the client: a person who always declines (mcp_guard::testing's scripted person) -------
+// ---- the client: a person who always declines (ask_first::testing's scripted person) -------
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ServerKind {

@@ -673,6 +673,7 @@ fn http_limits() {
             max_connections: 65_536,
             max_sessions: 1,
             session_idle: Duration::from_secs(86_400),
+            ..HttpLimits::default()
         }
     );
     for (var, bad) in [
@@ -721,6 +722,7 @@ fn http_limits() {
             max_connections: 5,
             max_sessions: 6,
             session_idle: Duration::from_secs(7),
+            ..HttpLimits::default()
         }
     );
 }
@@ -1151,4 +1153,35 @@ fn from_process_removes_the_token() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(stdout.contains("1 passed"), "{stdout}");
+}
+
+#[test]
+fn http_bounds_are_read_under_this_servers_names() {
+    use opengist_mcp::http::limits::HttpBounds;
+    assert_eq!(ok(&[]).config.http_limits.bounds, HttpBounds::default());
+    let bounds = ok(&[
+        ("OPENGIST_MCP_HTTP_DIALOGS_PER_SESSION", "2"),
+        ("OPENGIST_MCP_HTTP_MAX_STREAMS", "10"),
+        ("OPENGIST_MCP_HTTP_STREAM_IDLE_SECS", "9"),
+    ])
+    .config
+    .http_limits
+    .bounds;
+    assert_eq!(bounds.dialogs_per_session, 2);
+    assert_eq!(bounds.max_streams, Some(10));
+    assert_eq!(bounds.stream_idle, Duration::from_secs(9));
+    let error = err(&[("OPENGIST_MCP_HTTP_MAX_DIALOGS", "0")]);
+    assert!(
+        error.to_string().contains("OPENGIST_MCP_HTTP_MAX_DIALOGS"),
+        "{error}"
+    );
+    let error = err(&[
+        ("OPENGIST_MCP_HTTP_MAX_CONNECTIONS", "8"),
+        ("OPENGIST_MCP_HTTP_MAX_STREAMS", "8"),
+    ]);
+    let text = error.to_string();
+    assert!(
+        text.contains("OPENGIST_MCP_HTTP_MAX_STREAMS") && text.contains("--http-max-connections"),
+        "{text}"
+    );
 }

@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex};
 use axum::Router;
 use axum::body::Bytes;
 use axum::http::{Method, StatusCode, Uri};
-use mcp_guard::protocol::APPROVE_PROPERTY;
-use mcp_guard::testing::{Era, Person, Reply, confirm_token_in, connect, text_of};
+use ask_first::protocol::APPROVE_PROPERTY;
+use ask_first::testing::{Era, Person, Reply, confirm_token_in, connect, text_of};
 use opengist_mcp::OpengistServer;
 use opengist_mcp::cli::CliArgs;
 use opengist_mcp::config::Config;
@@ -439,7 +439,7 @@ async fn a_modern_retry_for_another_gist_body_is_asked_again() {
     }
     params = params.with_request_state(state).with_input_responses(
         [(
-            mcp_guard::protocol::APPROVAL_INPUT_KEY.to_owned(),
+            ask_first::protocol::APPROVAL_INPUT_KEY.to_owned(),
             json!({"action": "accept", "content": {APPROVE_PROPERTY: true}}),
         )]
         .into(),

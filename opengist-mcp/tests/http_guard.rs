@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use mcp_guard::{Guard, Guarded};
+use ask_first::{Guard, Guarded};
 use opengist_mcp::config::{AllowedHost, AllowedOrigin, Secret};
 use opengist_mcp::http::{BoundHttp, HttpError, HttpOptions, bind_http, http_options};
 use rmcp::{

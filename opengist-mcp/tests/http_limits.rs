@@ -54,6 +54,7 @@ fn limits() -> HttpLimits {
         max_connections: 1024,
         max_sessions: 1000,
         session_idle: Duration::from_secs(300),
+        ..HttpLimits::default()
     }
 }
 

@@ -66,7 +66,7 @@ for (const [key, binary] of binaries) {
   const manifest = {
     name: entry.package,
     version,
-    description: `The opengist-mcp binary for ${key} (${entry.rustTarget}); installed by the opengist-mcp package`,
+    description: `The opengist-mcp binary for ${key} (${entry.rustTarget}); installed by the ${base.name} package`,
     license: base.license,
     repository: base.repository,
     os: [os],
@@ -77,7 +77,7 @@ for (const [key, binary] of binaries) {
   fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify(manifest, null, 2) + "\n");
   fs.writeFileSync(
     path.join(dir, "README.md"),
-    `# ${entry.package}\n\nThe \`opengist-mcp\` binary for ${key}. Install \`opengist-mcp\` instead; it picks this package.\n`,
+    `# ${entry.package}\n\nThe \`opengist-mcp\` binary for ${key}. Install \`${base.name}\` instead; it picks this package.\n`,
   );
   written.push(pack(dir));
 }

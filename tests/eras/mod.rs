@@ -1,4 +1,4 @@
-//! Every guard scenario runs in both protocol eras ([`mcp_guard::testing::Era`]), for the
+//! Every guard scenario runs in both protocol eras ([`ask_first::testing::Era`]), for the
 //! integration tests that drive a guarded server with an in-process rmcp client
 //! (`behaviour.rs`, `cancellation.rs`).
 
@@ -10,7 +10,7 @@ macro_rules! in_both_eras {
             $(
                 #[tokio::test]
                 async fn $name() {
-                    super::$name(mcp_guard::testing::Era::Legacy).await;
+                    super::$name(ask_first::testing::Era::Legacy).await;
                 }
             )+
         }
@@ -18,7 +18,7 @@ macro_rules! in_both_eras {
             $(
                 #[tokio::test]
                 async fn $name() {
-                    super::$name(mcp_guard::testing::Era::Modern).await;
+                    super::$name(ask_first::testing::Era::Modern).await;
                 }
             )+
         }

@@ -5,11 +5,11 @@
 //! so the compiler's message points at the case's own lines.
 #![allow(dead_code)]
 
-use mcp_guard::{Binding, Conditional, Guard, Guarded, Question, Rejection, Resolve, Target};
+use ask_first::{Binding, Conditional, Guard, Guarded, Question, Rejection, Resolve, Target};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-mcp_guard::wording! {
+ask_first::wording! {
     pub struct AskDelete = "Delete this note?";
     pub struct AskShare = "Share this note?";
 }

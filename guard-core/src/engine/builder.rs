@@ -14,7 +14,7 @@ use crate::nonce::{MemoryNonceStore, NonceStore};
 use crate::seal::SealKey;
 
 /// Computes who is calling, so a seal issued to one caller does not open for another. The same
-/// function also decides, in `mcp-guard-serve`'s HTTP serving, who owns a legacy session: a
+/// function also decides, in `ask-first-serve`'s HTTP serving, who owns a legacy session: a
 /// request on a session another principal opened is refused there.
 pub type PrincipalFn = dyn Fn(&Caller<'_>) -> String + Send + Sync;
 
@@ -128,7 +128,7 @@ impl GuardBuilder {
 
     /// How to tell callers apart. Default: [`default_principal`], a hash of the HTTP
     /// `Authorization` header when the call came over HTTP with one, else `"local"`. Served over
-    /// HTTP through `mcp-guard-serve`, the same function decides who owns a legacy session.
+    /// HTTP through `ask-first-serve`, the same function decides who owns a legacy session.
     pub fn principal(
         mut self,
         principal: impl Fn(&Caller<'_>) -> String + Send + Sync + 'static,

@@ -87,8 +87,8 @@ impl std::fmt::Debug for Guard {
 /// Implemented by a server that holds a [`Guard`]; the `#[guarded]` macro finds it here.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not hold a guard",
-    label = "#[guarded] handlers need `Self: mcp_guard::Guarded`",
-    note = "implement `mcp_guard::Guarded` for `{Self}`: `fn guard(&self) -> &mcp_guard::Guard {{ &self.guard }}`"
+    label = "#[guarded] handlers need `Self: ask_first::Guarded`",
+    note = "implement `ask_first::Guarded` for `{Self}`: `fn guard(&self) -> &ask_first::Guard {{ &self.guard }}`"
 )]
 pub trait Guarded {
     /// The server's guard.
@@ -118,7 +118,7 @@ pub trait Guarded {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be built from the arguments `{A}`",
     label = "the guarded handler's target",
-    note = "implement `mcp_guard::Resolve<{S}, {A}>` for `{Self}`: validate the arguments and load the server-side facts"
+    note = "implement `ask_first::Resolve<{S}, {A}>` for `{Self}`: validate the arguments and load the server-side facts"
 )]
 pub trait Resolve<S: ?Sized, A>: Target + Sized {
     /// Validates `args` and loads facts through `server`.

@@ -60,6 +60,9 @@ impl Guard {
                 self.outcome(read_answer(&result.action, result.content.as_ref()))
             }
             Pushed::CallCancelled => Err(Interruption::cancelled_call()),
+            Pushed::Refused(refusal) => {
+                Err(Interruption::text(InterruptionKind::NotAsked, refusal))
+            }
             Pushed::Failed(ServiceError::Timeout { .. }) => Err(Interruption::text(
                 InterruptionKind::TimedOut,
                 format!(

@@ -29,7 +29,7 @@ pub(super) enum NoDialog {
 pub mod token_reply {
     /// Where a tool with an `outputSchema` carries the token reply's facts: `_meta[META_KEY]`
     /// (see [`Interruption::for_output_schema`](crate::Interruption::for_output_schema)).
-    pub const META_KEY: &str = "mcp-guard/token_reply";
+    pub const META_KEY: &str = "ask-first/token_reply";
     /// `"confirmation_required"`, or `"token_refused"` when a quoted token was not accepted.
     pub const STATUS: &str = "status";
     /// The token to quote.

@@ -18,6 +18,10 @@
 //! - **Session idle timeout** ([`HttpLimits::session_idle`]): a legacy session with no traffic
 //!   for that long is closed by rmcp; the memory it held goes back to the allocator and, on
 //!   glibc, is returned to the operating system (`malloc_trim`) once sessions were closed.
+//! - **Dialogs and long-lived streams** ([`HttpLimits::bounds`]): caps on guarded calls waiting
+//!   on a person per session, per principal and in all, and on long-lived streams per principal
+//!   and in all (below the connection cap), with an idle-stream timeout; enforced by
+//!   [`crate::http`]'s stream layer (see [`HttpBounds`]).
 //!
 //! Every refusal names the setting to change as the server calls it ([`SettingNames`]).
 //!
@@ -42,6 +46,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
+pub use crate::settings::HttpBounds;
 use crate::settings::SettingNames;
 pub use crate::settings::{
     DEFAULT_BODY_TIMEOUT_SECS, DEFAULT_HEADER_TIMEOUT_SECS, DEFAULT_MAX_CONNECTIONS,
@@ -65,6 +70,8 @@ pub struct HttpLimits {
     pub max_sessions: usize,
     /// How long a legacy session may be idle before it is closed.
     pub session_idle: Duration,
+    /// Caps on guarded calls waiting on a person and on long-lived streams.
+    pub bounds: HttpBounds,
 }
 
 impl Default for HttpLimits {
@@ -75,6 +82,7 @@ impl Default for HttpLimits {
             max_connections: DEFAULT_MAX_CONNECTIONS as usize,
             max_sessions: DEFAULT_MAX_SESSIONS as usize,
             session_idle: Duration::from_secs(DEFAULT_SESSION_IDLE_SECS),
+            bounds: HttpBounds::default(),
         }
     }
 }

@@ -5,7 +5,7 @@
 //! call tools on it, close it, read its stream) with other credentials. Callers are told apart
 //! exactly as the server's guard tells principals apart: [`Guard::principal_of`] on the
 //! request's head, so the default rule (the `Authorization` header; none at all is a principal
-//! too) and a server's own [`GuardBuilder::principal`](mcp_guard_core::GuardBuilder::principal)
+//! too) and a server's own [`GuardBuilder::principal`](ask_first_core::GuardBuilder::principal)
 //! both hold here. A request that names a session opened by another principal, or a live
 //! session this table does not know, is refused with `403` before rmcp sees it.
 //!
@@ -25,7 +25,7 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use http::{HeaderMap, Method, StatusCode};
-use mcp_guard_core::{Caller, Guard};
+use ask_first_core::{Caller, Guard};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 /// The header rmcp names sessions with.
@@ -155,7 +155,7 @@ pub(crate) async fn bind_sessions(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mcp_guard_core::default_principal;
+    use ask_first_core::default_principal;
 
     fn parts(authorization: Option<&str>) -> http::request::Parts {
         let mut builder = http::Request::builder().uri("/mcp");

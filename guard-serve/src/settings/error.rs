@@ -111,5 +111,18 @@ pub enum SettingError {
     },
     /// `ELICITATION` is not exactly `true` or `false`.
     #[error(transparent)]
-    Elicitation(#[from] mcp_guard_core::InvalidElicitationSetting),
+    Elicitation(#[from] ask_first_core::InvalidElicitationSetting),
+    /// The cap on long-lived streams leaves no connection for short requests.
+    #[error(
+        "{setting} must be below {connections_setting} ({connections}), so that short \
+         requests always find a connection; lower {setting} or raise {connections_setting}"
+    )]
+    StreamsNotBelowConnections {
+        /// The stream cap's setting.
+        setting: String,
+        /// The connection cap's setting.
+        connections_setting: String,
+        /// The connection cap in force.
+        connections: usize,
+    },
 }

@@ -11,7 +11,7 @@
 
 use std::net::SocketAddr;
 
-use mcp_guard_core::SealKey;
+use ask_first_core::SealKey;
 
 /// Default of the header read timeout, in seconds.
 pub const DEFAULT_HEADER_TIMEOUT_SECS: u64 = 10;
@@ -59,6 +59,8 @@ pub struct SettingNames {
     pub audit_log: String,
     /// The replica id (`<PREFIX>_REPLICA_ID`).
     pub replica_id: String,
+    /// The caps on dialogs and long-lived streams (`<PREFIX>_HTTP_MAX_DIALOGS`, ...).
+    pub bounds: BoundNames,
 }
 
 impl SettingNames {
@@ -66,7 +68,8 @@ impl SettingNames {
     /// `<prefix>_ALLOWED_ORIGINS`, `<prefix>_HTTP_HEADER_TIMEOUT_SECS`,
     /// `<prefix>_HTTP_BODY_TIMEOUT_SECS`, `<prefix>_HTTP_MAX_CONNECTIONS`,
     /// `<prefix>_HTTP_MAX_SESSIONS`, `<prefix>_HTTP_SESSION_IDLE_SECS`, `<prefix>_SEAL_KEY`,
-    /// `<prefix>_REDIS_URL`, `<prefix>_AUDIT_LOG` and `<prefix>_REPLICA_ID`.
+    /// `<prefix>_REDIS_URL`, `<prefix>_AUDIT_LOG` and `<prefix>_REPLICA_ID`, and the block of
+    /// [`BoundNames::with_prefix`].
     pub fn with_prefix(prefix: &str) -> Self {
         let name = |suffix: &str| format!("{prefix}_{suffix}");
         Self {
@@ -83,6 +86,7 @@ impl SettingNames {
             redis_url: name("REDIS_URL"),
             audit_log: name("AUDIT_LOG"),
             replica_id: name("REPLICA_ID"),
+            bounds: BoundNames::with_prefix(prefix),
         }
     }
 }
@@ -94,9 +98,11 @@ impl Default for SettingNames {
     }
 }
 
+mod bounds;
 mod error;
 mod values;
 
+pub use bounds::*;
 pub use error::*;
 pub use values::*;
 
@@ -156,7 +162,7 @@ impl ServeSettings {
         mut env: impl FnMut(&str) -> Option<String>,
     ) -> Result<Self, SettingError> {
         let elicitation =
-            mcp_guard_core::parse_elicitation(env(mcp_guard_core::ELICITATION_VAR).as_deref())?;
+            ask_first_core::parse_elicitation(env(ask_first_core::ELICITATION_VAR).as_deref())?;
         let mut get = |name: &str| env(name).filter(|value| !value.trim().is_empty());
         let http_addr = match get(&names.http_addr) {
             Some(raw) => Some(parse_http_addr(&raw).ok_or_else(|| SettingError::HttpAddr {
@@ -208,6 +214,8 @@ impl ServeSettings {
                     }),
                 None => Ok(default),
             };
+            let max_connections =
+                number(&names.max_connections, 1, 65_536, DEFAULT_MAX_CONNECTIONS)? as usize;
             crate::http::HttpLimits {
                 header_timeout: std::time::Duration::from_secs(number(
                     &names.header_timeout,
@@ -221,8 +229,7 @@ impl ServeSettings {
                     3600,
                     DEFAULT_BODY_TIMEOUT_SECS,
                 )?),
-                max_connections: number(&names.max_connections, 1, 65_536, DEFAULT_MAX_CONNECTIONS)?
-                    as usize,
+                max_connections,
                 max_sessions: number(&names.max_sessions, 1, 1_000_000, DEFAULT_MAX_SESSIONS)?
                     as usize,
                 session_idle: std::time::Duration::from_secs(number(
@@ -231,6 +238,12 @@ impl ServeSettings {
                     86_400,
                     DEFAULT_SESSION_IDLE_SECS,
                 )?),
+                bounds: HttpBounds::from_lookup(
+                    &names.bounds,
+                    max_connections,
+                    &names.max_connections,
+                    &mut get,
+                )?,
             }
         };
         let seal_key = match get(&names.seal_key) {

@@ -7,7 +7,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 
 use base64::Engine as _;
-use mcp_guard_core::SealKey;
+use ask_first_core::SealKey;
 
 use super::*;
 

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::net::SocketAddr;
 
-use mcp_guard::elicitation::InvalidElicitationSetting;
+use ask_first::elicitation::InvalidElicitationSetting;
 
 /// Which list an entry came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +65,9 @@ impl FilterError {
 /// contains a value that might be secret. Exit code: 1 ([`ConfigError::exit_code`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
+    /// One of the framework's HTTP caps on dialogs and streams cannot be used.
+    #[error(transparent)]
+    HttpBounds(#[from] ask_first::serve::SettingError),
     /// `OPENGIST_URL` is not an absolute URL with a host.
     #[error(
         "OPENGIST_URL is not a URL (the value is not shown: it is often a pasted token); expected \

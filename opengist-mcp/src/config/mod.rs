@@ -23,8 +23,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use mcp_guard::seal::SealKey;
-use mcp_guard::serve::http::limits::HttpLimits;
+use ask_first::seal::SealKey;
+use ask_first::serve::http::limits::HttpLimits;
 
 use crate::cli::CliArgs;
 
@@ -48,9 +48,9 @@ pub use results::{
 };
 pub use tool_filter::ToolFilter;
 
-// The serving settings' types are the guard framework's (`mcp_guard::serve`); they are named
+// The serving settings' types are the guard framework's (`ask_first::serve`); they are named
 // here, beside the settings that hold them.
-pub use mcp_guard::serve::settings::{
+pub use ask_first::serve::settings::{
     AllowedHost, AllowedOrigin, AuditLog, MAX_REPLICA_ID_LEN, MIN_HTTP_TOKEN_LEN,
     MIN_SEAL_KEY_BYTES, OriginPort, Secret, is_loopback,
 };
@@ -212,7 +212,7 @@ impl Config {
     pub unsafe fn from_process(args: &CliArgs) -> Result<Loaded, ConfigError> {
         let mut values: Vec<(&'static str, String)> = Vec::new();
         let mut not_unicode = None;
-        for name in var::ALL {
+        for name in var::ALL.into_iter().chain(var::HTTP_BOUNDS) {
             match std::env::var(name) {
                 Ok(value) => values.push((name, value)),
                 Err(std::env::VarError::NotPresent) => {}

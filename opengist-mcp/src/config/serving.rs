@@ -1,14 +1,14 @@
 //! How the server is served and run as replicas: the HTTP address, bearer secret, accepted
 //! hosts and origins and limits, the shared Redis, the audit log and the replica's id (the
 //! `OPENGIST_MCP_HTTP_*`, `_ALLOWED_*`, `_REDIS_URL`, `_AUDIT_LOG` and `_REPLICA_ID` variables
-//! and their flags). The types and parsers are the guard framework's (`mcp_guard::serve`);
+//! and their flags). The types and parsers are the guard framework's (`ask_first::serve`);
 //! this module names them after this server's settings.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use mcp_guard::serve::http::limits::{self, HttpLimits};
-use mcp_guard::serve::settings::{
+use ask_first::serve::http::limits::{self, HttpLimits};
+use ask_first::serve::settings::{
     self as serving, AllowedHost, AllowedOrigin, AuditLog, Secret, is_loopback, split_list,
 };
 
@@ -137,6 +137,17 @@ impl Serving {
                 86_400,
                 limits::DEFAULT_SESSION_IDLE_SECS,
             )?),
+            bounds: limits::HttpBounds::default(),
+        };
+        // The framework's caps on dialogs and long-lived streams, under this server's names.
+        let http_limits = HttpLimits {
+            bounds: limits::HttpBounds::from_lookup(
+                &crate::http::setting_names().bounds,
+                http_limits.max_connections,
+                MAX_CONNECTIONS_SETTING,
+                |name| source.get(name),
+            )?,
+            ..http_limits
         };
 
         if args.redis_url.is_some() {

@@ -18,7 +18,7 @@ pub const OPENGIST_DENY_TOOLS: &str = "OPENGIST_DENY_TOOLS";
 /// Accept unverifiable TLS certificates from Opengist.
 pub const OPENGIST_INSECURE_TLS: &str = "OPENGIST_INSECURE_TLS";
 /// The guard's dialog switch (deliberately unprefixed).
-pub const ELICITATION: &str = mcp_guard::elicitation::ELICITATION_VAR;
+pub const ELICITATION: &str = ask_first::elicitation::ELICITATION_VAR;
 /// HTTP bind address.
 pub const OPENGIST_MCP_HTTP_ADDR: &str = "OPENGIST_MCP_HTTP_ADDR";
 /// Seal key shared by replicas.
@@ -62,6 +62,16 @@ pub const OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL: &str =
     "OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL";
 /// How long a request to Opengist waits for a turn before it is refused as busy.
 pub const OPENGIST_MCP_OPENGIST_QUEUE_SECS: &str = "OPENGIST_MCP_OPENGIST_QUEUE_SECS";
+/// HTTP, the framework's caps on guarded calls waiting on a person and on long-lived streams
+/// (read by `ask_first::serve::settings::HttpBounds::from_lookup`).
+pub const HTTP_BOUNDS: [&str; 6] = [
+    "OPENGIST_MCP_HTTP_MAX_DIALOGS",
+    "OPENGIST_MCP_HTTP_DIALOGS_PER_SESSION",
+    "OPENGIST_MCP_HTTP_DIALOGS_PER_PRINCIPAL",
+    "OPENGIST_MCP_HTTP_MAX_STREAMS",
+    "OPENGIST_MCP_HTTP_STREAMS_PER_PRINCIPAL",
+    "OPENGIST_MCP_HTTP_STREAM_IDLE_SECS",
+];
 
 /// Every variable [`super::Config::from_process`] reads.
 pub const ALL: [&str; 28] = [

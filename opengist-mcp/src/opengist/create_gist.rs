@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mcp_guard::{Binding, Clearance, Conditional, Fact, Question, Target};
+use ask_first::{Binding, Clearance, Conditional, Fact, Question, Target};
 use reqwest::Method;
 use reqwest::header;
 use schemars::JsonSchema;
@@ -27,7 +27,7 @@ use super::responses::GistDetail;
 /// The operation, as errors and the pre-ask check name it.
 const OPERATION: &str = "create a gist";
 
-mcp_guard::wording! {
+ask_first::wording! {
     struct CreateHeadline = "This will create a new {} gist with {} file(s), {} in total.";
     struct CreatePublic = "Anyone will be able to find and read it.";
     struct CreateUnlisted = "Anyone with its link will be able to read it.";

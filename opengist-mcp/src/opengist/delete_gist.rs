@@ -5,7 +5,7 @@
 //! method that takes the person's approval ([`OpengistClient::delete_gist`]). The tool is
 //! `tools/delete_gist.rs`.
 
-use mcp_guard::{Approved, Binding, Fact, Question, Target};
+use ask_first::{Approved, Binding, Fact, Question, Target};
 use reqwest::Method;
 
 use super::client::OpengistClient;
@@ -17,7 +17,7 @@ use super::requests::GistId;
 /// The operation, as errors and the pre-ask check name it.
 const OPERATION: &str = "delete a gist";
 
-mcp_guard::wording! {
+ask_first::wording! {
     struct DeleteGistHeadline = "This will delete gist {} ({}) with all its revisions: {} file(s), {} in total.";
     struct DeleteGistCounts = "It has {} fork(s) and {} like(s); created {}, last updated {}.";
     struct DeleteGistWarning = "It cannot be recovered from here.";

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mcp_guard::{Approved, Binding, Fact, Question, Target};
+use ask_first::{Approved, Binding, Fact, Question, Target};
 use reqwest::Method;
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
@@ -24,7 +24,7 @@ use super::responses::GistDetail;
 /// The operation, as errors and the pre-ask check name it.
 const OPERATION: &str = "delete files of a gist";
 
-mcp_guard::wording! {
+ask_first::wording! {
     struct DeleteFilesHeadline = "This will delete {} file(s) ({}) from gist {} ({}); {} file(s) will remain.";
     struct DeleteFilesWarning = "The file contents are not recoverable from here.";
 }

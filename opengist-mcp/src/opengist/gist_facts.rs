@@ -7,12 +7,12 @@
 
 use std::collections::BTreeMap;
 
-use mcp_guard::{Binding, Fact, Id, Question};
+use ask_first::{Binding, Fact, Id, Question};
 
 use super::requests::{GistId, Visibility};
 use super::responses::GistDetail;
 
-mcp_guard::wording! {
+ask_first::wording! {
     struct WordPrivate = "private";
     struct WordUnlisted = "unlisted";
     struct WordPublic = "public";

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mcp_guard::{Binding, Clearance, Conditional, Fact, Question, Target};
+use ask_first::{Binding, Clearance, Conditional, Fact, Question, Target};
 use reqwest::Method;
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
@@ -26,7 +26,7 @@ use super::responses::GistDetail;
 /// The operation, as errors and the pre-ask check name it.
 const OPERATION: &str = "update a gist";
 
-mcp_guard::wording! {
+ask_first::wording! {
     struct WordYes = "yes";
     struct WordNo = "no";
     struct UpdateHeadline = "This will change gist {}, which is {} now and will be {} afterwards.";

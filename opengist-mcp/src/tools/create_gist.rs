@@ -5,7 +5,7 @@
 //! question, condition, client method) is `opengist/create_gist.rs`.
 
 use chrono::{DateTime, Utc};
-use mcp_guard::{Clearance, Rejection, Resolve, guarded};
+use ask_first::{Clearance, Rejection, Resolve, guarded};
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;

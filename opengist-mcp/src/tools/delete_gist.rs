@@ -4,7 +4,7 @@
 //! and its read-back after a lost answer. Its Opengist operation (guard target, question,
 //! client method) is `opengist/delete_gist.rs`.
 
-use mcp_guard::{Approved, Rejection, Resolve, guarded};
+use ask_first::{Approved, Rejection, Resolve, guarded};
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;

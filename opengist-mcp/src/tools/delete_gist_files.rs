@@ -5,7 +5,7 @@
 //! and its read-back after a lost answer. Its Opengist operation (request body, guard target,
 //! question, client method) is `opengist/delete_gist_files.rs`.
 
-use mcp_guard::{Approved, Rejection, Resolve, guarded};
+use ask_first::{Approved, Rejection, Resolve, guarded};
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;

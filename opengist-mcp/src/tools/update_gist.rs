@@ -7,7 +7,7 @@
 //! operation (request body, guard target, question, condition, client method) is
 //! `opengist/update_gist.rs`.
 
-use mcp_guard::{Clearance, Rejection, Resolve, guarded};
+use ask_first::{Clearance, Rejection, Resolve, guarded};
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;

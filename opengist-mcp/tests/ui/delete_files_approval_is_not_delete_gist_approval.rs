@@ -1,5 +1,5 @@
 // An approval for deleting some files cannot be spent on deleting the whole gist.
-use mcp_guard::Approved;
+use ask_first::Approved;
 use opengist_mcp::opengist::OpengistClient;
 use opengist_mcp::opengist::delete_gist_files::DeleteGistFiles;
 

@@ -1,7 +1,7 @@
 // An approval to delete a whole gist is not an approval to delete some of its files.
-use mcp_guard::{Approved, Binding, Question, Target};
+use ask_first::{Approved, Binding, Question, Target};
 
-mcp_guard::wording! {
+ask_first::wording! {
     struct DeleteGistAsk = "Delete this gist?";
     struct DeleteFilesAsk = "Delete {} file(s) from this gist?";
 }
@@ -31,7 +31,7 @@ impl Target for DeleteGistFiles {
         binding.text("id", &self.id).set("files", &self.files);
     }
     fn question(&self) -> Question {
-        Question::new::<DeleteFilesAsk>([mcp_guard::Fact::count(self.files.len() as u64)])
+        Question::new::<DeleteFilesAsk>([ask_first::Fact::count(self.files.len() as u64)])
     }
 }
 

@@ -3,7 +3,7 @@
 mod fixture;
 
 use fixture::DeleteNote;
-use mcp_guard::Approved;
+use ask_first::Approved;
 
 fn delete(approved: Approved<DeleteNote>) {
     let _ = approved.into_target();

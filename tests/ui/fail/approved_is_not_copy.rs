@@ -4,7 +4,7 @@
 mod fixture;
 
 use fixture::DeleteNote;
-use mcp_guard::Approved;
+use ask_first::Approved;
 
 struct Store;
 

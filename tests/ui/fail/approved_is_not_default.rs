@@ -1,7 +1,7 @@
 // There is no default approval to fall back on.
-use mcp_guard::{Approved, Binding, Question, Target};
+use ask_first::{Approved, Binding, Question, Target};
 
-mcp_guard::wording! { struct Ask = "Delete this note?"; }
+ask_first::wording! { struct Ask = "Delete this note?"; }
 
 #[derive(Default)]
 struct DeleteNote;

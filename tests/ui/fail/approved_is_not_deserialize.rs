@@ -1,9 +1,9 @@
 // An approval cannot arrive in a tool's arguments: it does not implement `Deserialize`, which
 // rmcp's `Parameters<T>` extractor requires of `T` (and of every field of `T`).
-use mcp_guard::{Approved, Binding, Question, Target};
+use ask_first::{Approved, Binding, Question, Target};
 use serde::de::DeserializeOwned;
 
-mcp_guard::wording! { struct Ask = "Delete this note?"; }
+ask_first::wording! { struct Ask = "Delete this note?"; }
 
 struct DeleteNote;
 

@@ -3,7 +3,7 @@
 mod fixture;
 
 use fixture::DeleteNote;
-use mcp_guard::{Approved, ApprovedBy};
+use ask_first::{Approved, ApprovedBy};
 
 fn main() {
     let _forged = Approved {

@@ -1,12 +1,12 @@
 // A destructive store method takes `Approved<DeleteNote>`; a tool handler without #[guarded]
 // has no way to get one, so it cannot call the method at all.
-use mcp_guard::{Approved, Binding, Question, Target};
+use ask_first::{Approved, Binding, Question, Target};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-mcp_guard::wording! { struct Ask = "Delete this note?"; }
+ask_first::wording! { struct Ask = "Delete this note?"; }
 
 struct DeleteNote {
     id: String,

@@ -4,7 +4,7 @@
 mod fixture;
 
 use fixture::WriteNote;
-use mcp_guard::Exempt;
+use ask_first::Exempt;
 
 fn main() {
     let _forged = Exempt::new(WriteNote {

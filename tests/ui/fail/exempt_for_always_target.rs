@@ -4,7 +4,7 @@
 mod fixture;
 
 use fixture::DeleteNote;
-use mcp_guard::{Clearance, Exempt};
+use ask_first::{Clearance, Exempt};
 
 fn delete_exempt(_exempt: Exempt<DeleteNote>) {}
 

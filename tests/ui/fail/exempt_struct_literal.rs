@@ -4,7 +4,7 @@
 mod fixture;
 
 use fixture::WriteNote;
-use mcp_guard::{Clearance, Exempt};
+use ask_first::{Clearance, Exempt};
 
 fn main() {
     let _forged: Clearance<WriteNote> = Clearance::Exempt(Exempt {

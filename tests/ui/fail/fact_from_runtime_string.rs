@@ -1,5 +1,5 @@
 // No `Fact` is made from free text: not by conversion, not as an id, not as wording.
-use mcp_guard::Fact;
+use ask_first::Fact;
 
 fn main() {
     let title: String = std::env::args().next().unwrap_or_default();

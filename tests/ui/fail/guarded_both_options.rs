@@ -3,7 +3,7 @@
 mod fixture;
 
 use fixture::{DeleteArgs, DeleteNote, Server};
-use mcp_guard::{Approved, guarded};
+use ask_first::{Approved, guarded};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 

@@ -3,7 +3,7 @@
 mod fixture;
 
 use fixture::{DeleteArgs, DeleteNote};
-use mcp_guard::{Approved, Rejection, Resolve, guarded};
+use ask_first::{Approved, Rejection, Resolve, guarded};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 

@@ -3,7 +3,7 @@
 mod fixture;
 
 use fixture::{Server, WriteArgs, WriteNote};
-use mcp_guard::{Clearance, guarded};
+use ask_first::{Clearance, guarded};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 

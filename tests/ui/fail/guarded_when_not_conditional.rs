@@ -4,7 +4,7 @@
 mod fixture;
 
 use fixture::{AskShare, Server, WriteArgs};
-use mcp_guard::{Binding, Clearance, Question, Rejection, Resolve, Target, guarded};
+use ask_first::{Binding, Clearance, Question, Rejection, Resolve, Target, guarded};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 

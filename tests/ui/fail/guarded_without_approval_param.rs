@@ -4,7 +4,7 @@
 mod fixture;
 
 use fixture::{DeleteArgs, Server};
-use mcp_guard::guarded;
+use ask_first::guarded;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 

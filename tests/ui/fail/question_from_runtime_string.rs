@@ -1,8 +1,8 @@
 // A question is fixed wording plus facts: a run-time string (a title, a file name, anything a
 // request or a record carries) is neither.
-use mcp_guard::Question;
+use ask_first::Question;
 
-mcp_guard::wording! { struct Ask = "Delete the gist {}?"; }
+ask_first::wording! { struct Ask = "Delete the gist {}?"; }
 
 fn main() {
     let title: String = std::env::args().next().unwrap_or_default();

@@ -2,7 +2,7 @@
 // lists the tool with its input schema (from `Parameters`) and output schema (from `Json`).
 use std::sync::Mutex;
 
-use mcp_guard::{
+use ask_first::{
     Approved, Binding, Fact, Guard, Guarded, Id, Question, Rejection, Resolve, Target, guarded,
 };
 use rmcp::handler::server::wrapper::{Json, Parameters};
@@ -10,7 +10,7 @@ use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-mcp_guard::wording! { struct Ask = "This will delete note {}."; }
+ask_first::wording! { struct Ask = "This will delete note {}."; }
 
 struct DeleteNote {
     id: Id,

@@ -1,6 +1,6 @@
 // #[guarded(when = "predicate")] with a `Clearance<T>` for a `Conditional` target: compiles,
 // with other rmcp extractors kept after the guard's own, and with no `Parameters` at all.
-use mcp_guard::{
+use ask_first::{
     Approved, Binding, Clearance, Conditional, Fact, Guard, Guarded, Question, Rejection, Resolve,
     Target, guarded,
 };
@@ -10,7 +10,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-mcp_guard::wording! {
+ask_first::wording! {
     struct ShareAsk = "This will make a note of {} readable by everyone.";
     struct WipeAsk = "This will delete all {} notes.";
 }

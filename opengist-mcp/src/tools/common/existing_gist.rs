@@ -1,7 +1,7 @@
 //! The existing gist a guarded write is about, read before asking: its id (from an id or a
 //! link), its detail, and its topics (which Opengist's API drops with every change).
 
-use mcp_guard::Rejection;
+use ask_first::Rejection;
 
 use crate::opengist::GistDetail;
 use crate::opengist::requests::GistId;

@@ -10,7 +10,7 @@
 //! its visibility, owner and archive state). Its failure is an input error: the tool answers
 //! it at once, asking no one.
 
-use mcp_guard::Rejection;
+use ask_first::Rejection;
 
 use crate::opengist::error::OpengistError;
 

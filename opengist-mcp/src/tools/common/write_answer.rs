@@ -1,7 +1,7 @@
 //! What the writing tools' results share: the gist a write answers with ([`WrittenGist`]),
 //! how a guarded call was allowed to run ([`ClearedBy`]), and its filenames.
 
-use mcp_guard::ApprovedBy;
+use ask_first::ApprovedBy;
 use schemars::JsonSchema;
 use serde::Serialize;
 

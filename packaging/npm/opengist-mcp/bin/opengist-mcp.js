@@ -32,8 +32,9 @@ function binaryPath() {
   } catch {
     fail(
       `the package ${entry.package}, which carries the binary for ${key}, is not installed. ` +
-        "npm installs it as an optional dependency of opengist-mcp: install again without " +
-        "--omit=optional or --no-optional (npm install opengist-mcp), or add it yourself " +
+        "npm installs it as an optional dependency of @opengist-mcp/opengist-mcp: install again " +
+        "without --omit=optional or --no-optional (npm install @opengist-mcp/opengist-mcp), or " +
+        "add it yourself " +
         `(npm install ${entry.package}).`,
     );
   }

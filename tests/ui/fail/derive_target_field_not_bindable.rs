@@ -1,0 +1,13 @@
+// Every field not marked `skip` is bound into the approval: its type must say how.
+use ask_first::{Id, Target};
+
+struct Colour(u8);
+
+#[derive(Target)]
+#[target(operation = "paint_note", question = "This will paint note {id}.")]
+struct PaintNote {
+    id: Id,
+    colour: Colour,
+}
+
+fn main() {}

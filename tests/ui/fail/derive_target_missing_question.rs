@@ -1,0 +1,10 @@
+// A target without a question would ask nothing: it is refused, with an example of one.
+use ask_first::{Id, Target};
+
+#[derive(Target)]
+#[target(operation = "delete_note")]
+struct DeleteNote {
+    id: Id,
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+// Placeholders are named, so the compiler can check each one against the fields.
+use ask_first::{Id, Target};
+
+#[derive(Target)]
+#[target(operation = "delete_note", question = "This will delete note {}.")]
+struct DeleteNote {
+    id: Id,
+}
+
+fn main() {}
