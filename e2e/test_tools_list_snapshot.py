@@ -17,10 +17,13 @@ from support import jsonrpc_lines, raw_stdio_exchange
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 
-# (snapshot file, extra environment): every tool, and what read-only mode keeps.
+# (snapshot file, extra environment): every tool, what read-only mode keeps, and the list
+# with the dialog off, whose four guarded tools say they take two calls (issue 30 item 6;
+# test_guard_texts.py checks it differs from the default in those descriptions only).
 CASES = [
     ("tools-list.json", {}),
     ("tools-list-read-only.json", {"OPENGIST_READ_ONLY": "yes"}),
+    ("tools-list-elicitation-false.json", {"ELICITATION": "false"}),
 ]
 
 

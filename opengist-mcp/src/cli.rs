@@ -112,6 +112,22 @@ pub struct CliArgs {
     #[arg(long, value_name = "SECS", global = true)]
     pub request_timeout_secs: Option<String>,
 
+    /// Requests to Opengist in flight at once, all callers together, 1..=1024; more wait for
+    /// a turn. [env: OPENGIST_MCP_OPENGIST_MAX_REQUESTS] [default: 8]
+    #[arg(long, value_name = "N", global = true)]
+    pub opengist_max_requests: Option<String>,
+
+    /// Requests to Opengist in flight at once for one MCP principal (one `Authorization`
+    /// header over HTTP; stdio is one), 1..=1024. [env:
+    /// OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL] [default: 4]
+    #[arg(long, value_name = "N", global = true)]
+    pub opengist_max_requests_per_principal: Option<String>,
+
+    /// How long a request to Opengist waits for a turn before the call is refused as busy, in
+    /// seconds, 1..=3600. [env: OPENGIST_MCP_OPENGIST_QUEUE_SECS] [default: 20]
+    #[arg(long, value_name = "SECS", global = true)]
+    pub opengist_queue_secs: Option<String>,
+
     /// HTTP: how long a connection may take to send a whole request head (also how long an
     /// idle keep-alive connection stays open), in seconds, 1..=3600. [env:
     /// OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS] [default: 10]

@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use opengist_mcp::opengist::requests::GistId;
 use opengist_mcp::opengist::{
-    ClientOptions, OpengistClient, OpengistError, Scope, Sha, TimeoutPhase,
+    ClientOptions, OpengistClient, OpengistError, RequestLimits, Scope, Sha, TimeoutPhase,
 };
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpListener;
@@ -35,6 +35,7 @@ fn client(base: &str, timeout: Duration) -> OpengistClient {
         insecure_tls: false,
         request_timeout: timeout,
         user_agent: "opengist-mcp-fault-tests".into(),
+        limits: RequestLimits::default(),
     })
     .expect("client")
 }

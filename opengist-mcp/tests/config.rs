@@ -51,6 +51,9 @@ fn defaults_with_nothing_set() {
     assert!(config.allowed_origins.is_empty());
     assert_eq!(config.dialog_timeout, Duration::from_secs(600));
     assert_eq!(config.request_timeout, Duration::from_secs(30));
+    assert_eq!(config.opengist_limits.max_in_flight, 8);
+    assert_eq!(config.opengist_limits.per_principal, 4);
+    assert_eq!(config.opengist_limits.queue_wait, Duration::from_secs(20));
     assert_eq!(config.cache_bytes, 64 * 1024 * 1024);
     assert!(warnings.is_empty(), "{warnings:?}");
 }
@@ -780,6 +783,50 @@ fn timeouts() {
     assert_eq!(loaded.config.request_timeout, Duration::from_secs(6));
 }
 
+#[test]
+fn limits_on_requests_to_opengist() {
+    let all = "OPENGIST_MCP_OPENGIST_MAX_REQUESTS";
+    let per = "OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL";
+    let queue = "OPENGIST_MCP_OPENGIST_QUEUE_SECS";
+    let limits = ok(&[(all, "1"), (per, "1024"), (queue, "3600")])
+        .config
+        .opengist_limits;
+    assert_eq!(limits.max_in_flight, 1);
+    assert_eq!(limits.per_principal, 1024);
+    assert_eq!(limits.queue_wait, Duration::from_secs(3600));
+    for (var, bad) in [
+        (all, "0"),
+        (all, "1025"),
+        (per, "0"),
+        (per, "many"),
+        (queue, "0"),
+        (queue, "3601"),
+    ] {
+        let error = err(&[(var, bad)]);
+        assert!(error.to_string().contains(var), "{error}");
+    }
+    let args = cli(&[
+        "--opengist-max-requests",
+        "3",
+        "--opengist-max-requests-per-principal",
+        "2",
+        "--opengist-queue-secs",
+        "7",
+    ]);
+    let limits = load_with(&args, &[(all, "x"), (per, "y"), (queue, "z")])
+        .expect("flags win")
+        .config
+        .opengist_limits;
+    assert_eq!(
+        (
+            limits.max_in_flight,
+            limits.per_principal,
+            limits.queue_wait
+        ),
+        (3, 2, Duration::from_secs(7))
+    );
+}
+
 // ---------------------------------------------------------------- allowed hosts and origins
 
 #[test]
@@ -910,6 +957,9 @@ fn no_error_message_echoes_a_value() {
         "OPENGIST_MCP_ALLOWED_ORIGINS",
         "OPENGIST_MCP_DIALOG_TIMEOUT_SECS",
         "OPENGIST_MCP_REQUEST_TIMEOUT_SECS",
+        "OPENGIST_MCP_OPENGIST_MAX_REQUESTS",
+        "OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL",
+        "OPENGIST_MCP_OPENGIST_QUEUE_SECS",
         "OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS",
         "OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS",
         "OPENGIST_MCP_HTTP_MAX_CONNECTIONS",
@@ -1035,6 +1085,9 @@ fn version_and_help() {
         "OPENGIST_MCP_ALLOWED_ORIGINS",
         "OPENGIST_MCP_DIALOG_TIMEOUT_SECS",
         "OPENGIST_MCP_REQUEST_TIMEOUT_SECS",
+        "OPENGIST_MCP_OPENGIST_MAX_REQUESTS",
+        "OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL",
+        "OPENGIST_MCP_OPENGIST_QUEUE_SECS",
         "OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS",
         "OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS",
         "OPENGIST_MCP_HTTP_MAX_CONNECTIONS",

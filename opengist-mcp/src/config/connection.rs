@@ -1,5 +1,6 @@
-//! How to reach Opengist: `OPENGIST_URL`, `OPENGIST_TOKEN`, `OPENGIST_INSECURE_TLS` and
-//! `OPENGIST_MCP_REQUEST_TIMEOUT_SECS`.
+//! How to reach Opengist: `OPENGIST_URL`, `OPENGIST_TOKEN`, `OPENGIST_INSECURE_TLS`,
+//! `OPENGIST_MCP_REQUEST_TIMEOUT_SECS`, and how many requests go to it at once
+//! (`OPENGIST_MCP_OPENGIST_MAX_REQUESTS`, `..._PER_PRINCIPAL`, `OPENGIST_MCP_OPENGIST_QUEUE_SECS`).
 
 use std::fmt;
 use std::time::Duration;
@@ -9,6 +10,9 @@ use url::Url;
 
 use super::error::ConfigError;
 use super::var::{self, Source};
+use crate::opengist::{
+    DEFAULT_MAX_REQUESTS, DEFAULT_MAX_REQUESTS_PER_PRINCIPAL, DEFAULT_QUEUE_SECS, RequestLimits,
+};
 
 /// Default of `OPENGIST_MCP_REQUEST_TIMEOUT_SECS`.
 pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 30;
@@ -110,12 +114,23 @@ impl fmt::Display for OpengistUrl {
     }
 }
 
+/// Largest accepted `OPENGIST_MCP_OPENGIST_MAX_REQUESTS` and `..._PER_PRINCIPAL`.
+pub const MAX_OPENGIST_REQUESTS: u64 = 1024;
+/// Largest accepted `OPENGIST_MCP_OPENGIST_QUEUE_SECS` (an hour).
+pub const MAX_OPENGIST_QUEUE_SECS: u64 = 3600;
+
+const MAX_REQUESTS_SETTING: &str = "OPENGIST_MCP_OPENGIST_MAX_REQUESTS (--opengist-max-requests)";
+const MAX_REQUESTS_PER_PRINCIPAL_SETTING: &str =
+    "OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL (--opengist-max-requests-per-principal)";
+const QUEUE_SECS_SETTING: &str = "OPENGIST_MCP_OPENGIST_QUEUE_SECS (--opengist-queue-secs)";
+
 /// The connection part of [`super::Config`].
 pub(super) struct Connection {
     pub(super) opengist_url: Option<OpengistUrl>,
     pub(super) token: Option<Secret>,
     pub(super) insecure_tls: bool,
     pub(super) request_timeout: Duration,
+    pub(super) opengist_limits: RequestLimits,
 }
 
 impl Connection {
@@ -182,11 +197,42 @@ impl Connection {
             DEFAULT_REQUEST_TIMEOUT_SECS,
         )?);
 
+        let max_in_flight = source.number(
+            &args.opengist_max_requests,
+            var::OPENGIST_MCP_OPENGIST_MAX_REQUESTS,
+            MAX_REQUESTS_SETTING,
+            1,
+            MAX_OPENGIST_REQUESTS,
+            DEFAULT_MAX_REQUESTS,
+        )?;
+        let per_principal = source.number(
+            &args.opengist_max_requests_per_principal,
+            var::OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL,
+            MAX_REQUESTS_PER_PRINCIPAL_SETTING,
+            1,
+            MAX_OPENGIST_REQUESTS,
+            DEFAULT_MAX_REQUESTS_PER_PRINCIPAL,
+        )?;
+        let queue_wait = Duration::from_secs(source.number(
+            &args.opengist_queue_secs,
+            var::OPENGIST_MCP_OPENGIST_QUEUE_SECS,
+            QUEUE_SECS_SETTING,
+            1,
+            MAX_OPENGIST_QUEUE_SECS,
+            DEFAULT_QUEUE_SECS,
+        )?);
+        let opengist_limits = RequestLimits {
+            max_in_flight: usize::try_from(max_in_flight).unwrap_or(usize::MAX),
+            per_principal: usize::try_from(per_principal).unwrap_or(usize::MAX),
+            queue_wait,
+        };
+
         Ok(Self {
             opengist_url,
             token,
             insecure_tls,
             request_timeout,
+            opengist_limits,
         })
     }
 }

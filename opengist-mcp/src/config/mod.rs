@@ -36,7 +36,10 @@ mod serving;
 mod tool_filter;
 pub mod var;
 
-pub use connection::{DEFAULT_REQUEST_TIMEOUT_SECS, MAX_REQUEST_TIMEOUT_SECS, OpengistUrl};
+pub use connection::{
+    DEFAULT_REQUEST_TIMEOUT_SECS, MAX_OPENGIST_QUEUE_SECS, MAX_OPENGIST_REQUESTS,
+    MAX_REQUEST_TIMEOUT_SECS, OpengistUrl,
+};
 pub use error::{ConfigError, FilterError, FilterList};
 pub use guard::{DEFAULT_DIALOG_TIMEOUT_SECS, MAX_DIALOG_TIMEOUT_SECS};
 pub use results::{
@@ -100,6 +103,10 @@ pub struct Config {
     pub dialog_timeout: Duration,
     /// `OPENGIST_MCP_REQUEST_TIMEOUT_SECS` / `--request-timeout-secs`.
     pub request_timeout: Duration,
+    /// `OPENGIST_MCP_OPENGIST_MAX_REQUESTS`, `OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL`
+    /// and `OPENGIST_MCP_OPENGIST_QUEUE_SECS` (and their flags): how many requests go to
+    /// Opengist at once, in all and per MCP principal, and how long one waits for a turn.
+    pub opengist_limits: crate::opengist::RequestLimits,
     /// `OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS`, `_BODY_TIMEOUT_SECS`, `_MAX_CONNECTIONS`,
     /// `_MAX_SESSIONS`, `_SESSION_IDLE_SECS` (and their flags).
     pub http_limits: HttpLimits,
@@ -144,6 +151,7 @@ impl Config {
             token,
             insecure_tls,
             request_timeout,
+            opengist_limits,
         } = Connection::parse(&source, &mut warnings)?;
         let ToolSelection { read_only, tools } = ToolSelection::parse(&source)?;
         let GuardSettings {
@@ -189,6 +197,7 @@ impl Config {
                 allowed_origins,
                 dialog_timeout,
                 request_timeout,
+                opengist_limits,
                 http_limits,
                 redis_url,
                 audit_log,

@@ -55,6 +55,13 @@ pub const OPENGIST_MCP_REPLICA_ID: &str = "OPENGIST_MCP_REPLICA_ID";
 pub const OPENGIST_MCP_CACHE_BYTES: &str = "OPENGIST_MCP_CACHE_BYTES";
 /// Whether gists are offered as MCP resources.
 pub const OPENGIST_MCP_RESOURCES: &str = "OPENGIST_MCP_RESOURCES";
+/// Requests to Opengist in flight at once, all callers together.
+pub const OPENGIST_MCP_OPENGIST_MAX_REQUESTS: &str = "OPENGIST_MCP_OPENGIST_MAX_REQUESTS";
+/// Requests to Opengist in flight at once for one MCP principal.
+pub const OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL: &str =
+    "OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL";
+/// How long a request to Opengist waits for a turn before it is refused as busy.
+pub const OPENGIST_MCP_OPENGIST_QUEUE_SECS: &str = "OPENGIST_MCP_OPENGIST_QUEUE_SECS";
 /// HTTP, the framework's caps on guarded calls waiting on a person and on long-lived streams
 /// (read by `ask_first::serve::settings::HttpBounds::from_lookup`).
 pub const HTTP_BOUNDS: [&str; 6] = [
@@ -71,7 +78,7 @@ pub const OPENGIST_MCP_HTTP_NO_AUTH: &str = "OPENGIST_MCP_HTTP_NO_AUTH";
 pub const OPENGIST_MCP_STATE_DIR: &str = "OPENGIST_MCP_STATE_DIR";
 
 /// Every variable [`super::Config::from_process`] reads.
-pub const ALL: [&str; 27] = [
+pub const ALL: [&str; 30] = [
     OPENGIST_URL,
     OPENGIST_TOKEN,
     OPENGIST_READ_ONLY,
@@ -99,6 +106,9 @@ pub const ALL: [&str; 27] = [
     OPENGIST_MCP_RESOURCES,
     OPENGIST_MCP_HTTP_NO_AUTH,
     OPENGIST_MCP_STATE_DIR,
+    OPENGIST_MCP_OPENGIST_MAX_REQUESTS,
+    OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL,
+    OPENGIST_MCP_OPENGIST_QUEUE_SECS,
 ];
 
 /// Where the settings come from: the command line and a variable lookup. Every section of

@@ -57,19 +57,20 @@ impl Target for DeleteGist {
 
     fn question(&self) -> Question {
         let f = &self.facts;
-        Question::new::<DeleteGistHeadline>([
+        let headline = Question::new::<DeleteGistHeadline>([
             gist_fact(&self.id),
             visibility_fact(f.visibility),
             Fact::count(f.files.len() as u64),
             Fact::bytes(f.total_bytes()),
-        ])
-        .line::<DeleteGistCounts>([
-            Fact::count(f.fork_count),
-            Fact::count(f.like_count),
-            Fact::date_unix(f.created_at),
-            Fact::date_unix(f.updated_at),
-        ])
-        .line::<DeleteGistWarning>([])
+        ]);
+        f.owner_line(headline)
+            .line::<DeleteGistCounts>([
+                Fact::count(f.fork_count),
+                Fact::count(f.like_count),
+                Fact::date_unix(f.created_at),
+                Fact::date_unix(f.updated_at),
+            ])
+            .line::<DeleteGistWarning>([])
     }
 }
 
@@ -113,9 +114,31 @@ mod tests {
         assert_eq!(
             text,
             format!(
-                "This will delete gist {ID} (public) with all its revisions: 2 file(s), 2.0 KiB in total.\nIt has 2 fork(s) and 3 like(s); created 2023-11-14 22:13 UTC, last updated 2026-11-30 12:30 UTC.\nIt cannot be recovered from here."
+                "This will delete gist {ID} (public) with all its revisions: 2 file(s), 2.0 KiB in total.\nIt belongs to the Opengist user alice.\nIt has 2 fork(s) and 3 like(s); created 2023-11-14 22:13 UTC, last updated 2026-11-30 12:30 UTC.\nIt cannot be recovered from here."
             )
         );
         assert!(!text.contains("IGNORE"));
+    }
+
+    #[test]
+    fn the_owner_is_shown_only_as_a_validated_name() {
+        let mut f = facts(Visibility::Private, &[("a", 1)]);
+        f.owner = format!("mallory\n{INJECTION}");
+        let text = DeleteGist::new(id(), f.clone()).question().render();
+        assert!(
+            text.contains("It belongs to an Opengist account whose name cannot be shown safely."),
+            "{text}"
+        );
+        assert!(
+            !text.contains("IGNORE") && !text.contains("mallory"),
+            "{text}"
+        );
+        // The owner is bound: an approval for alice's gist is not one for bob's.
+        let alice = DeleteGist::new(id(), facts(Visibility::Private, &[("a", 1)]));
+        let mut bob_facts = facts(Visibility::Private, &[("a", 1)]);
+        bob_facts.owner = "bob".to_owned();
+        let bob = DeleteGist::new(id(), bob_facts);
+        assert!(bob.question().render().contains("user bob."));
+        assert_ne!(alice.fingerprint(), bob.fingerprint());
     }
 }

@@ -196,8 +196,11 @@ impl Target for DeleteGistFiles {
             gist_fact(&self.id),
             visibility_fact(self.facts.visibility),
             Fact::count((self.facts.files.len() as u64).saturating_sub(count)),
-        ])
-        .line::<DeleteFilesWarning>([]);
+        ]);
+        let question = self
+            .facts
+            .owner_line(question)
+            .line::<DeleteFilesWarning>([]);
         self.facts.topics_line(question)
     }
 }
@@ -258,7 +261,7 @@ mod tests {
         assert_eq!(
             ab.question().render(),
             format!(
-                "This will delete 2 file(s) (3 bytes) from gist {ID} (private); 1 file(s) will remain.\nThe file contents are not recoverable from here.\nOpengist also removes the gist's topics, if it has any."
+                "This will delete 2 file(s) (3 bytes) from gist {ID} (private); 1 file(s) will remain.\nIt belongs to the Opengist user alice.\nThe file contents are not recoverable from here.\nOpengist also removes the gist's topics, if it has any."
             )
         );
     }

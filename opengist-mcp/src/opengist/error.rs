@@ -50,6 +50,15 @@ impl fmt::Display for Scope {
     }
 }
 
+/// Which limit on requests to Opengist a refused request waited on (see `client/limit.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BusyCap {
+    /// The caller's own requests filled its share.
+    Principal,
+    /// All callers' requests filled the server's.
+    Server,
+}
+
 /// Which timeout expired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeoutPhase {
@@ -347,6 +356,24 @@ pub enum OpengistError {
         base: String,
     },
 
+    /// Too many requests to Opengist were in flight, and this one waited its whole queue time
+    /// for a turn (see `client/limit.rs`). Nothing was sent.
+    #[error(
+        "Opengist is busy: the request to {operation} waited {} for a turn, because {}. Nothing was sent to Opengist, so nothing was changed; retry in a few seconds (the operator sets these limits with OPENGIST_MCP_OPENGIST_MAX_REQUESTS, OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL and OPENGIST_MCP_OPENGIST_QUEUE_SECS)",
+        seconds(.waited),
+        busy_cap(.cap, .limit)
+    )]
+    Busy {
+        /// What was being done.
+        operation: &'static str,
+        /// Which cap was full.
+        cap: BusyCap,
+        /// That cap.
+        limit: usize,
+        /// How long it waited.
+        waited: Duration,
+    },
+
     /// An argument this client refuses before sending anything.
     #[error("{message}")]
     InvalidArgument {
@@ -390,6 +417,17 @@ impl OpengistError {
             Self::Server { status, .. } => matches!(status, 502 | 504),
             _ => false,
         }
+    }
+}
+
+fn busy_cap(cap: &BusyCap, limit: &usize) -> String {
+    match cap {
+        BusyCap::Principal => format!(
+            "this caller already had {limit} request(s) to Opengist in flight (the per caller limit)"
+        ),
+        BusyCap::Server => format!(
+            "this server already had {limit} request(s) to Opengist in flight (its limit for all callers together)"
+        ),
     }
 }
 

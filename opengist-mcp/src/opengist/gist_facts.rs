@@ -17,6 +17,8 @@ ask_first::wording! {
     struct WordUnlisted = "unlisted";
     struct WordPublic = "public";
     struct UnknownId = "(unshowable id)";
+    struct GistOwner = "It belongs to the Opengist user {}.";
+    struct UnshowableOwner = "It belongs to an Opengist account whose name cannot be shown safely.";
     // Opengist's PATCH saves the gist without its topics (its single-gist lookup does not
     // load them), so every update through the API drops them.
     struct ClearsTopics = "Opengist also removes the gist's topics, if it has any.";
@@ -45,6 +47,8 @@ pub(super) fn gist_fact(id: &GistId) -> Fact {
 /// Server-side facts about an existing gist, read from Opengist right before asking.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GistFacts {
+    /// The owner's username, as Opengist reports it.
+    pub owner: String,
     /// Current visibility.
     pub visibility: Visibility,
     /// Files and their sizes in bytes, by filename (used for validation, never shown).
@@ -70,6 +74,7 @@ impl GistFacts {
     /// them from a gist list and sets [`topics`](Self::topics).
     pub fn of(detail: &GistDetail) -> Self {
         Self {
+            owner: detail.summary.owner.name().to_owned(),
             visibility: detail.summary.visibility,
             files: detail
                 .files
@@ -82,6 +87,17 @@ impl GistFacts {
             updated_at: detail.summary.updated_at.map_or(0, |d| d.timestamp()),
             revision: detail.head_sha().map(str::to_owned),
             topics: None,
+        }
+    }
+
+    /// The question's line naming the gist's owner, a validated identifier. Opengist's own
+    /// sign-up and rename forms allow only ASCII letters, digits and `-` (`_` for OAuth
+    /// accounts), at most 24 characters, which always pass; a name from elsewhere (an LDAP
+    /// login) that does not pass is not shown, and the line says so.
+    pub(super) fn owner_line(&self, question: Question) -> Question {
+        match Id::new(&self.owner) {
+            Ok(id) => question.line::<GistOwner>([Fact::id(id)]),
+            Err(_) => question.line::<UnshowableOwner>([]),
         }
     }
 
@@ -118,6 +134,7 @@ impl GistFacts {
     /// Binds the facts that, if they change, make an earlier approval stale.
     pub(super) fn bind(&self, binding: &mut Binding) {
         binding
+            .text("owner", &self.owner)
             .text("visibility", self.visibility.as_str())
             .number("updated_at", self.updated_at.unsigned_abs())
             .flag("updated_at_negative", self.updated_at < 0)
@@ -157,6 +174,7 @@ pub(super) mod fixtures {
     /// Facts of a gist with `files` (name, size) and fixed counts and dates.
     pub(in crate::opengist) fn facts(visibility: Visibility, files: &[(&str, u64)]) -> GistFacts {
         GistFacts {
+            owner: "alice".to_owned(),
             visibility,
             files: files.iter().map(|(n, s)| ((*n).to_owned(), *s)).collect(),
             fork_count: 2,

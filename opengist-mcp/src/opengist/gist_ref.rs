@@ -14,15 +14,18 @@ use super::requests::GistId;
 /// A gist named by its id or by a link to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GistRef {
-    /// The uuid itself (from a bare id, or a link whose last part is the uuid).
+    /// A bare uuid.
     Id(GistId),
-    /// A link with a custom URL (`<base>/<user>/<slug>`), to be resolved through the user's
-    /// gist list with [`OpengistClient::resolve`](super::OpengistClient::resolve).
-    Slug {
-        /// The owner's username.
+    /// A link `<base>/<user>/<name>`, where `name` is a uuid, a prefix of one, or a custom URL.
+    /// Opengist finds the gist by the user and the name together (the user's gist whose uuid
+    /// starts with the name or whose custom URL is the name), so a link whose name is another
+    /// gist's uuid may still show a gist of `user`; resolve it with
+    /// [`OpengistClient::resolve`](super::OpengistClient::resolve), which asks Opengist.
+    Link {
+        /// The username the link names.
         user: String,
-        /// The custom URL segment.
-        slug: String,
+        /// The last part of the link, without a `.git`, `.js` or `.json` ending.
+        name: String,
     },
 }
 
@@ -83,7 +86,9 @@ impl GistRef {
     ///
     /// Accepted: a 32-hex id in any case; `<base>/<user>/<id-or-slug>` with anything after it
     /// (`/rev/<sha>`, `/raw/...`, `/archive/...`, a trailing `/`, `?query`, `#fragment`), and
-    /// the `.git` clone and `.js` embed forms of the last part.
+    /// the `.git` clone, `.js` embed and `.json` forms of the last part. A link is always a
+    /// [`GistRef::Link`], even when its last part is a uuid: only Opengist can say which gist
+    /// of that user it shows.
     pub fn parse(input: &str, base: &Url) -> Result<GistRef, GistRefError> {
         let input = input.trim();
         let shown = display_base(base);
@@ -116,19 +121,18 @@ impl GistRef {
         if RESERVED.contains(user) || !is_name(user) {
             return Err(not_a_gist());
         }
+        // Opengist's page handler strips exactly one of these endings (Go's filepath.Ext).
         let last = last
             .strip_suffix(".git")
+            .or_else(|| last.strip_suffix(".json"))
             .or_else(|| last.strip_suffix(".js"))
             .unwrap_or(last);
-        if let Ok(id) = GistId::parse(last) {
-            return Ok(GistRef::Id(id));
-        }
         if !is_name(last) {
             return Err(not_a_gist());
         }
-        Ok(GistRef::Slug {
+        Ok(GistRef::Link {
             user: (*user).to_owned(),
-            slug: last.to_owned(),
+            name: last.to_owned(),
         })
     }
 }
@@ -218,10 +222,10 @@ mod tests {
         GistRef::Id(GistId::parse(ID).expect("id"))
     }
 
-    fn slug(user: &str, slug: &str) -> GistRef {
-        GistRef::Slug {
+    fn slug(user: &str, name: &str) -> GistRef {
+        GistRef::Link {
             user: user.into(),
-            slug: slug.into(),
+            name: name.into(),
         }
     }
 
@@ -233,7 +237,7 @@ mod tests {
     }
 
     #[test]
-    fn links_with_the_uuid() {
+    fn links_with_the_uuid_keep_their_user() {
         for link in [
             format!("https://gist.example.com/alice/{ID}"),
             format!("https://gist.example.com/alice/{ID}/"),
@@ -243,10 +247,21 @@ mod tests {
             format!("https://gist.example.com/alice/{ID}/raw/HEAD/notes.md"),
             format!("https://gist.example.com/alice/{ID}.git"),
             format!("https://gist.example.com/alice/{ID}.js"),
-            format!("https://GIST.example.com:443/alice/{}", ID.to_uppercase()),
+            format!("https://gist.example.com/alice/{ID}.json"),
         ] {
-            assert_eq!(GistRef::parse(&link, &base()), Ok(id()), "{link}");
+            assert_eq!(
+                GistRef::parse(&link, &base()),
+                Ok(slug("alice", ID)),
+                "{link}"
+            );
         }
+        assert_eq!(
+            GistRef::parse(
+                &format!("https://GIST.example.com:443/Alice/{}", ID.to_uppercase()),
+                &base()
+            ),
+            Ok(slug("Alice", &ID.to_uppercase()))
+        );
     }
 
     #[test]
@@ -272,7 +287,7 @@ mod tests {
     fn links_under_a_base_path() {
         assert_eq!(
             GistRef::parse(&format!("https://example.com/opengist/bob/{ID}"), &sub()),
-            Ok(id())
+            Ok(slug("bob", ID))
         );
         assert_eq!(
             GistRef::parse("https://example.com/opengist/bob/snippet", &sub()),

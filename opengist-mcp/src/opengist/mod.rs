@@ -30,9 +30,11 @@ mod client;
 pub use access::{Grant, Identity, TokenAccess};
 pub(crate) use client::utf8_window;
 pub use client::{
-    ClientOptions, ListScope, MAX_JSON_BYTES, MAX_PER_PAGE, OpengistClient, RESOLVE_MAX_PAGES,
+    ClientOptions, DEFAULT_MAX_REQUESTS, DEFAULT_MAX_REQUESTS_PER_PRINCIPAL, DEFAULT_QUEUE_SECS,
+    ListScope, MAX_JSON_BYTES, MAX_PER_PAGE, OpengistClient, RESOLVE_MAX_PAGES, RequestLimits,
+    as_principal,
 };
-pub use error::{OpengistError, Scope, TimeoutPhase};
+pub use error::{BusyCap, OpengistError, Scope, TimeoutPhase};
 pub use gist_ref::{GistRef, GistRefError, Sha, ShaError};
 pub use responses::{
     ApiInfo, ChangeStatus, Commit, CommitAuthor, ForkOutcome, GistDetail, GistFile, GistSummary,

@@ -338,16 +338,19 @@ impl Target for UpdateGist {
             gist_fact(&self.id),
             visibility_fact(self.facts.visibility),
             visibility_fact(self.resulting_visibility()),
-        ])
-        .line::<UpdateFiles>([
-            Fact::count(writes),
-            Fact::bytes(bytes),
-            Fact::count(renames),
-        ])
-        .line::<UpdateMetadata>([
-            yes_no(patch.title().is_some()),
-            yes_no(patch.description().is_some()),
         ]);
+        let question = self
+            .facts
+            .owner_line(question)
+            .line::<UpdateFiles>([
+                Fact::count(writes),
+                Fact::bytes(bytes),
+                Fact::count(renames),
+            ])
+            .line::<UpdateMetadata>([
+                yes_no(patch.title().is_some()),
+                yes_no(patch.description().is_some()),
+            ]);
         let question = self.facts.topics_line(question);
         if self.widens_visibility() {
             question.line::<UpdateWidens>([])
@@ -571,7 +574,7 @@ mod tests {
         assert_eq!(
             text,
             format!(
-                "This will change gist {ID}, which is private now and will be public afterwards.\nIt writes 1 file(s) (5 bytes of new content) and renames 0 file(s).\nTitle changes: yes. Description changes: no.\nOpengist also removes the gist's topics, if it has any.\nThis widens who can read the gist."
+                "This will change gist {ID}, which is private now and will be public afterwards.\nIt belongs to the Opengist user alice.\nIt writes 1 file(s) (5 bytes of new content) and renames 0 file(s).\nTitle changes: yes. Description changes: no.\nOpengist also removes the gist's topics, if it has any.\nThis widens who can read the gist."
             )
         );
         let other = UpdateGist::new(

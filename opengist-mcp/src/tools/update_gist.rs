@@ -359,6 +359,7 @@ mod tests {
 
     fn facts(files: &[&str]) -> GistFacts {
         GistFacts {
+            owner: "alice".to_owned(),
             visibility: Visibility::Public,
             files: files.iter().map(|f| ((*f).to_owned(), 1)).collect(),
             fork_count: 0,

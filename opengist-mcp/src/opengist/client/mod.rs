@@ -63,6 +63,8 @@ pub struct ClientOptions {
     pub request_timeout: Duration,
     /// The `User-Agent` header.
     pub user_agent: String,
+    /// How many requests go to Opengist at once, and how long one waits for a turn.
+    pub limits: RequestLimits,
 }
 
 impl fmt::Debug for ClientOptions {
@@ -73,6 +75,7 @@ impl fmt::Debug for ClientOptions {
             .field("insecure_tls", &self.insecure_tls)
             .field("request_timeout", &self.request_timeout)
             .field("user_agent", &self.user_agent)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -114,6 +117,11 @@ struct Inner {
     access: AccessCache,
     /// The token, for git's Basic credentials only (see `git_head.rs`); never logged.
     git_token: Option<String>,
+    /// `Authorization: Token <token>`, the form Opengist's web pages accept (its API takes
+    /// `Bearer`): sent only when asking a gist page which gist a link names. Sensitive.
+    web_auth: Option<HeaderValue>,
+    /// Turns for requests to Opengist (see `limit.rs`).
+    limiter: limit::Limiter,
 }
 
 impl fmt::Debug for OpengistClient {
@@ -135,6 +143,7 @@ impl OpengistClient {
             insecure_tls,
             request_timeout,
             user_agent,
+            limits,
         } = options;
         if !matches!(base_url.scheme(), "http" | "https")
             || base_url.host().is_none()
@@ -162,6 +171,11 @@ impl OpengistClient {
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .map(str::to_owned);
+        let web_auth = git_token.as_deref().and_then(|token| {
+            let mut value = HeaderValue::from_str(&format!("Token {token}")).ok()?;
+            value.set_sensitive(true);
+            Some(value)
+        });
         let has_token = match token.as_deref().map(str::trim) {
             Some(token) if !token.is_empty() => {
                 let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
@@ -208,6 +222,8 @@ impl OpengistClient {
                 retry_delays: RETRY_DELAYS,
                 access: AccessCache::default(),
                 git_token,
+                web_auth,
+                limiter: limit::Limiter::new(limits),
             }),
         })
     }
@@ -261,10 +277,12 @@ impl OpengistClient {
         if private && let Some(token) = &self.inner.git_token {
             request = request.basic_auth(owner, Some(token));
         }
+        let turn = self.inner.limiter.turn(&call).await?;
         let response = request
             .send()
             .await
             .map_err(|e| self.transport_error(&e, &call))?;
+        drop(turn);
         tracing::debug!(
             method = "GET",
             path = url.path(),
@@ -331,16 +349,31 @@ impl OpengistClient {
         accept: HeaderValue,
         call: &CallInfo,
     ) -> Result<Response, OpengistError> {
+        self.send_get(url, accept, None, call).await
+    }
+
+    /// [`send_read`](Self::send_read), with `authorization` in place of the API's when given.
+    async fn send_get(
+        &self,
+        url: Url,
+        accept: HeaderValue,
+        authorization: Option<&HeaderValue>,
+        call: &CallInfo,
+    ) -> Result<Response, OpengistError> {
         let mut attempt = 0usize;
         loop {
             let started = Instant::now();
-            let result = self
+            let mut request = self
                 .inner
                 .http
                 .get(url.clone())
-                .header(header::ACCEPT, accept.clone())
-                .send()
-                .await;
+                .header(header::ACCEPT, accept.clone());
+            if let Some(value) = authorization {
+                request = request.header(header::AUTHORIZATION, value.clone());
+            }
+            let turn = self.inner.limiter.turn(call).await?;
+            let result = request.send().await;
+            drop(turn);
             let elapsed_ms = started.elapsed().as_millis() as u64;
             let retry_delay = self.inner.retry_delays.get(attempt).copied();
             match result {
@@ -402,7 +435,9 @@ impl OpengistClient {
             })?;
             request = request.body(bytes);
         }
+        let turn = self.inner.limiter.turn(call).await?;
         let result = request.send().await;
+        drop(turn);
         let elapsed_ms = started.elapsed().as_millis() as u64;
         match result {
             Ok(response) => {
@@ -600,8 +635,13 @@ impl OpengistClient {
     }
 }
 
+mod limit;
 mod reads;
 mod wire;
+pub use limit::{
+    DEFAULT_MAX_REQUESTS, DEFAULT_MAX_REQUESTS_PER_PRINCIPAL, DEFAULT_QUEUE_SECS, RequestLimits,
+    as_principal,
+};
 pub(crate) use wire::utf8_window;
 use wire::*;
 
@@ -626,6 +666,7 @@ mod tests {
             insecure_tls: false,
             request_timeout: timeout,
             user_agent: "opengist-mcp-test".into(),
+            limits: RequestLimits::default(),
         })
         .expect("client")
     }
@@ -786,6 +827,7 @@ mod tests {
                 insecure_tls: false,
                 request_timeout: Duration::from_secs(1),
                 user_agent: "t".into(),
+                limits: RequestLimits::default(),
             })
         };
         assert!(matches!(
@@ -807,6 +849,7 @@ mod tests {
             insecure_tls: false,
             request_timeout: Duration::from_secs(1),
             user_agent: "t".into(),
+            limits: RequestLimits::default(),
         };
         assert!(!format!("{options:?}").contains("og_secret"));
     }
@@ -934,14 +977,20 @@ mod tests {
             "html_url": "https://g.example/alice/my-notes"
         }))
         .expect("summary");
-        assert!(slug_matches(&summary, "my-notes"));
-        assert!(slug_matches(&summary, "My-Notes"));
-        assert!(!slug_matches(&summary, "my-note"));
+        assert!(link_matches(&summary, "my-notes"));
+        assert!(link_matches(&summary, "My-Notes"));
+        assert!(!link_matches(&summary, "my-note"));
+        // Opengist's `uuid LIKE 'name%'`: a prefix, in any case, `_` for any one character.
+        assert!(link_matches(&summary, ID));
+        assert!(link_matches(&summary, &ID[..4].to_uppercase()));
+        assert!(link_matches(&summary, "3f_a"));
+        assert!(!link_matches(&summary, "3f2b"));
+        assert!(!link_matches(&summary, &format!("{ID}0")));
         let no_slug: GistSummary = serde_json::from_value(serde_json::json!({
             "id": ID, "visibility": "public", "html_url": "https://g.example/alice/other/"
         }))
         .expect("summary");
-        assert!(slug_matches(&no_slug, "other"));
+        assert!(link_matches(&no_slug, "other"));
     }
 
     /// A response whose body arrives in the given chunks, with no server involved.

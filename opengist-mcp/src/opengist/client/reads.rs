@@ -319,37 +319,166 @@ impl OpengistClient {
         })
     }
 
-    /// The uuid of a gist named by id or link. A custom URL is looked up in its owner's gist
-    /// list (up to [`RESOLVE_MAX_PAGES`] pages of 100): that list holds the owner's public
-    /// gists, plus all of them when the token is the owner's with `gist:read`. Custom URLs
-    /// match regardless of case, as Opengist's own pages do.
+    /// The uuid of the gist an id or a link names, as Opengist resolves it.
+    ///
+    /// A link `<base>/<user>/<name>` names the gist Opengist shows there: one of `user`'s
+    /// gists, the first (oldest) whose uuid starts with `name` or whose custom URL is `name`,
+    /// case aside (`db.GetGist` in Opengist 1.15). Opengist is asked through the page itself
+    /// (`<base>/<user>/<name>.json`, with the token in the `Token` form its pages accept), so
+    /// the answer is its own. Where that page is not served as JSON (a proxy or a login in
+    /// front of it), the user's gist list is searched the same way, refusing a name that
+    /// matches more than one gist. A link whose user has no such gist but whose name is the
+    /// uuid of another user's gist is an input error naming both users: the gist a link names
+    /// is never taken from the id alone.
     pub async fn resolve(&self, reference: &GistRef) -> Result<GistId, OpengistError> {
-        let (user, slug) = match reference {
+        let (user, name) = match reference {
             GistRef::Id(id) => return Ok(id.clone()),
-            GistRef::Slug { user, slug } => (user, slug),
+            GistRef::Link { user, name } => (user.as_str(), name.as_str()),
         };
-        for page in 1..=RESOLVE_MAX_PAGES {
-            let list = self
-                .list_gists(ListScope::User(user.clone()), page, MAX_PER_PAGE, None)
-                .await?;
-            if let Some(found) = list.items.iter().find(|g| slug_matches(g, slug)) {
-                return Ok(found.id.clone());
+        check_username(user)?;
+        let found = match self.ask_gist_page(user, name).await? {
+            PageAnswer::Shows { owner, id } => {
+                if !owner.eq_ignore_ascii_case(user) {
+                    return Err(self.not_the_owner(user, name, &owner));
+                }
+                Some(id)
             }
-            if !list.has_next {
-                return Err(OpengistError::NotFound {
-                    resource: format!(
-                        "a gist at {}/{user}/{slug} (an unlisted gist of another user can only be found by its 32-character hex id)",
-                        display_base(&self.inner.base)
-                    ),
-                });
+            PageAnswer::NoGist => None,
+            PageAnswer::NotJson => self.search_user_gists(user, name).await?,
+        };
+        if let Some(id) = found {
+            return Ok(id);
+        }
+        // Nothing of `user` there. A uuid of someone else's gist is named as what it is.
+        if let Ok(id) = GistId::parse(name) {
+            match self.get_gist_timed(&id).await {
+                Ok((detail, _)) if !detail.summary.owner.name().eq_ignore_ascii_case(user) => {
+                    return Err(self.not_the_owner(user, name, detail.summary.owner.name()));
+                }
+                Ok(_) => {}
+                Err(error) if error.is_not_found() => {}
+                Err(error) => return Err(error),
             }
         }
         Err(OpengistError::NotFound {
             resource: format!(
-                "among the {} most recent gists of {user:?}, a gist at {}/{user}/{slug} (give its 32-character hex id instead)",
-                RESOLVE_MAX_PAGES * MAX_PER_PAGE,
+                "a gist at {}/{user}/{name} (an unlisted gist can only be found by its link or its 32-character hex id)",
                 display_base(&self.inner.base)
             ),
         })
     }
+
+    /// The refusal of a link whose user does not own the gist its last part names.
+    fn not_the_owner(&self, user: &str, name: &str, owner: &str) -> OpengistError {
+        let base = display_base(&self.inner.base);
+        OpengistError::InvalidArgument {
+            message: format!(
+                "the link {base}/{user}/{name} names the Opengist user {user:?}, who has no gist there: gist {name} belongs to {owner:?}. Nothing was read or changed. If you mean {owner:?}'s gist, give its id {name} (or {base}/{owner}/{name}); otherwise check the link"
+            ),
+        }
+    }
+
+    /// `GET <base>/<user>/<name>.json`: which gist Opengist's own page at that link shows.
+    async fn ask_gist_page(&self, user: &str, name: &str) -> Result<PageAnswer, OpengistError> {
+        #[derive(serde::Deserialize)]
+        struct Shown {
+            owner: String,
+            uuid: String,
+        }
+        let page = format!("{name}.json");
+        let url = self.endpoint(&[user, &page])?;
+        let call = CallInfo::new(
+            "resolve a gist link",
+            Scope::GistRead,
+            format!("the gist at {user}/{name}"),
+        );
+        let response = self
+            .send_get(
+                url,
+                HeaderValue::from_static("application/json"),
+                self.inner.web_auth.as_ref(),
+                &call,
+            )
+            .await?;
+        match response.status() {
+            StatusCode::OK => {}
+            StatusCode::NOT_FOUND => return Ok(PageAnswer::NoGist),
+            // A login page, a redirect, a proxy's answer: not Opengist's gist page.
+            _ => return Ok(PageAnswer::NotJson),
+        }
+        let is_json = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/json"));
+        if !is_json {
+            return Ok(PageAnswer::NotJson);
+        }
+        let body = self.read_capped(response, MAX_JSON_BYTES, &call).await?;
+        let Ok(shown) = serde_json::from_slice::<Shown>(&body) else {
+            return Ok(PageAnswer::NotJson);
+        };
+        match GistId::parse(&shown.uuid) {
+            Ok(id) => Ok(PageAnswer::Shows {
+                owner: shown.owner,
+                id,
+            }),
+            Err(_) => Ok(PageAnswer::NotJson),
+        }
+    }
+
+    /// Opengist's lookup over `user`'s gist list (what this token can see of it), for when
+    /// its page cannot be asked: `None` when no gist matches; an error when several do, or
+    /// when the list is longer than [`RESOLVE_MAX_PAGES`] pages.
+    async fn search_user_gists(
+        &self,
+        user: &str,
+        name: &str,
+    ) -> Result<Option<GistId>, OpengistError> {
+        let base = display_base(&self.inner.base);
+        let mut found: Vec<GistId> = Vec::new();
+        for page in 1..=RESOLVE_MAX_PAGES {
+            let list = self
+                .list_gists(ListScope::User(user.to_owned()), page, MAX_PER_PAGE, None)
+                .await?;
+            for gist in &list.items {
+                if link_matches(gist, name) && !found.contains(&gist.id) {
+                    found.push(gist.id.clone());
+                }
+            }
+            if !list.has_next {
+                return match found.len() {
+                    0 => Ok(None),
+                    1 => Ok(found.pop()),
+                    _ => Err(OpengistError::InvalidArgument {
+                        message: format!(
+                            "the link {base}/{user}/{name} matches {} gists of {user:?} and which one Opengist shows could not be asked; give the gist's 32-character hex id instead",
+                            found.len()
+                        ),
+                    }),
+                };
+            }
+        }
+        Err(OpengistError::InvalidArgument {
+            message: format!(
+                "the link {base}/{user}/{name} could not be resolved: {user:?} has more than {} gists and Opengist's page could not be asked; give the gist's 32-character hex id instead",
+                RESOLVE_MAX_PAGES * MAX_PER_PAGE
+            ),
+        })
+    }
+}
+
+/// What Opengist's page at a link said.
+enum PageAnswer {
+    /// It shows this gist, of this owner.
+    Shows {
+        /// The owner's username.
+        owner: String,
+        /// The gist's uuid.
+        id: GistId,
+    },
+    /// 404: no gist of that user there, or none this token may see.
+    NoGist,
+    /// Something other than Opengist's JSON page answered.
+    NotJson,
 }

@@ -5,14 +5,26 @@ use super::*;
 
 /// Whether `slug` names this gist. `slug_url` is the gist's custom URL, or its uuid when it
 /// has none; Opengist matches custom URLs regardless of case.
-pub(super) fn slug_matches(gist: &GistSummary, slug: &str) -> bool {
-    gist.slug_url.eq_ignore_ascii_case(slug)
+/// Whether Opengist's lookup of a link's last part `name` matches `gist` (one of the link
+/// user's gists): its uuid starts with `name` (a SQL `LIKE 'name%'`, where `_` stands for any
+/// one character), or its custom URL is `name`, case aside. The custom URL is the last part of
+/// its web address (`slug_url`, or `html_url` from an answer without it).
+pub(super) fn link_matches(gist: &GistSummary, name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let id = gist.id.as_str();
+    let prefix = id.len() >= lower.len()
+        && id
+            .bytes()
+            .zip(lower.bytes())
+            .all(|(have, want)| want == b'_' || have == want);
+    prefix
+        || gist.slug_url.eq_ignore_ascii_case(name)
         || gist
             .html_url
             .trim_end_matches('/')
             .rsplit('/')
             .next()
-            .is_some_and(|last| last.eq_ignore_ascii_case(slug))
+            .is_some_and(|last| last.eq_ignore_ascii_case(name))
 }
 
 pub(super) fn check_username(name: &str) -> Result<(), OpengistError> {

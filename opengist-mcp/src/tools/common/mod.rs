@@ -8,6 +8,8 @@
 //! - [`text`]: continuation calls, text cuts on character boundaries, RFC 3339 dates.
 //! - [`unknown_file`]: the refusal for a filename the gist does not have.
 //! - [`tool_schemas`]: the post-processing of every tool's schemas.
+//! - [`guard_texts`]: what the guarded tools' descriptions and the instructions say about the
+//!   guard, for the running `ELICITATION` setting.
 //! - `existing_gist`: resolving the gist a write changes, and the facts its question shows.
 //! - `preflight`: the checks a write makes before anyone is asked.
 //! - `write_outcome`: what became of a write whose answer was lost (the read-back).
@@ -15,6 +17,7 @@
 
 pub mod arguments;
 pub mod gist_shapes;
+pub mod guard_texts;
 pub mod list_scope;
 pub mod paging;
 pub mod text;
