@@ -28,13 +28,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use clap::Parser;
 use ask_first::protocol::GuardCall;
 use ask_first::seal::{self, SealKey, SealKind, SealScope};
 use ask_first::{
     AlteredState, Approved, Binding, Fact, Guard, Guarded, Id, Question, Rejection, Resolve,
     Target, guarded,
 };
+use clap::Parser;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
     CallToolResponse, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestParams,

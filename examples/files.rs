@@ -68,8 +68,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::Parser;
 use ask_first::{Approved, Clearance, Guard, Guarded, Rejection, Resolve, Serving, guarded};
+use clap::Parser;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;

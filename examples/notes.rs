@@ -63,8 +63,8 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::Parser;
 use ask_first::{Approved, Clearance, Guard, Guarded, Rejection, Resolve, Serving, guarded};
+use clap::Parser;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;

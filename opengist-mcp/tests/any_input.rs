@@ -28,9 +28,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
+use ask_first::testing::{Era, Person, Reply, text_of};
 use axum::Router;
 use axum::http::{Method, StatusCode, Uri};
-use ask_first::testing::{Era, Person, Reply, text_of};
 use opengist_mcp::OpengistServer;
 use opengist_mcp::catalog;
 use opengist_mcp::cli::CliArgs;

@@ -13,11 +13,11 @@
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
+use ask_first::protocol::APPROVE_PROPERTY;
+use ask_first::testing::{Era, Person, Reply, confirm_token_in, connect, text_of};
 use axum::Router;
 use axum::body::Bytes;
 use axum::http::{Method, StatusCode, Uri};
-use ask_first::protocol::APPROVE_PROPERTY;
-use ask_first::testing::{Era, Person, Reply, confirm_token_in, connect, text_of};
 use opengist_mcp::OpengistServer;
 use opengist_mcp::cli::CliArgs;
 use opengist_mcp::config::Config;

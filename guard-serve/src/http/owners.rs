@@ -21,11 +21,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
+use ask_first_core::{Caller, Guard};
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use http::{HeaderMap, Method, StatusCode};
-use ask_first_core::{Caller, Guard};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 /// The header rmcp names sessions with.

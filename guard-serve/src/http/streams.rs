@@ -35,13 +35,13 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use ask_first_core::{Caller, DialogCarrier, DialogSlot, Guard};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use futures::Stream;
 use http::{HeaderValue, Method, StatusCode, header};
-use ask_first_core::{Caller, DialogCarrier, DialogSlot, Guard};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::settings::{BoundNames, HttpBounds};

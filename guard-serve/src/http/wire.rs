@@ -29,13 +29,13 @@
 
 use std::time::Duration;
 
+use ask_first_core::stdio;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderName, HeaderValue, Method, StatusCode, header};
-use ask_first_core::stdio;
 use rmcp::model::{ErrorCode, NumberOrString, ProtocolVersion};
 use serde::Deserialize;
 use serde::de::IgnoredAny;

@@ -6,8 +6,8 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 
-use base64::Engine as _;
 use ask_first_core::SealKey;
+use base64::Engine as _;
 
 use super::*;
 

@@ -4,8 +4,8 @@
 //! and its read-back after a lost answer. Its Opengist operation (request body, guard target,
 //! question, condition, client method) is `opengist/create_gist.rs`.
 
-use chrono::{DateTime, Utc};
 use ask_first::{Clearance, Rejection, Resolve, guarded};
+use chrono::{DateTime, Utc};
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
