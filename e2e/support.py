@@ -57,7 +57,7 @@ def require_binary(path: Path, how: str) -> Path:
 
 
 # The setting prefix of each server binary: `<PREFIX>_HTTP_TOKEN`, `<PREFIX>_HTTP_NO_AUTH`.
-SERVER_PREFIXES = {"notes": "NOTES", "opengist-mcp": "OPENGIST_MCP"}
+SERVER_PREFIXES = {"notes": "NOTES", "opengist-mcp": "OPENGIST_MCP", "files": "FILES"}
 
 # The line a server without any credential setting prints its made-up secret on.
 MINTED_SECRET_LINE = re.compile(r"^\s*Authorization: Bearer ([0-9a-f]{64})\s*$", re.MULTILINE)

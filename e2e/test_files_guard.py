@@ -12,17 +12,18 @@ the size and the modification time. After every call the test reads the director
 from __future__ import annotations
 
 import os
+import secrets
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 from conftest import target_of
 from mcp.shared.exceptions import MCPError
-import subprocess
-
 from support import (
     TARGET,
     Dialog,
+    HttpTarget,
     base_env,
     connect,
     free_port,
@@ -145,10 +146,11 @@ def test_without_a_root_it_exits_naming_both_ways_to_give_one(files_binary, tmp_
 async def test_files_http_addr_serves_http_without_the_flag(files_binary, root, tmp_path, era):
     (root / "a.txt").write_bytes(CONTENT)
     port = free_port()
+    secret = secrets.token_hex(24)
     with open(tmp_path / "files.stderr", "wb") as err:
         proc = subprocess.Popen(
             [str(files_binary)],
-            env={**base_env(), "FILES_ROOT": str(root), "FILES_HTTP_ADDR": f"127.0.0.1:{port}"},
+            env={**base_env(), "FILES_ROOT": str(root), "FILES_HTTP_ADDR": f"127.0.0.1:{port}", "FILES_HTTP_TOKEN": secret},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=err,
@@ -156,7 +158,7 @@ async def test_files_http_addr_serves_http_without_the_flag(files_binary, root, 
         )
     try:
         assert wait_listening(proc, port), (tmp_path / "files.stderr").read_text()
-        async with connect(f"http://127.0.0.1:{port}/mcp", era) as client:
+        async with connect(HttpTarget(f"http://127.0.0.1:{port}/mcp", secret), era) as client:
             listing = await client.call_tool("list_dir", {"path": ""})
             assert listing.structured_content["entries"] == [{"name": "a.txt", "kind": "file", "size": 10}]
     finally:
