@@ -30,7 +30,7 @@ use std::hint::black_box;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use ask_first::protocol::GuardCall;
+use ask_first::protocol::{Fingerprint, GuardCall};
 use ask_first::{Clearance, Guard, Guarded, Id, Rejection, Resolve, Target, guarded};
 use ask_first_core::seal::{self, SealKey, SealKind, SealScope};
 use rmcp::handler::server::wrapper::Parameters;
@@ -60,6 +60,11 @@ impl Resolve<BenchServer, WriteArgs> for WriteNote {
     async fn resolve(_server: &BenchServer, args: &WriteArgs) -> Result<Self, Rejection> {
         target(args)
     }
+}
+
+/// A write's shown facts all come from its arguments: after a yes there is nothing to re-read.
+fn unchanged(shown: WriteNote) -> std::future::Ready<Result<WriteNote, Rejection>> {
+    std::future::ready(Ok(shown))
 }
 
 fn target(args: &WriteArgs) -> Result<WriteNote, Rejection> {
@@ -118,13 +123,19 @@ impl BenchServer {
             Err(rejection) => return Ok(rejection.into_response()),
         };
         let needs_approval = target.is_shared();
-        Ok(match self.guard.clear(call, target, needs_approval).await {
-            Ok(clearance) => {
-                let target = clearance.into_target();
-                self.store(target.id.as_str(), target.text).into()
-            }
-            Err(interruption) => interruption.into_response(),
-        })
+        Ok(
+            match self
+                .guard
+                .clear(call, target, needs_approval, unchanged)
+                .await
+            {
+                Ok(clearance) => {
+                    let target = clearance.into_target();
+                    self.store(target.id.as_str(), target.text).into()
+                }
+                Err(interruption) => interruption.into_response(),
+            },
+        )
     }
 
     #[guarded(when = "is_shared")]
@@ -229,9 +240,11 @@ fn bench_seal(plan: &Plan) {
         shared: true,
     };
     let fingerprint = note.fingerprint();
+    let shown = Fingerprint::of_question(&note.question());
     let scope = SealScope {
         operation: WriteNote::OPERATION,
         fingerprint: &fingerprint,
+        shown: &shown,
         principal: "local",
     };
     let now = now_unix();
@@ -346,7 +359,7 @@ async fn bench_clear_in_isolation(plan: &Plan, pair: &Pair) {
             let target = target(black_box(&args(false))).expect("valid");
             let call = GuardCall::new(context.clone(), "engine_write", None, None, None);
             let needs_approval = target.is_shared();
-            let Ok(clearance) = guard.clear(call, target, needs_approval).await else {
+            let Ok(clearance) = guard.clear(call, target, needs_approval, unchanged).await else {
                 unreachable!("an exempt call is always cleared");
             };
             let target = clearance.into_target();
@@ -448,7 +461,7 @@ async fn bench_token(plan: &Plan, pair: &Pair) {
         for _ in 0..plan.seal_iters {
             let target = target(&args(true)).expect("valid");
             let call = GuardCall::new(context.clone(), "engine_write", None, None, None);
-            let refused = guard.clear(call, target, true).await;
+            let refused = guard.clear(call, target, true, unchanged).await;
             assert!(
                 refused.is_err(),
                 "no dialog and no token: a token is issued"
@@ -541,7 +554,7 @@ fn token_of(interruption: ask_first::protocol::Interruption) -> String {
 async fn round(guard: &Guard, context: &RequestContext<RoleServer>) {
     let call = GuardCall::new(context.clone(), "engine_write", None, None, None);
     let Err(issued) = guard
-        .clear(call, target(&args(true)).expect("valid"), true)
+        .clear(call, target(&args(true)).expect("valid"), true, unchanged)
         .await
     else {
         unreachable!("no dialog: a token is issued")
@@ -549,7 +562,7 @@ async fn round(guard: &Guard, context: &RequestContext<RoleServer>) {
     let token = token_of(issued);
     let call = GuardCall::new(context.clone(), "engine_write", None, None, Some(token));
     let cleared = guard
-        .clear(call, target(&args(true)).expect("valid"), true)
+        .clear(call, target(&args(true)).expect("valid"), true, unchanged)
         .await;
     assert!(cleared.is_ok(), "a fresh token clears the call");
     black_box(cleared.ok());

@@ -243,8 +243,8 @@
 
 pub use ask_first_core::{
     AlteredState, Approved, ApprovedBy, Binding, Caller, Clearance, Conditional, Exempt, Fact,
-    Guard, GuardBuilder, Guarded, Id, InvalidId, OUTCOME_META_KEY, Question, Rejection, Resolve,
-    Target, Wording, elicitation_from_env, elicitation_off_notice, wording,
+    Guard, GuardBuilder, Guarded, Id, InvalidId, MAX_ASK_ROUNDS, OUTCOME_META_KEY, Question,
+    Rejection, Resolve, Target, Wording, elicitation_from_env, elicitation_off_notice, wording,
 };
 pub use ask_first_derive::guarded;
 
@@ -292,7 +292,8 @@ pub mod principal {
 pub mod protocol {
     pub use ask_first_core::{
         APPROVAL_INPUT_KEY, APPROVE_PROPERTY, CONFIRM_TOKEN_ARG, CONFIRM_TOKEN_DESCRIPTION,
-        Fingerprint, GuardCall, Interruption, InterruptionKind, token_reply,
+        Fingerprint, GuardCall, Interruption, InterruptionKind, PERSON_REQUIRED_META_KEY,
+        approval_dialog, token_reply,
     };
 }
 

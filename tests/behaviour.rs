@@ -100,7 +100,9 @@ impl NotesServer {
             Ok(target) => target,
             Err(rejection) => return Ok(rejection.into_response()),
         };
-        Ok(match self.guard.approve(call, target).await {
+        // After a yes in a pushed dialog the note is read again, as `resolve` read it.
+        let recheck = |_shown: DeleteNote| async { self.resolve_delete(&args) };
+        Ok(match self.guard.approve(call, target, recheck).await {
             Ok(approved) => self.delete(approved),
             Err(interruption) => self.interrupted(interruption)?,
         })
@@ -130,10 +132,18 @@ impl NotesServer {
             shared: args.shared,
         };
         let needs_approval = target.shared;
-        Ok(match self.guard.clear(call, target, needs_approval).await {
-            Ok(clearance) => self.write(clearance),
-            Err(interruption) => self.interrupted(interruption)?,
-        })
+        // Every fact the question shows comes from the arguments: nothing to read again.
+        let unchanged = |shown: WriteNote| async move { Ok(shown) };
+        Ok(
+            match self
+                .guard
+                .clear(call, target, needs_approval, unchanged)
+                .await
+            {
+                Ok(clearance) => self.write(clearance),
+                Err(interruption) => self.interrupted(interruption)?,
+            },
+        )
     }
 
     #[tool(
