@@ -16,6 +16,10 @@
 //!    `redis-server` on loopback, without persistence and with an fsync'd append-only file;
 //!    the median added latency per round is the paired difference. Needs `redis-server` on
 //!    PATH (`scripts/replica-env install`), or `GUARD_BENCH_REDIS_URL`; skipped otherwise.
+//! 5. The re-check after a yes in a pushed dialog, per guarded call: the re-read itself (for
+//!    `examples/notes`' delete, the store's text length) apart from what the guard adds to
+//!    it: the binding's and the rendered question's fingerprints of the target shown and of
+//!    the target read again, compared (goal < 1 ms beyond the re-read).
 //!
 //! Figures are medians over samples; comparisons are ratios measured in the same run. Targets
 //! (reported, never asserted): seal+open < 20 µs, exempt overhead < 5 µs per call. Set
@@ -645,11 +649,61 @@ async fn bench_store(plan: &Plan, pair: &Pair) {
     }
 }
 
+/// What the guard computes per fingerprint pair: the binding's and the rendered question's, as
+/// `Approval::of` does (the binding through `Target::fingerprint`'s default, which is the same
+/// function the guard calls).
+fn approval_of<T: Target>(target: &T) -> (Fingerprint, Fingerprint) {
+    (
+        target.fingerprint(),
+        Fingerprint::of_question(&target.question()),
+    )
+}
+
+fn bench_recheck(plan: &Plan) {
+    println!(
+        "5. the re-check after a yes, per guarded call ({} samples x {} calls)",
+        plan.samples, plan.seal_iters
+    );
+    let store = notes::Store::seeded();
+    let id = Id::new("n1").expect("id");
+    let reread = |store: &notes::Store| notes::DeleteNote {
+        id: id.clone(),
+        bytes: store.text_len(&id).unwrap_or(0) as u64,
+    };
+    let (mut rereads, mut checks) = (vec![], vec![]);
+    for _ in 0..plan.samples {
+        let start = Instant::now();
+        for _ in 0..plan.seal_iters {
+            black_box(reread(black_box(&store)));
+        }
+        rereads.push(per_op(start.elapsed(), plan.seal_iters));
+        let shown = reread(&store);
+        let current = reread(&store);
+        let start = Instant::now();
+        for _ in 0..plan.seal_iters {
+            let same = approval_of(black_box(&shown)) == approval_of(black_box(&current));
+            assert!(black_box(same), "an unchanged note reads the same");
+        }
+        checks.push(per_op(start.elapsed(), plan.seal_iters));
+    }
+    report("re-read (notes: the store's text length)", &mut rereads);
+    let med = report(
+        "re-check beyond the re-read (2 x binding + question fingerprints, compared)",
+        &mut checks,
+    );
+    println!(
+        "  -> the re-check adds {} per guarded call beyond the re-read; goal < 1 ms: {}",
+        show(med),
+        if med < 1_000_000.0 { "met" } else { "NOT met" }
+    );
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument is accepted and ignored.
     let plan = Plan::from_env();
     println!("guard benchmark (medians; lower is better)");
     bench_seal(&plan);
+    bench_recheck(&plan);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -107,8 +107,11 @@ pub enum SealError {
     /// another principal, or of another kind.
     #[error("it was not issued by this server for this operation and caller, or it was altered")]
     BadTag,
-    /// Genuine, but for another target (other arguments).
-    #[error("it was issued for a different call: the arguments have changed since")]
+    /// Genuine, but for another target: other arguments, or a binding that holds server-side
+    /// facts which changed.
+    #[error(
+        "it was issued for a different call: the arguments have changed since, or what they name has"
+    )]
     OtherTarget,
     /// Genuine and for these arguments, but the target no longer reads as the question it was
     /// issued with showed it (a fact shown has changed).

@@ -79,7 +79,12 @@ impl Guard {
                 Err(reason) => {
                     self.note::<T>(call, &scope, Route::InputRequired, refusal_outcome(reason));
                     tracing::info!(tool = %call.tool, %reason, "requestState is no answer: asking afresh");
-                    changed = reason == seal::SealError::TargetChanged;
+                    // Genuine, for another binding or other shown facts: what the person
+                    // is asked now differs from what they answered, and the question says so.
+                    changed = matches!(
+                        reason,
+                        seal::SealError::TargetChanged | seal::SealError::OtherTarget
+                    );
                 }
             }
         }
