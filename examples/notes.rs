@@ -129,6 +129,17 @@ impl Resolve<NotesServer, WriteNoteArgs> for WriteNote {
             shared: args.shared,
         })
     }
+
+    /// Every fact a write's question shows (the id, the new text's size) comes from the
+    /// arguments, so nothing can change them during the dialog: no second read. (A delete's
+    /// question shows the stored note's size, so `DeleteNote` keeps the default: resolve again.)
+    async fn recheck(
+        _server: &NotesServer,
+        _args: &WriteNoteArgs,
+        shown: Self,
+    ) -> Result<Self, Rejection> {
+        Ok(shown)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
