@@ -16,6 +16,10 @@
 //!    `redis-server` on loopback, without persistence and with an fsync'd append-only file;
 //!    the median added latency per round is the paired difference. Needs `redis-server` on
 //!    PATH (`scripts/replica-env install`), or `GUARD_BENCH_REDIS_URL`; skipped otherwise.
+//! 5. The re-check after a yes in a pushed dialog, per guarded call: the re-read itself (for
+//!    `examples/notes`' delete, the store's text length) apart from what the guard adds to
+//!    it: the binding's and the rendered question's fingerprints of the target shown and of
+//!    the target read again, compared (goal < 1 ms beyond the re-read).
 //!
 //! Figures are medians over samples; comparisons are ratios measured in the same run. Targets
 //! (reported, never asserted): seal+open < 20 µs, exempt overhead < 5 µs per call. Set
@@ -30,7 +34,7 @@ use std::hint::black_box;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use ask_first::protocol::GuardCall;
+use ask_first::protocol::{Fingerprint, GuardCall};
 use ask_first::{Clearance, Guard, Guarded, Id, Rejection, Resolve, Target, guarded};
 use ask_first_core::seal::{self, SealKey, SealKind, SealScope};
 use rmcp::handler::server::wrapper::Parameters;
@@ -60,6 +64,11 @@ impl Resolve<BenchServer, WriteArgs> for WriteNote {
     async fn resolve(_server: &BenchServer, args: &WriteArgs) -> Result<Self, Rejection> {
         target(args)
     }
+}
+
+/// A write's shown facts all come from its arguments: after a yes there is nothing to re-read.
+fn unchanged(shown: WriteNote) -> std::future::Ready<Result<WriteNote, Rejection>> {
+    std::future::ready(Ok(shown))
 }
 
 fn target(args: &WriteArgs) -> Result<WriteNote, Rejection> {
@@ -118,13 +127,19 @@ impl BenchServer {
             Err(rejection) => return Ok(rejection.into_response()),
         };
         let needs_approval = target.is_shared();
-        Ok(match self.guard.clear(call, target, needs_approval).await {
-            Ok(clearance) => {
-                let target = clearance.into_target();
-                self.store(target.id.as_str(), target.text).into()
-            }
-            Err(interruption) => interruption.into_response(),
-        })
+        Ok(
+            match self
+                .guard
+                .clear(call, target, needs_approval, unchanged)
+                .await
+            {
+                Ok(clearance) => {
+                    let target = clearance.into_target();
+                    self.store(target.id.as_str(), target.text).into()
+                }
+                Err(interruption) => interruption.into_response(),
+            },
+        )
     }
 
     #[guarded(when = "is_shared")]
@@ -229,9 +244,11 @@ fn bench_seal(plan: &Plan) {
         shared: true,
     };
     let fingerprint = note.fingerprint();
+    let shown = Fingerprint::of_question(&note.question());
     let scope = SealScope {
         operation: WriteNote::OPERATION,
         fingerprint: &fingerprint,
+        shown: &shown,
         principal: "local",
     };
     let now = now_unix();
@@ -346,7 +363,7 @@ async fn bench_clear_in_isolation(plan: &Plan, pair: &Pair) {
             let target = target(black_box(&args(false))).expect("valid");
             let call = GuardCall::new(context.clone(), "engine_write", None, None, None);
             let needs_approval = target.is_shared();
-            let Ok(clearance) = guard.clear(call, target, needs_approval).await else {
+            let Ok(clearance) = guard.clear(call, target, needs_approval, unchanged).await else {
                 unreachable!("an exempt call is always cleared");
             };
             let target = clearance.into_target();
@@ -448,7 +465,7 @@ async fn bench_token(plan: &Plan, pair: &Pair) {
         for _ in 0..plan.seal_iters {
             let target = target(&args(true)).expect("valid");
             let call = GuardCall::new(context.clone(), "engine_write", None, None, None);
-            let refused = guard.clear(call, target, true).await;
+            let refused = guard.clear(call, target, true, unchanged).await;
             assert!(
                 refused.is_err(),
                 "no dialog and no token: a token is issued"
@@ -541,7 +558,7 @@ fn token_of(interruption: ask_first::protocol::Interruption) -> String {
 async fn round(guard: &Guard, context: &RequestContext<RoleServer>) {
     let call = GuardCall::new(context.clone(), "engine_write", None, None, None);
     let Err(issued) = guard
-        .clear(call, target(&args(true)).expect("valid"), true)
+        .clear(call, target(&args(true)).expect("valid"), true, unchanged)
         .await
     else {
         unreachable!("no dialog: a token is issued")
@@ -549,7 +566,7 @@ async fn round(guard: &Guard, context: &RequestContext<RoleServer>) {
     let token = token_of(issued);
     let call = GuardCall::new(context.clone(), "engine_write", None, None, Some(token));
     let cleared = guard
-        .clear(call, target(&args(true)).expect("valid"), true)
+        .clear(call, target(&args(true)).expect("valid"), true, unchanged)
         .await;
     assert!(cleared.is_ok(), "a fresh token clears the call");
     black_box(cleared.ok());
@@ -632,11 +649,61 @@ async fn bench_store(plan: &Plan, pair: &Pair) {
     }
 }
 
+/// What the guard computes per fingerprint pair: the binding's and the rendered question's, as
+/// `Approval::of` does (the binding through `Target::fingerprint`'s default, which is the same
+/// function the guard calls).
+fn approval_of<T: Target>(target: &T) -> (Fingerprint, Fingerprint) {
+    (
+        target.fingerprint(),
+        Fingerprint::of_question(&target.question()),
+    )
+}
+
+fn bench_recheck(plan: &Plan) {
+    println!(
+        "5. the re-check after a yes, per guarded call ({} samples x {} calls)",
+        plan.samples, plan.seal_iters
+    );
+    let store = notes::Store::seeded();
+    let id = Id::new("n1").expect("id");
+    let reread = |store: &notes::Store| notes::DeleteNote {
+        id: id.clone(),
+        bytes: store.text_len(&id).unwrap_or(0) as u64,
+    };
+    let (mut rereads, mut checks) = (vec![], vec![]);
+    for _ in 0..plan.samples {
+        let start = Instant::now();
+        for _ in 0..plan.seal_iters {
+            black_box(reread(black_box(&store)));
+        }
+        rereads.push(per_op(start.elapsed(), plan.seal_iters));
+        let shown = reread(&store);
+        let current = reread(&store);
+        let start = Instant::now();
+        for _ in 0..plan.seal_iters {
+            let same = approval_of(black_box(&shown)) == approval_of(black_box(&current));
+            assert!(black_box(same), "an unchanged note reads the same");
+        }
+        checks.push(per_op(start.elapsed(), plan.seal_iters));
+    }
+    report("re-read (notes: the store's text length)", &mut rereads);
+    let med = report(
+        "re-check beyond the re-read (2 x binding + question fingerprints, compared)",
+        &mut checks,
+    );
+    println!(
+        "  -> the re-check adds {} per guarded call beyond the re-read; goal < 1 ms: {}",
+        show(med),
+        if med < 1_000_000.0 { "met" } else { "NOT met" }
+    );
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument is accepted and ignored.
     let plan = Plan::from_env();
     println!("guard benchmark (medians; lower is better)");
     bench_seal(&plan);
+    bench_recheck(&plan);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ask_first::protocol::GuardCall;
+use ask_first::protocol::{Fingerprint, GuardCall};
 use ask_first::seal::{self, SealKey, SealKind, SealScope};
 use ask_first::{
     AlteredState, Approved, Binding, Fact, Guard, Guarded, Id, Question, Rejection, Resolve,
@@ -289,9 +289,11 @@ impl ConformanceServer {
         call: GuardCall,
     ) -> Result<CallToolResponse, ErrorData> {
         let fingerprint = MultiRound.fingerprint();
+        let shown = Fingerprint::of_question(&MultiRound.question());
         let scope = SealScope {
             operation: MultiRound::OPERATION,
             fingerprint: &fingerprint,
+            shown: &shown,
             principal: "conformance",
         };
         let now = unix_now();

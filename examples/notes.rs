@@ -15,7 +15,8 @@
 //!
 //! Run it:
 //! - `cargo run --example notes`: stdio (nothing but protocol on stdout; logs on stderr).
-//! - `cargo run --example notes -- --http 127.0.0.1:8080` (or `NOTES_HTTP_ADDR`): streamable
+//! - `cargo run --example notes -- --http 127.0.0.1:8080` (or `--http 8080`, `localhost:8080`,
+//!   or `NOTES_HTTP_ADDR`, which takes the same forms): streamable
 //!   HTTP at `/mcp`, through the framework's serving (`ask_first::Serving`): the Host/Origin/
 //!   bearer gate, legacy sessions (so a pushed dialog can be answered) each bound to the
 //!   principal that opened it, 2026-07-28 requests served statelessly, graceful shutdown on
@@ -136,6 +137,17 @@ impl Resolve<NotesServer, WriteNoteArgs> for WriteNote {
             shared: args.shared,
         })
     }
+
+    /// Every fact a write's question shows (the id, the new text's size) comes from the
+    /// arguments, so nothing can change them during the dialog: no second read. (A delete's
+    /// question shows the stored note's size, so `DeleteNote` keeps the default: resolve again.)
+    async fn recheck(
+        _server: &NotesServer,
+        _args: &WriteNoteArgs,
+        shown: Self,
+    ) -> Result<Self, Rejection> {
+        Ok(shown)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -248,9 +260,10 @@ impl ServerHandler for NotesServer {
 #[derive(Debug, Parser)]
 #[command(name = "notes")]
 struct Cli {
-    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio, e.g. 127.0.0.1:8080 or
-    /// [::1]:8080 (anything but loopback needs NOTES_HTTP_TOKEN). [env: NOTES_HTTP_ADDR]
-    #[arg(long, value_name = "ADDR")]
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio: IP:PORT (127.0.0.1:8080),
+    /// [IPv6]:PORT, localhost:PORT or a bare PORT, as NOTES_HTTP_ADDR takes them (anything but
+    /// loopback needs NOTES_HTTP_TOKEN). [env: NOTES_HTTP_ADDR]
+    #[arg(long, value_name = "ADDR", value_parser = ask_first::serve::settings::http_addr_arg)]
     http: Option<SocketAddr>,
 }
 

@@ -20,7 +20,15 @@
 //!   or cancelled is a refusal, never a token.
 //!
 //! Each approval owns its target, and is bound to the target's fingerprint (its operation and
-//! every field that decides what runs), so what executes is exactly what was approved. So:
+//! every field that decides what runs) and to the fingerprint of the question exactly as the
+//! person read it (every line and fact; the guard adds this itself, a target cannot leave it
+//! out), so what executes is exactly what was approved, as it was shown. A yes holds only for
+//! what was shown: on 2025-11-25 the target is read again after the yes, right before the
+//! operation ([`Resolve::recheck`]), and a target that changed meanwhile is asked about again
+//! with the new facts (a line says it changed; at most [`MAX_ASK_ROUNDS`] questions, then a
+//! refusal naming the reason); on 2026-07-28 and on the token path, an answer or token given
+//! for what the target was is refused (a fresh question or token follows, saying the target
+//! changed). So:
 //! code that reaches a destructive call without asking does not compile, an approval for one
 //! target cannot be spent on another, and the question a person reads is built only from
 //! fixed [`Wording`] and server-side [`Fact`]s, never from free text a request or a record
@@ -40,11 +48,16 @@
 //!    server can know before the question (the record exists and is visible, the caller may
 //!    change it, the credentials are valid and hold the needed permissions, the backend
 //!    answers) is checked here, with requests that change nothing, so no person is asked to
-//!    approve, and no token is issued for, a call that cannot succeed (see [`Resolve`]).
+//!    approve, and no token is issued for, a call that cannot succeed (see [`Resolve`]). Its
+//!    `recheck` (by default `resolve` again) re-reads the target after a yes; a target whose
+//!    shown facts all come from the arguments overrides it to return `Ok(shown)`, so no second
+//!    request reaches the backend.
 //! 4. **[`Guarded`]**: the server says where its [`Guard`] is.
 //! 5. **The attribute**: [`#[guarded(always)]`](guarded) above rmcp's `#[tool]` on an
 //!    `async fn` handler that takes `Approved<T>`. The macro generates the tool-facing method:
 //!    resolve, ask, and only then run the body with the approval in hand.
+//!    `#[guarded(always, person_required)]` never falls back to the two-call token: a client
+//!    that cannot show a dialog gets a refusal saying why and what would let it run.
 //! 6. **Conditions**: for an operation that needs asking only sometimes (e.g. when it widens
 //!    a record's visibility), implement [`Conditional`] for the target, give it a
 //!    `fn widens_visibility(&self) -> bool`, write `#[guarded(when = "widens_visibility")]`
@@ -231,6 +244,94 @@
 //! error, and no one is asked), asks, and runs the body only with the approval; a declined
 //! dialog is answered "declined: nothing was changed" and the body never runs.
 //!
+//! # What the person sees
+//!
+//! Both eras show the same form: the client's dialog (its own frame and title, e.g. "notes
+//! requests input") around the target's question as the message, one line per [`Question`]
+//! line, and one required checkbox, "Approve", unticked by default. Accept with the box
+//! ticked is the only yes. Drawn, for the notes question below:
+//!
+//! ```text
+//! ┌─ notes requests input ──────────────────────────────────────────┐
+//! │ This will delete note n1 (10 bytes of text).                    │
+//! │ It cannot be undone.                                            │
+//! │                                                                 │
+//! │ [ ] Approve                                                     │
+//! │     Tick to let this operation run. Leave it unticked, decline  │
+//! │     or cancel to change nothing.                                │
+//! │                                         [Decline] [Cancel] [OK] │
+//! └─────────────────────────────────────────────────────────────────┘
+//! ```
+//!
+//! That is [`protocol::approval_dialog`], the form the guard sends:
+//!
+//! ```
+//! use ask_first::{Binding, Fact, Id, Question, Target};
+//! use rmcp::model::ElicitRequestParams;
+//! use serde_json::json;
+//!
+//! ask_first::wording! {
+//!     struct Headline = "This will delete note {} ({} of text).";
+//!     struct Warning = "It cannot be undone.";
+//! }
+//!
+//! struct DeleteNote {
+//!     id: Id,
+//!     bytes: u64,
+//! }
+//!
+//! impl Target for DeleteNote {
+//!     const OPERATION: &'static str = "delete_note";
+//!     fn bind(&self, binding: &mut Binding) {
+//!         binding.text("id", self.id.as_str());
+//!     }
+//!     fn question(&self) -> Question {
+//!         Question::new::<Headline>([Fact::id(self.id.clone()), Fact::bytes(self.bytes)])
+//!             .line::<Warning>([])
+//!     }
+//! }
+//!
+//! let note = DeleteNote { id: Id::new("n1").unwrap(), bytes: 10 };
+//! let Some(ElicitRequestParams::FormElicitationParams { message, requested_schema, .. }) =
+//!     ask_first::protocol::approval_dialog(&note)
+//! else {
+//!     panic!("the guard's dialog is a form");
+//! };
+//! // The message: the question's lines, separated by line breaks.
+//! assert_eq!(message, "This will delete note n1 (10 bytes of text).\nIt cannot be undone.");
+//! // The form: one required boolean, titled "Approve", unticked by default.
+//! let schema = serde_json::to_value(&requested_schema).unwrap();
+//! assert_eq!(schema["required"], json!(["approve"]));
+//! let approve = &schema["properties"]["approve"];
+//! assert_eq!(approve["type"], "boolean");
+//! assert_eq!(approve["title"], "Approve");
+//! assert_eq!(approve["default"], false);
+//! assert_eq!(
+//!     approve["description"],
+//!     "Tick to let this operation run. Leave it unticked, decline or cancel to change nothing."
+//! );
+//! ```
+//!
+//! A question asked again because the target changed under the dialog starts with the line
+//! "The target changed since it was last shown to you, so you are asked again. Nothing was
+//! changed yet. It is now:".
+//!
+//! # What a call answers
+//!
+//! - The guard's own answers (an input error from [`Resolve`], a declined or cancelled dialog,
+//!   a token, a refused token, a target that changed) are tool results with `isError: true`
+//!   and a text saying what happened and that nothing was changed; the one exception is a
+//!   2026-07-28 `requestState` that does not open under [`AlteredState::JsonRpcError`], a
+//!   JSON-RPC `-32602` error.
+//! - A failure **after** approval is whatever the handler's body returns, converted by rmcp:
+//!   `Err(ErrorData)` (as in `Result<Json<T>, ErrorData>`) is a **JSON-RPC error**, which
+//!   many clients show as a failed request rather than to the model; `Err(String)` or a
+//!   [`CallToolResult::error`](rmcp::model::CallToolResult::error) is an **`isError` tool
+//!   result** the model reads. Either way the audit log records it as `failed` (or
+//!   `outcome_unknown`, see [`OUTCOME_META_KEY`]). Prefer an `isError` result for failures the
+//!   model can act on (the record changed, the backend refused), and say whether anything
+//!   was changed.
+//!
 //! # Names in questions, and `#[derive(Target)]`
 //!
 //! Most approvals are about a name: a path, a repository, an address. A name a caller
@@ -294,8 +395,8 @@
 
 pub use ask_first_core::{
     AlteredState, Approved, ApprovedBy, Binding, Caller, Clearance, Conditional, Exempt, Fact,
-    Guard, GuardBuilder, Guarded, Id, InvalidId, OUTCOME_META_KEY, Question, Rejection, Resolve,
-    Target, Wording, elicitation_from_env, elicitation_off_notice, wording,
+    Guard, GuardBuilder, Guarded, Id, InvalidId, MAX_ASK_ROUNDS, OUTCOME_META_KEY, Question,
+    Rejection, Resolve, Target, Wording, elicitation_from_env, elicitation_off_notice, wording,
 };
 // Caller-supplied names, fact kinds as types, and what `#[derive(Target)]` binds and shows.
 pub use ask_first_core::{
@@ -351,7 +452,8 @@ pub mod principal {
 pub mod protocol {
     pub use ask_first_core::{
         APPROVAL_INPUT_KEY, APPROVE_PROPERTY, CONFIRM_TOKEN_ARG, CONFIRM_TOKEN_DESCRIPTION,
-        Fingerprint, GuardCall, Interruption, InterruptionKind, token_reply,
+        Fingerprint, GuardCall, Interruption, InterruptionKind, PERSON_REQUIRED_META_KEY,
+        approval_dialog, token_reply,
     };
 }
 

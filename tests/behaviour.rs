@@ -100,10 +100,43 @@ impl NotesServer {
             Ok(target) => target,
             Err(rejection) => return Ok(rejection.into_response()),
         };
-        Ok(match self.guard.approve(call, target).await {
+        // After a yes in a pushed dialog the note is read again, as `resolve` read it.
+        let recheck = |_shown: DeleteNote| async { self.resolve_delete(&args) };
+        Ok(match self.guard.approve(call, target, recheck).await {
             Ok(approved) => self.delete(approved),
             Err(interruption) => self.interrupted(interruption)?,
         })
+    }
+
+    #[tool(
+        description = "Delete a note, only after a person's yes in a dialog (never a token).",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn delete_note_in_person(
+        &self,
+        call: GuardCall,
+        Parameters(args): Parameters<DeleteArgs>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let target = match self.resolve_delete(&args) {
+            Ok(target) => target,
+            Err(rejection) => return Ok(rejection.into_response()),
+        };
+        let recheck = |_shown: DeleteNote| async { self.resolve_delete(&args) };
+        Ok(
+            match self
+                .guard
+                .approve(call.require_person(), target, recheck)
+                .await
+            {
+                Ok(approved) => self.delete(approved),
+                Err(interruption) => self.interrupted(interruption)?,
+            },
+        )
     }
 
     #[tool(
@@ -130,10 +163,18 @@ impl NotesServer {
             shared: args.shared,
         };
         let needs_approval = target.shared;
-        Ok(match self.guard.clear(call, target, needs_approval).await {
-            Ok(clearance) => self.write(clearance),
-            Err(interruption) => self.interrupted(interruption)?,
-        })
+        // Every fact the question shows comes from the arguments: nothing to read again.
+        let unchanged = |shown: WriteNote| async move { Ok(shown) };
+        Ok(
+            match self
+                .guard
+                .clear(call, target, needs_approval, unchanged)
+                .await
+            {
+                Ok(clearance) => self.write(clearance),
+                Err(interruption) => self.interrupted(interruption)?,
+            },
+        )
     }
 
     #[tool(
@@ -428,7 +469,289 @@ in_both_eras!(
     questions_carry_server_side_facts_only,
     token_text_carries_server_side_facts_only,
     a_token_reply_carries_structured_content,
+    a_note_changed_during_the_dialog_is_asked_about_again,
+    an_unchanged_note_runs_after_one_yes,
+    a_token_for_what_the_note_was_is_refused,
+    a_person_required_tool_refuses_a_client_without_dialogs,
+    a_person_required_tool_refuses_when_dialogs_are_switched_off,
+    a_person_required_tool_runs_after_a_persons_yes,
 );
+
+// ---------------------------------------------------------------------------------------------
+// A yes holds only for what was shown
+// ---------------------------------------------------------------------------------------------
+
+const REWRITTEN: usize = 5000;
+
+/// `delete n1` while, as soon as the dialog is shown, another client rewrites n1 with
+/// [`REWRITTEN`] bytes (an exempt, private write); the held person then answers. Returns the
+/// delete's outcome and the other client's session.
+async fn delete_while_rewritten(era: Era, person: Person) -> (Session, Outcome) {
+    let s = Session::open(era, guard().build(), person.holding()).await;
+    let other = Session::join(era, s.server.clone(), Person::new(Reply::Decline)).await;
+    let (outcome, ()) = tokio::join!(s.delete("n1"), async {
+        s.person.dialog_shown().await;
+        other
+            .write("n1", &"x".repeat(REWRITTEN), false)
+            .await
+            .assert_ran("wrote n1");
+        s.person.answer_held();
+        // Any question asked again is answered at once.
+        s.person.dialog_shown().await;
+        s.person.stop_holding();
+        s.person.answer_held();
+    });
+    (s, outcome)
+}
+
+async fn a_note_changed_during_the_dialog_is_asked_about_again(era: Era) {
+    // Yes to "10 bytes", no to the question asked again with the new facts.
+    let (s, outcome) =
+        delete_while_rewritten(era, Person::scripted([Reply::Approve, Reply::Decline])).await;
+    outcome.assert_changed_nothing();
+    assert_eq!(s.deletes(), 0, "{era:?}: never run on the old answer");
+    assert!(s.has_note("n1"), "{era:?}: the note is still there");
+    assert_eq!(s.server.store.notes()["n1"].text.len(), REWRITTEN);
+    let messages = s.messages();
+    assert_eq!(messages.len(), 2, "{era:?}: asked again: {messages:?}");
+    assert_eq!(
+        messages[0],
+        "This will delete note n1 (10 bytes of text). It cannot be undone."
+    );
+    assert!(
+        messages[1].starts_with("The target changed since it was last shown to you")
+            && messages[1]
+                .ends_with("This will delete note n1 (5000 bytes of text). It cannot be undone."),
+        "{era:?}: {:?}",
+        messages[1]
+    );
+    assert_eq!(s.last_interruption(), Some(InterruptionKind::Declined));
+
+    // Yes to the new facts too: then it runs, once, on the note as it is now.
+    let (s, outcome) = delete_while_rewritten(era, Person::new(Reply::Approve)).await;
+    outcome.assert_ran("deleted n1");
+    assert_eq!((s.deletes(), s.asked()), (1, 2), "{era:?}");
+    assert!(!s.has_note("n1"));
+}
+
+async fn an_unchanged_note_runs_after_one_yes(era: Era) {
+    let s = Session::open(era, guard().build(), Person::new(Reply::Approve).holding()).await;
+    let other = Session::join(era, s.server.clone(), Person::new(Reply::Decline)).await;
+    let (outcome, ()) = tokio::join!(s.delete("n1"), async {
+        s.person.dialog_shown().await;
+        // Another note changes meanwhile: not what was shown.
+        other
+            .write("n2", &"x".repeat(REWRITTEN), false)
+            .await
+            .assert_ran("wrote n2");
+        s.person.answer_held();
+    });
+    outcome.assert_ran("deleted n1");
+    assert_eq!((s.deletes(), s.asked()), (1, 1), "{era:?}: one yes");
+    assert!(!s.has_note("n1") && s.has_note("n2"));
+}
+
+async fn a_token_for_what_the_note_was_is_refused(era: Era) {
+    let s = Session::open(era, guard().build(), Person::without_elicitation()).await;
+    let token = s.delete("n1").await.token();
+    s.write("n1", &"x".repeat(REWRITTEN), false)
+        .await
+        .assert_ran("wrote n1");
+    let refused = s.delete_quoting("n1", &token).await;
+    refused.assert_changed_nothing();
+    assert!(
+        refused
+            .text
+            .contains("the target changed since it was issued"),
+        "{}",
+        refused.text
+    );
+    assert!(
+        refused.text.contains("(5000 bytes of text)"),
+        "{}",
+        refused.text
+    );
+    let structured = refused.structured.as_ref().expect("structured content");
+    assert_eq!(structured["status"], "token_refused");
+    assert_eq!(s.last_interruption(), Some(InterruptionKind::TokenRefused));
+    assert_eq!(s.deletes(), 0);
+    assert!(s.has_note("n1"));
+
+    // The fresh token, for what the note is now, runs.
+    s.delete_quoting("n1", &refused.token())
+        .await
+        .assert_ran("deleted n1");
+    assert!(!s.has_note("n1"));
+}
+
+async fn in_person(s: &Session, token: Option<&str>) -> Outcome {
+    let mut args = json!({ "note_id": "n1" });
+    if let Some(token) = token {
+        args["confirm_token"] = json!(token);
+    }
+    s.call("delete_note_in_person", args).await
+}
+
+async fn a_person_required_tool_refuses_a_client_without_dialogs(era: Era) {
+    let s = Session::open(era, guard().build(), Person::without_elicitation()).await;
+    let refused = in_person(&s, None).await;
+    refused.assert_changed_nothing();
+    assert!(
+        refused
+            .text
+            .contains("only after a person approves it in a dialog")
+            && refused
+                .text
+                .contains("did not declare the elicitation capability")
+            && refused.text.contains("never accepts a confirm_token")
+            && refused
+                .text
+                .contains("call it from a client that shows approval dialogs"),
+        "{}",
+        refused.text
+    );
+    assert!(
+        confirm_token_in(&refused.text).is_none(),
+        "no token: {}",
+        refused.text
+    );
+    let structured = refused.structured.as_ref().expect("structured content");
+    assert_eq!(structured["status"], "person_required");
+    assert_eq!(structured["tool"], "delete_note_in_person");
+    assert!(structured.get("confirm_token").is_none());
+    assert_eq!(
+        s.last_interruption(),
+        Some(InterruptionKind::PersonRequired)
+    );
+
+    // A token issued by the tool that allows one opens nothing here.
+    let token = s.delete("n1").await.token();
+    in_person(&s, Some(&token)).await.assert_changed_nothing();
+    assert_eq!(
+        s.last_interruption(),
+        Some(InterruptionKind::PersonRequired)
+    );
+    assert_eq!(s.deletes(), 0);
+    assert!(s.has_note("n1"));
+}
+
+async fn a_person_required_tool_refuses_when_dialogs_are_switched_off(era: Era) {
+    let guard = guard().elicitation(false).build();
+    let s = Session::open(era, guard, Person::new(Reply::Approve)).await;
+    let refused = in_person(&s, None).await;
+    refused.assert_changed_nothing();
+    assert!(
+        refused.text.contains("ELICITATION=false")
+            && refused
+                .text
+                .contains("must switch dialogs on (ELICITATION=true)"),
+        "{}",
+        refused.text
+    );
+    assert_eq!(s.asked(), 0);
+    assert_eq!(s.deletes(), 0);
+}
+
+async fn a_person_required_tool_runs_after_a_persons_yes(era: Era) {
+    let s = Session::open(era, guard().build(), Person::new(Reply::Approve)).await;
+    in_person(&s, None).await.assert_ran("deleted n1");
+    assert_eq!((s.deletes(), s.asked()), (1, 1));
+}
+
+/// 2025-11-25: a note that changes under every dialog is refused after `MAX_ASK_ROUNDS`
+/// questions, each answered yes, and never deleted.
+#[tokio::test]
+async fn legacy_a_note_that_keeps_changing_is_refused_after_the_last_round() {
+    let era = Era::Legacy;
+    let s = Session::open(era, guard().build(), Person::new(Reply::Approve).holding()).await;
+    let other = Session::join(era, s.server.clone(), Person::new(Reply::Decline)).await;
+    let rounds = usize::from(ask_first::MAX_ASK_ROUNDS);
+    let (outcome, ()) = tokio::join!(s.delete("n1"), async {
+        for round in 1..=rounds {
+            s.person.dialog_shown().await;
+            other
+                .write("n1", &"x".repeat(100 * round), false)
+                .await
+                .assert_ran("wrote n1");
+            s.person.answer_held();
+        }
+    });
+    outcome.assert_changed_nothing();
+    assert!(
+        outcome.text.contains(&format!("{rounds} times in a row"))
+            && outcome
+                .text
+                .ends_with("(300 bytes of text). It cannot be undone."),
+        "{}",
+        outcome.text
+    );
+    assert_eq!(s.last_interruption(), Some(InterruptionKind::TargetChanged));
+    assert_eq!((s.deletes(), s.asked()), (0, rounds));
+    assert!(s.has_note("n1"));
+}
+
+/// 2025-11-25: a note deleted by another call while the person was asked is refused with the
+/// re-read's own message, and nothing else runs.
+#[tokio::test]
+async fn legacy_a_note_gone_during_the_dialog_is_refused_with_the_reason() {
+    let era = Era::Legacy;
+    let s = Session::open(era, guard().build(), Person::new(Reply::Approve).holding()).await;
+    let other = Session::join(era, s.server.clone(), Person::new(Reply::Approve)).await;
+    let (outcome, ()) = tokio::join!(s.delete("n1"), async {
+        s.person.dialog_shown().await;
+        other.delete("n1").await.assert_ran("deleted n1");
+        s.person.answer_held();
+    });
+    outcome.assert_changed_nothing();
+    assert!(
+        outcome.text.contains("read again, right before running")
+            && outcome.text.contains("no note with id n1"),
+        "{}",
+        outcome.text
+    );
+    assert_eq!(s.last_interruption(), Some(InterruptionKind::TargetChanged));
+    assert_eq!(s.deletes(), 1, "only the other client's delete ran");
+}
+
+/// 2026-07-28: a retry whose state was sealed for what the note was is asked again with the
+/// new facts, saying so, even where altered states are JSON-RPC errors.
+#[tokio::test]
+async fn modern_a_state_for_what_the_note_was_asks_again() {
+    for altered in [
+        ask_first::AlteredState::AskAgain,
+        ask_first::AlteredState::JsonRpcError,
+    ] {
+        let s = modern_session(guard().altered_state(altered).build()).await;
+        let first = input_required(
+            s.once(params("delete_note", json!({ "note_id": "n1" })))
+                .await,
+        );
+        s.write("n1", &"x".repeat(REWRITTEN), false)
+            .await
+            .assert_ran("wrote n1");
+        let retry = params("delete_note", json!({ "note_id": "n1" }))
+            .with_request_state(state_of(&first))
+            .with_input_responses(approved());
+        let again = input_required(s.once(retry).await);
+        let Some(InputRequest::Elicitation(request)) = again
+            .input_requests
+            .as_ref()
+            .and_then(|requests| requests.get(APPROVAL_INPUT_KEY))
+        else {
+            panic!("asked again: {again:?}");
+        };
+        let ElicitRequestParams::FormElicitationParams { message, .. } = &request.params else {
+            panic!("a form: {request:?}");
+        };
+        assert!(
+            message.starts_with("The target changed since it was last shown to you")
+                && message.contains("(5000 bytes of text)"),
+            "{altered:?}: {message}"
+        );
+        assert_eq!(s.deletes(), 0);
+        assert!(s.has_note("n1"));
+    }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Dialog answers (pushed in the legacy era, input_required rounds in the modern era)

@@ -102,6 +102,15 @@ struct DeleteNoteArgs {
     id: String,
 }
 
+/// Strict arguments: an unknown key is an error, and `confirm_token` is not declared. The
+/// guard takes the token out before these are deserialized.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct StrictDeleteArgs {
+    /// The note to delete.
+    id: String,
+}
+
 #[derive(Deserialize, JsonSchema)]
 struct WriteNoteArgs {
     /// The note to write.
@@ -139,6 +148,15 @@ impl Resolve<NotesServer, DeleteNoteArgs> for DeleteNote {
             id,
             bytes: bytes as u64,
         })
+    }
+}
+
+impl Resolve<NotesServer, StrictDeleteArgs> for DeleteNote {
+    async fn resolve(server: &NotesServer, args: &StrictDeleteArgs) -> Result<Self, Rejection> {
+        let loose = DeleteNoteArgs {
+            id: args.id.clone(),
+        };
+        <Self as Resolve<NotesServer, DeleteNoteArgs>>::resolve(server, &loose).await
     }
 }
 
@@ -206,6 +224,33 @@ impl NotesServer {
         }))
     }
 
+    #[guarded(always)]
+    #[tool(description = "Delete a note; strict arguments")]
+    async fn delete_strict(
+        &self,
+        Parameters(args): Parameters<StrictDeleteArgs>,
+        approved: Approved<DeleteNote>,
+    ) -> String {
+        self.store.delete(approved);
+        format!("deleted {}", args.id)
+    }
+
+    #[guarded(always, person_required)]
+    #[tool(
+        description = "Delete a note, only after a person's yes in a dialog.",
+        meta = rmcp::model::MetaObject(
+            json!({"example/kept": 1}).as_object().cloned().unwrap_or_default()
+        )
+    )]
+    async fn erase_note(
+        &self,
+        Parameters(args): Parameters<DeleteNoteArgs>,
+        approved: Approved<DeleteNote>,
+    ) -> String {
+        self.store.delete(approved);
+        format!("erased {}", args.id)
+    }
+
     #[guarded(when = "widens_visibility")]
     #[tool(description = "Write a note")]
     async fn write_note(
@@ -263,7 +308,39 @@ fn the_router_lists_guarded_tools_with_their_schemas_and_annotations() {
         .map(|tool| tool.name.to_string())
         .collect();
     names.sort();
-    assert_eq!(names, ["count", "delete_note", "wipe", "write_note"]);
+    assert_eq!(
+        names,
+        [
+            "count",
+            "delete_note",
+            "delete_strict",
+            "erase_note",
+            "wipe",
+            "write_note"
+        ]
+    );
+    assert!(
+        router.get("delete_note").expect("listed").meta.is_none(),
+        "only person_required tools carry the mark"
+    );
+
+    // person_required: marked in _meta (merged with the tool's own), and no confirm_token.
+    let erase = router.get("erase_note").expect("erase_note is listed");
+    assert_eq!(properties(&erase.input_schema), ["id"]);
+    let meta = erase
+        .meta
+        .as_ref()
+        .expect("a person_required tool has _meta");
+    assert_eq!(
+        meta.0.get(ask_first::protocol::PERSON_REQUIRED_META_KEY),
+        Some(&json!(true))
+    );
+    assert_eq!(meta.0.get("example/kept"), Some(&json!(1)));
+
+    let strict = router
+        .get("delete_strict")
+        .expect("delete_strict is listed");
+    assert_eq!(properties(&strict.input_schema), ["confirm_token", "id"]);
 
     let delete = router.get("delete_note").expect("delete_note is listed");
     assert_eq!(delete.description.as_deref(), Some("Delete a note"));
@@ -384,6 +461,72 @@ async fn a_guarded_call_runs_its_body_only_after_the_token_comes_back() {
     let left: Vec<String> = store.notes().keys().cloned().collect();
     assert_eq!(left, ["n2", "n3"], "exactly the approved note is deleted");
 
+    client.cancel().await.expect("client stops");
+}
+
+/// `StrictDeleteArgs` denies unknown fields and declares no `confirm_token`: the guard takes
+/// the token out of the arguments first, so the second call deserializes and runs.
+#[tokio::test]
+async fn strict_arguments_work_without_declaring_the_token() {
+    let server = server();
+    let store = server.store.clone();
+    let client = connect(server).await;
+    let first = call(&client, "delete_strict", json!({"id": "n1"})).await;
+    let token = token_in(&first);
+    let second = call(
+        &client,
+        "delete_strict",
+        json!({"id": "n1", "confirm_token": token}),
+    )
+    .await;
+    assert_ne!(second.is_error, Some(true), "{}", text_of(&second));
+    assert_eq!(text_of(&second), "deleted n1");
+    assert!(!store.notes().contains_key("n1"));
+    // Any other unknown key is still refused by the arguments' own type.
+    let unknown = call(
+        &client,
+        "delete_strict",
+        json!({"id": "n2", "colour": "red"}),
+    )
+    .await;
+    assert_eq!(unknown.is_error, Some(true));
+    assert!(
+        text_of(&unknown).contains("unknown field `colour`"),
+        "{}",
+        text_of(&unknown)
+    );
+    assert!(store.notes().contains_key("n2"));
+    client.cancel().await.expect("client stops");
+}
+
+/// A `person_required` tool answers a client without dialogs with a refusal, never a token,
+/// and does not accept a token issued by another tool.
+#[tokio::test]
+async fn a_person_required_tool_never_issues_or_takes_a_token() {
+    let server = server();
+    let store = server.store.clone();
+    let client = connect(server).await;
+    let refused = call(&client, "erase_note", json!({"id": "n1"})).await;
+    assert_eq!(refused.is_error, Some(true));
+    assert!(confirm_token_in(&text_of(&refused)).is_none());
+    assert!(
+        text_of(&refused).contains("runs `erase_note` only after a person approves it"),
+        "{}",
+        text_of(&refused)
+    );
+    assert_eq!(
+        refused.structured_content.as_ref().map(|s| &s["status"]),
+        Some(&json!("person_required"))
+    );
+    let token = token_in(&call(&client, "delete_note", json!({"id": "n1"})).await);
+    let quoted = call(
+        &client,
+        "erase_note",
+        json!({"id": "n1", "confirm_token": token}),
+    )
+    .await;
+    assert_eq!(quoted.is_error, Some(true));
+    assert!(store.notes().contains_key("n1"));
     client.cancel().await.expect("client stops");
 }
 

@@ -26,9 +26,11 @@ pub fn check(kind: SealKind, other: SealKind, data: &[u8]) {
         Err(_) => return,
     };
     let fingerprint: Fingerprint = Thing("a".to_owned()).fingerprint();
+    let shown = Fingerprint::of_question(&Thing("a".to_owned()).question());
     let scope = SealScope {
         operation: Thing::OPERATION,
         fingerprint: &fingerprint,
+        shown: &shown,
         principal: "alice",
     };
     let now = 1_000_000u64;

@@ -14,7 +14,10 @@ use crate::audit::AuditSlot;
 ///
 /// `#[guarded]` adds it to the tool's input schema as an optional string (so a model that is
 /// handed a token knows where to quote it); an argument type need not declare it, and one
-/// that does keeps its own description. The guard reads it from the raw arguments.
+/// that does keeps its own description. The guard takes it out of the raw arguments before
+/// `Parameters<A>` deserializes them, so `A` never sees it: an `A` with
+/// `#[serde(deny_unknown_fields)]` works without declaring it (and one that declares it reads
+/// `None`).
 pub const CONFIRM_TOKEN_ARG: &str = "confirm_token";
 
 /// What the schema tells a model about [`CONFIRM_TOKEN_ARG`].
@@ -54,6 +57,7 @@ pub struct GuardCall {
     pub(crate) request_state: Option<String>,
     pub(crate) input_responses: Option<InputResponses>,
     pub(crate) confirm_token: Option<String>,
+    pub(crate) person_required: bool,
     pub(crate) audit: AuditSlot,
 }
 
@@ -72,8 +76,22 @@ impl GuardCall {
             request_state,
             input_responses,
             confirm_token,
+            person_required: false,
             audit: AuditSlot::default(),
         }
+    }
+
+    /// Marks the call as one that runs only after a person's yes in a dialog: where no dialog
+    /// can be shown it is refused, saying why and what would let it run, and a quoted
+    /// `confirm_token` is never accepted. `#[guarded(..., person_required)]` calls this.
+    pub fn require_person(mut self) -> Self {
+        self.person_required = true;
+        self
+    }
+
+    /// Whether the call runs only after a person's yes ([`require_person`](Self::require_person)).
+    pub fn person_required(&self) -> bool {
+        self.person_required
     }
 
     /// Where the guard leaves what the audit log records about this call once it is cleared;
@@ -105,18 +123,25 @@ impl GuardCall {
 
 impl<S> FromContextPart<ToolCallContext<'_, S>> for GuardCall {
     fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, rmcp::ErrorData> {
-        let confirm_token = context
-            .arguments
-            .as_ref()
-            .and_then(|arguments| arguments.get(CONFIRM_TOKEN_ARG))
-            .and_then(|value| value.as_str())
-            .map(str::to_owned);
+        // A string (or null) is taken out, so the arguments' own type never sees it
+        // (`deny_unknown_fields` included); any other value is left for `Parameters` to refuse.
+        let mut confirm_token = None;
+        if let Some(arguments) = context.arguments.as_mut()
+            && matches!(
+                arguments.get(CONFIRM_TOKEN_ARG),
+                Some(serde_json::Value::String(_) | serde_json::Value::Null)
+            )
+            && let Some(serde_json::Value::String(token)) = arguments.remove(CONFIRM_TOKEN_ARG)
+        {
+            confirm_token = Some(token);
+        }
         Ok(Self {
             context: context.request_context.clone(),
             tool: context.name.clone(),
             request_state: context.request_state.take(),
             input_responses: context.input_responses.take(),
             confirm_token,
+            person_required: false,
             audit: AuditSlot::default(),
         })
     }

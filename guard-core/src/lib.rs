@@ -64,7 +64,8 @@ pub use call::{CONFIRM_TOKEN_ARG, CONFIRM_TOKEN_DESCRIPTION, GuardCall};
 pub use dialog::{DialogCarrier, DialogSlot};
 pub use engine::{
     APPROVAL_INPUT_KEY, APPROVE_PROPERTY, Caller, Guard, GuardBuilder, Guarded, Interruption,
-    InterruptionKind, PrincipalFn, Rejection, Resolve, default_principal,
+    InterruptionKind, MAX_ASK_ROUNDS, PERSON_REQUIRED_META_KEY, PrincipalFn, Rejection, Resolve,
+    approval_dialog, default_principal,
 };
 pub use engine::{AlteredState, token_reply};
 pub use nonce::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
@@ -102,6 +103,18 @@ pub mod __private {
             )
         });
         crate::call::with_confirm_token(&schema)
+    }
+
+    /// The `_meta` of a `person_required` tool in `tools/list`: `given` (the `#[tool(meta = ..)]`
+    /// the author wrote, if any) with [`PERSON_REQUIRED_META_KEY`](crate::PERSON_REQUIRED_META_KEY)
+    /// set to `true`.
+    pub fn person_required_meta(given: Option<rmcp::model::MetaObject>) -> rmcp::model::MetaObject {
+        let mut meta = given.unwrap_or_default();
+        meta.0.insert(
+            crate::PERSON_REQUIRED_META_KEY.to_owned(),
+            serde_json::Value::Bool(true),
+        );
+        meta
     }
 
     /// The input schema of a guarded tool without arguments: `confirm_token` only.

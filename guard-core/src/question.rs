@@ -114,7 +114,7 @@ impl Fact {
         Self(FactKind::Count(n))
     }
 
-    /// A size in bytes, shown as `1234 bytes` or `1.2 KiB`.
+    /// A size in bytes, shown as `1 byte`, `1000 bytes` or `1.2 KiB`.
     pub fn bytes(n: u64) -> Self {
         Self(FactKind::Bytes(n))
     }
@@ -210,7 +210,7 @@ impl fmt::Debug for Fact {
 fn write_bytes(f: &mut fmt::Formatter<'_>, n: u64) -> fmt::Result {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
     if n < 1024 {
-        return write!(f, "{n} bytes");
+        return write!(f, "{n} byte{}", if n == 1 { "" } else { "s" });
     }
     let mut value = n as f64 / 1024.0;
     let mut unit = 0;
@@ -788,6 +788,9 @@ mod tests {
     fn sizes_and_dates_render_for_people() {
         assert_eq!(Fact::bytes(12).to_string(), "12 bytes");
         assert_eq!(Fact::bytes(1536).to_string(), "1.5 KiB");
+        assert_eq!(Fact::bytes(1).to_string(), "1 byte");
+        assert_eq!(Fact::bytes(0).to_string(), "0 bytes");
+        assert_eq!(Fact::bytes(2).to_string(), "2 bytes");
         assert_eq!(Fact::bytes(5 * 1024 * 1024).to_string(), "5.0 MiB");
         assert_eq!(Fact::date_unix(0).to_string(), "1970-01-01 00:00 UTC");
         assert_eq!(

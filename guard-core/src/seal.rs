@@ -1,12 +1,14 @@
 //! Sealed, single-use, short-lived proofs: the `requestState` of the 2026-07-28 era and the
 //! two-call confirmation token.
 //!
-//! A seal is `v1.` followed by base64url of a 43-byte payload and a 16-byte tag:
-//! `[kind][round][expiry: u64 BE][nonce: 16][fingerprint prefix: 16]` then
+//! A seal is `v1.` followed by base64url of a 58-byte payload and a 16-byte tag:
+//! `[kind][round][expiry: u64 BE][nonce: 16][binding prefix: 16][question prefix: 16]` then
 //! HMAC-SHA256(key, domain || operation || principal || payload) truncated to 128 bits.
-//! The operation and principal are bound by the tag without being carried; the target's
-//! fingerprint prefix is carried so that "opens onto another target" can be told apart from
-//! "was tampered with". Verification is constant-time (`hmac`'s `verify_truncated_left`).
+//! The operation and principal are bound by the tag without being carried; the prefixes of the
+//! target's binding fingerprint and of the fingerprint of the question it showed are carried
+//! so that "opens onto another call" and "the target changed since it was shown" can be told
+//! apart from "was tampered with". Verification is constant-time (`hmac`'s
+//! `verify_truncated_left`).
 
 use std::fmt;
 
@@ -21,7 +23,7 @@ type HmacSha256 = Hmac<Sha256>;
 
 const PREFIX: &str = "v1.";
 const DOMAIN: &[u8] = b"ask-first/seal/v1";
-const PAYLOAD_LEN: usize = 1 + 1 + 8 + 16 + 16;
+const PAYLOAD_LEN: usize = 1 + 1 + 8 + 16 + 16 + 16;
 const TAG_LEN: usize = 16;
 
 /// The secret that seals and opens. Replicas that answer each other's questions share it.
@@ -75,8 +77,11 @@ pub type Nonce = [u8; 16];
 pub struct SealScope<'a> {
     /// The operation's name ([`Target::OPERATION`](crate::Target::OPERATION)).
     pub operation: &'a str,
-    /// The fingerprint of the exact target.
+    /// The fingerprint of the exact target's binding ([`Target::fingerprint`](crate::Target::fingerprint)).
     pub fingerprint: &'a Fingerprint,
+    /// The fingerprint of the question the person was shown ([`Fingerprint::of_question`]):
+    /// a seal opens only while the target still reads as it was shown.
+    pub shown: &'a Fingerprint,
     /// Who asked: a seal made for one principal does not open for another.
     pub principal: &'a str,
 }
@@ -102,9 +107,16 @@ pub enum SealError {
     /// another principal, or of another kind.
     #[error("it was not issued by this server for this operation and caller, or it was altered")]
     BadTag,
-    /// Genuine, but for another target (other arguments).
-    #[error("it was issued for a different call: the arguments have changed since")]
+    /// Genuine, but for another target: other arguments, or a binding that holds server-side
+    /// facts which changed.
+    #[error(
+        "it was issued for a different call: the arguments have changed since, or what they name has"
+    )]
     OtherTarget,
+    /// Genuine and for these arguments, but the target no longer reads as the question it was
+    /// issued with showed it (a fact shown has changed).
+    #[error("the target changed since it was issued: what it showed no longer holds")]
+    TargetChanged,
     /// Genuine, but past its expiry.
     #[error("it has expired")]
     Expired,
@@ -142,6 +154,7 @@ pub fn seal(
     payload.extend_from_slice(&expires_at.to_be_bytes());
     payload.extend_from_slice(&nonce);
     payload.extend_from_slice(&scope.fingerprint.as_bytes()[..16]);
+    payload.extend_from_slice(&scope.shown.as_bytes()[..16]);
     let code = tag(key, scope, &payload).finalize().into_bytes();
     payload.extend_from_slice(&code[..TAG_LEN]);
     format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(payload))
@@ -149,7 +162,7 @@ pub fn seal(
 
 /// Opens `sealed` for `scope` at time `now` (Unix seconds).
 ///
-/// The checks run in this order: form, tag (constant time), target, expiry. Spending the
+/// The checks run in this order: form, tag (constant time), target, what it showed, expiry. Spending the
 /// nonce is the caller's job ([`NonceStore`](crate::NonceStore)).
 pub fn open(
     key: &SealKey,
@@ -183,6 +196,9 @@ pub fn open(
     nonce.copy_from_slice(&payload[10..26]);
     if payload[26..42] != scope.fingerprint.as_bytes()[..16] {
         return Err(SealError::OtherTarget);
+    }
+    if payload[42..58] != scope.shown.as_bytes()[..16] {
+        return Err(SealError::TargetChanged);
     }
     if now >= expires_at {
         return Err(SealError::Expired);
@@ -221,6 +237,7 @@ mod tests {
         SealScope {
             operation: "op",
             fingerprint: fp,
+            shown: fp,
             principal,
         }
     }
@@ -233,7 +250,7 @@ mod tests {
             open(&key(), SealKind::RequestState, &scope(&fp, "p"), &s, 999).expect("opens");
         assert_eq!(opened.round, 2);
         assert_eq!(opened.expires_at, 1000);
-        assert!(s.len() < 90, "short enough to quote: {}", s.len());
+        assert!(s.len() < 110, "short enough to quote: {}", s.len());
     }
 
     #[test]
@@ -305,8 +322,17 @@ mod tests {
         let other_op = SealScope {
             operation: "other",
             fingerprint: &fp,
+            shown: &fp,
             principal: "p",
         };
+        let changed = SealScope {
+            shown: &other,
+            ..scope(&fp, "p")
+        };
+        assert_eq!(
+            open_with(&key(), SealKind::RequestState, &changed, &s, 10),
+            Err(SealError::TargetChanged)
+        );
         assert_eq!(
             open_with(&key(), SealKind::RequestState, &other_op, &s, 10),
             Err(SealError::BadTag)

@@ -11,7 +11,11 @@ use crate::question::Question;
 ///
 /// A target names its operation, writes its canonical [`Binding`] (every field that decides
 /// what the operation does), and builds the [`Question`] a person is shown. An approval is
-/// bound to the fingerprint of the binding, so what executes is exactly what was approved.
+/// bound to the fingerprint of the binding **and** to the fingerprint of the question as it
+/// was rendered (every line and every fact it showed): the guard adds the second itself, so a
+/// target whose binding forgets a fact shown in its question is still re-asked when that fact
+/// changes. What executes is exactly what was approved, and only while it still reads as it
+/// was shown.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a guard target",
     label = "this type does not implement `ask_first::Target`",
@@ -28,11 +32,42 @@ pub trait Target: Send + Sync + 'static {
     /// The question shown to a person, made of server-side facts only.
     fn question(&self) -> Question;
 
-    /// The fingerprint of this target: SHA-256 over the operation and the canonical binding.
+    /// The fingerprint of this target's binding: SHA-256 over the operation and the canonical
+    /// binding (what "the same call" means).
+    ///
+    /// The guard never calls this method: it computes the binding's fingerprint and the
+    /// question's ([`Fingerprint::of_question`]) itself, so overriding it changes nothing the
+    /// guard seals or compares.
     fn fingerprint(&self) -> Fingerprint {
-        let mut binding = Binding::new(Self::OPERATION);
-        self.bind(&mut binding);
-        binding.finish()
+        binding_fingerprint(self)
+    }
+}
+
+/// SHA-256 over `target`'s operation and canonical binding, computed by the guard itself (never
+/// through [`Target::fingerprint`], which a target could override).
+pub(crate) fn binding_fingerprint<T: Target + ?Sized>(target: &T) -> Fingerprint {
+    let mut binding = Binding::new(T::OPERATION);
+    target.bind(&mut binding);
+    binding.finish()
+}
+
+/// What an approval is bound to: the target's binding (the call) and the question exactly as a
+/// person is shown it (every line, every fact).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Approval {
+    /// The fingerprint of the binding: differs when the arguments differ.
+    pub(crate) binding: Fingerprint,
+    /// The fingerprint of the rendered question: differs when a shown fact changed.
+    pub(crate) shown: Fingerprint,
+}
+
+impl Approval {
+    /// Both fingerprints of `target`, computed by the guard alone.
+    pub(crate) fn of<T: Target>(target: &T) -> Self {
+        Self {
+            binding: binding_fingerprint(target),
+            shown: Fingerprint::of_question(&target.question()),
+        }
     }
 }
 
@@ -157,6 +192,18 @@ impl Binding {
 pub struct Fingerprint([u8; 32]);
 
 impl Fingerprint {
+    /// SHA-256 over the question exactly as a person reads it (its rendered lines and facts).
+    /// An approval is bound to it beside the binding's fingerprint; hand-written seals
+    /// ([`SealScope::shown`](crate::seal::SealScope::shown)) use it too.
+    pub fn of_question(question: &Question) -> Self {
+        let mut hasher = Sha256::new();
+        let rendered = question.render();
+        hasher.update(b"ask-first/question/v1");
+        hasher.update((rendered.len() as u64).to_be_bytes());
+        hasher.update(rendered.as_bytes());
+        Self(hasher.finalize().into())
+    }
+
     /// The 32 bytes of the fingerprint.
     pub fn as_bytes(&self) -> &[u8; 32] {
         &self.0
@@ -260,6 +307,28 @@ mod tests {
         let mut ba = Binding::new("op");
         ba.list("l", ["b", "a"]);
         assert_ne!(ab.finish(), ba.finish());
+    }
+
+    #[test]
+    fn the_question_is_fingerprinted_apart_from_the_binding() {
+        // The binding holds only the id; the question shows the count of names.
+        let one = Files {
+            id: "g1",
+            names: vec!["a"],
+        };
+        let two = Files {
+            id: "g1",
+            names: vec!["a", "b"],
+        };
+        let (a, b) = (Approval::of(&one), Approval::of(&two));
+        assert_ne!(a.binding, b.binding);
+        assert_ne!(a.shown, b.shown);
+        // An overridden `fingerprint` is never what the guard computes.
+        assert_eq!(a.binding, binding_fingerprint(&one));
+        assert_eq!(
+            a.shown,
+            Fingerprint::of_question(&Question::new::<Ask>([Fact::count(1)]))
+        );
     }
 
     #[test]

@@ -93,6 +93,8 @@ struct Seen {
     holding: AtomicBool,
     shown: Notify,
     answer: Notify,
+    /// Replies still to give before `reply` applies, in order.
+    script: Mutex<std::collections::VecDeque<Reply>>,
 }
 
 /// A scripted person at an rmcp client: answers every dialog with its [`Reply`] and records
@@ -113,6 +115,17 @@ impl Person {
             can_elicit: true,
             seen: Arc::default(),
         }
+    }
+
+    /// A person who answers the first dialog with the first of `replies`, the second with the
+    /// second, and every later one with the last (e.g. `[Reply::Approve, Reply::Decline]`:
+    /// yes to the first question, no to any question asked again).
+    pub fn scripted(replies: impl IntoIterator<Item = Reply>) -> Self {
+        let mut replies: std::collections::VecDeque<Reply> = replies.into_iter().collect();
+        let last = replies.pop_back().unwrap_or(Reply::Decline);
+        let person = Self::new(last);
+        *lock(&person.seen.script) = replies;
+        person
     }
 
     /// A client that declares no elicitation capability: the guard never shows it a dialog
@@ -194,7 +207,8 @@ impl ClientHandler for Person {
         if self.seen.holding.load(Ordering::SeqCst) {
             self.seen.answer.notified().await;
         }
-        Ok(match &self.reply {
+        let scripted = lock(&self.seen.script).pop_front();
+        Ok(match scripted.as_ref().unwrap_or(&self.reply) {
             Reply::Approve => accept(json!({ APPROVE_PROPERTY: true })),
             Reply::Unticked => accept(json!({ APPROVE_PROPERTY: false })),
             Reply::Decline => ElicitResult::new(ElicitationAction::Decline),

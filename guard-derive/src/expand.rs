@@ -9,7 +9,7 @@ use syn::{
     Signature, Token, Type,
 };
 
-use crate::options::Mode;
+use crate::options::{Mode, Options};
 
 /// The macro's names for what it adds; visible to the handler's body, hence the prefix.
 const CALL: &str = "__ask_first_call";
@@ -85,7 +85,7 @@ fn type_argument(segment: &syn::PathSegment) -> Option<&Type> {
 /// Expands `#[guarded(mode)]` on `item`. On error, returns the error together with a stub of
 /// the handler, so the error is reported alone rather than followed by the router's complaints
 /// about a handler it cannot call.
-pub(crate) fn guarded(mode: syn::Result<Mode>, item: TokenStream) -> TokenStream {
+pub(crate) fn guarded(options: syn::Result<Options>, item: TokenStream) -> TokenStream {
     let function = match syn::parse2::<ImplItemFn>(item) {
         Ok(function) => function,
         Err(error) => {
@@ -94,7 +94,7 @@ pub(crate) fn guarded(mode: syn::Result<Mode>, item: TokenStream) -> TokenStream
             return syn::Error::new(error.span(), message).into_compile_error();
         }
     };
-    let result = mode.and_then(|mode| expand(&mode, &function));
+    let result = options.and_then(|options| expand(&options, &function));
     match result {
         Ok(tokens) => tokens,
         Err(error) => {
@@ -145,7 +145,8 @@ fn is_tool(attr: &Attribute) -> bool {
         .is_some_and(|segment| segment.ident == "tool")
 }
 
-fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
+fn expand(options: &Options, function: &ImplItemFn) -> syn::Result<TokenStream> {
+    let mode = &options.mode;
     let sig = &function.sig;
     if sig.asyncness.is_none() {
         return Err(syn::Error::new_spanned(
@@ -197,6 +198,22 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
     let resolve = quote_spanned! {target_span=>
         <#target_ty as ::ask_first::Resolve<#self_ty, #args_ty>>::resolve(self, #args_ref)
     };
+    // After a yes in a pushed dialog, the guard reads the target again through this.
+    let recheck = quote_spanned! {target_span=>
+        let __ask_first_recheck = |__ask_first_shown: #target_ty| {
+            <#target_ty as ::ask_first::Resolve<#self_ty, #args_ty>>::recheck(
+                self,
+                #args_ref,
+                __ask_first_shown,
+            )
+        };
+    };
+    // `person_required`: the call never falls back to the two-call token.
+    let require_person = options.person_required.then(|| {
+        quote! {
+            let #call = ::ask_first::protocol::GuardCall::require_person(#call);
+        }
+    });
 
     // Ask: `approve` for `always`, `clear` with the predicate's verdict for `when`.
     let guard_span = mode.span();
@@ -206,7 +223,7 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
     // The bounds of `approve` (`Target`) and `clear` (`Conditional`) are reported on `T`.
     let decide = match mode {
         Mode::Always { .. } => quote_spanned! {target_span=>
-            __ask_first_guard.approve(#call, __ask_first_target).await
+            __ask_first_guard.approve(#call, __ask_first_target, __ask_first_recheck).await
         },
         Mode::When { predicate, .. } => {
             // The literal's place, the macro's hygiene: an unknown method is reported on the
@@ -217,7 +234,9 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
                 let __ask_first_needed: bool = __ask_first_target.#predicate();
             };
             let clear = quote_spanned! {target_span=>
-                __ask_first_guard.clear(#call, __ask_first_target, __ask_first_needed).await
+                __ask_first_guard
+                    .clear(#call, __ask_first_target, __ask_first_needed, __ask_first_recheck)
+                    .await
             };
             quote! {{
                 #needed
@@ -254,19 +273,28 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
     let block = &function.block;
 
     // The input schema: the arguments' own, with the optional `confirm_token` the guard reads
-    // (so an argument type need not declare it).
+    // (so an argument type need not declare it); a `person_required` tool takes no token, so
+    // its schema is rmcp's own, and its `_meta` says that only a person's yes will do.
     let input_schema = match &params {
+        _ if options.person_required => None,
         Some(params) => {
             let ty = params.args;
-            quote!(input_schema = ::ask_first::__private::input_schema_with_confirm_token::<#ty>())
+            Some(
+                quote!(input_schema = ::ask_first::__private::input_schema_with_confirm_token::<#ty>()),
+            )
         }
-        None => {
-            quote!(input_schema = ::ask_first::__private::empty_input_schema_with_confirm_token())
-        }
+        None => Some(quote!(
+            input_schema = ::ask_first::__private::empty_input_schema_with_confirm_token()
+        )),
     };
     let attrs = function.attrs.iter().map(|attr| {
         let attr = with_tool_setting(attr, "output_schema", output_schema_of(&sig.output));
-        with_tool_setting(&attr, "input_schema", Some(input_schema.clone()))
+        let attr = with_tool_setting(&attr, "input_schema", input_schema.clone());
+        if options.person_required {
+            with_person_required_meta(&attr)
+        } else {
+            attr
+        }
     });
     let vis = &function.vis;
     let defaultness = &function.defaultness;
@@ -291,12 +319,14 @@ fn expand(mode: &Mode, function: &ImplItemFn) -> syn::Result<TokenStream> {
         #vis #defaultness #tool_sig {
             #proof_declared
             #guard
+            #require_person
             let __ask_first_target = match #resolve.await {
                 ::core::result::Result::Ok(target) => target,
                 ::core::result::Result::Err(rejection) => {
                     return ::core::result::Result::Ok(::ask_first::Rejection::into_response(rejection));
                 }
             };
+            #recheck
             // Where the guard leaves what the audit log records about this call.
             let __ask_first_slot = ::ask_first::protocol::GuardCall::audit_slot(&#call);
             __ask_first_proof = match #decide {
@@ -499,6 +529,52 @@ fn with_tool_setting(attr: &Attribute, name: &str, setting: Option<TokenStream>)
     }
 }
 
+/// `#[tool(...)]` whose `meta` carries the person-required mark: the author's `meta = expr`
+/// wrapped, or a new `meta` setting; any other attribute unchanged.
+fn with_person_required_meta(attr: &Attribute) -> Attribute {
+    const WRAP: &str = "::ask_first::__private::person_required_meta";
+    if !is_tool(attr) {
+        return attr.clone();
+    }
+    let Meta::List(list) = &attr.meta else {
+        let wrap: TokenStream = WRAP.parse().unwrap_or_default();
+        return with_tool_setting(
+            attr,
+            "meta",
+            Some(quote!(meta = #wrap(::core::option::Option::None))),
+        );
+    };
+    let tokens: Vec<TokenTree> = list.tokens.clone().into_iter().collect();
+    let Some(at) = tokens.windows(2).position(|pair| {
+        matches!(&pair[0], TokenTree::Ident(ident) if ident == "meta")
+            && matches!(&pair[1], TokenTree::Punct(punct) if punct.as_char() == '=')
+    }) else {
+        let wrap: TokenStream = WRAP.parse().unwrap_or_default();
+        return with_tool_setting(
+            attr,
+            "meta",
+            Some(quote!(meta = #wrap(::core::option::Option::None))),
+        );
+    };
+    // The expression runs to the next top-level comma (groups are single token trees).
+    let start = at + 2;
+    let end = tokens[start..]
+        .iter()
+        .position(|token| matches!(token, TokenTree::Punct(punct) if punct.as_char() == ','))
+        .map_or(tokens.len(), |offset| start + offset);
+    let given: TokenStream = tokens[start..end].iter().cloned().collect();
+    let before: TokenStream = tokens[..start].iter().cloned().collect();
+    let after: TokenStream = tokens[end..].iter().cloned().collect();
+    let wrap: TokenStream = WRAP.parse().unwrap_or_default();
+    let pound = attr.pound_token;
+    let path = attr.path();
+    let rebuilt = quote!(#pound[#path(#before #wrap(::core::option::Option::Some(#given)) #after)]);
+    match syn::parse::Parser::parse2(Attribute::parse_outer, rebuilt) {
+        Ok(mut parsed) if parsed.len() == 1 => parsed.remove(0),
+        _ => attr.clone(),
+    }
+}
+
 /// `T` from `Json<T>` or `Result<Json<T>, E>`, as rmcp's `extract_schema_from_return_type`.
 fn json_output(ty: &Type) -> Option<&Type> {
     fn json(ty: &Type) -> Option<&Type> {
@@ -540,9 +616,54 @@ mod tests {
     use quote::quote;
 
     fn expand_ok(args: TokenStream, item: TokenStream) -> String {
-        let mode = crate::options::parse(args).expect("options");
+        let options = crate::options::parse(args).expect("options");
         let function = syn::parse2::<ImplItemFn>(item).expect("function");
-        expand(&mode, &function).expect("expansion").to_string()
+        expand(&options, &function).expect("expansion").to_string()
+    }
+
+    #[test]
+    fn person_required_marks_the_tool_and_takes_no_token() {
+        let out = expand_ok(
+            quote!(always, person_required),
+            quote! {
+                #[tool(description = "Delete")]
+                async fn delete(&self, Parameters(a): Parameters<A>, ok: Approved<D>) -> String {
+                    todo!()
+                }
+            },
+        );
+        assert!(!out.contains("input_schema_with_confirm_token"), "{out}");
+        assert!(out.contains(
+            "# [tool (description = \"Delete\" , meta = :: ask_first :: __private :: \
+             person_required_meta (:: core :: option :: Option :: None))]"
+        ));
+        assert!(out.contains("GuardCall :: require_person (__ask_first_call)"));
+        let given = expand_ok(
+            quote!(always, person_required),
+            quote! {
+                #[tool(meta = mine(1, 2), description = "Delete")]
+                async fn delete(&self, ok: Approved<D>) -> String { todo!() }
+            },
+        );
+        assert!(
+            given.contains(
+                "meta = :: ask_first :: __private :: person_required_meta (:: core :: option :: \
+                 Option :: Some (mine (1 , 2))) , description = \"Delete\""
+            ),
+            "{given}"
+        );
+        let plain = expand_ok(
+            quote!(always),
+            quote! {
+                #[tool(description = "Delete")]
+                async fn delete(&self, ok: Approved<D>) -> String { todo!() }
+            },
+        );
+        assert!(!plain.contains("person_required") && !plain.contains("require_person"));
+        assert!(
+            plain.contains(":: recheck (self , & () , __ask_first_shown ,)"),
+            "{plain}"
+        );
     }
 
     fn expand_err(args: TokenStream, item: TokenStream) -> String {

@@ -59,7 +59,20 @@
 //!   predicate is an inherent or trait method `fn(&self) -> bool` of the target, named in a
 //!   string so the attribute reads like the condition it states.
 //!
-//! Exactly one option is accepted; there is no default.
+//! Exactly one of them is accepted; there is no default. Beside it:
+//!
+//! - `person_required` (`#[guarded(always, person_required)]`): the tool runs only after a
+//!   person's yes in a dialog and **never** falls back to the two-call `confirm_token`. A call
+//!   that cannot show a dialog (the client declares no elicitation, the connection cannot carry
+//!   it, the dialog request fails, or the server runs with `ELICITATION=false`) gets an
+//!   `isError` result saying that a person is required, why none could be asked, and what would
+//!   let it run (with `structuredContent` `{"status": "person_required", "tool", "why_no_dialog"}`),
+//!   and a quoted `confirm_token` is never accepted. In `tools/list` such a tool carries
+//!   `"_meta": {"ask-first/person_required": true}` (merged into a `meta = ..` the `#[tool]`
+//!   gives) and its input schema is its arguments' own, without the `confirm_token` property;
+//!   say it in the description too, for models that read only that. It is listed to every
+//!   client (a 2026-07-28 client declares its capabilities per request, so the list cannot
+//!   know), and answered with the refusal where no dialog can be shown.
 //!
 //! # The expansion (decided)
 //!
@@ -67,7 +80,8 @@
 //! moves the handler's body, unchanged, into an `async move` block inside it. The guard's
 //! per-call context is an rmcp extractor, [`GuardCall`], placed **before** `Parameters`: it reads
 //! the call's context, the tool's name, a 2026-07-28 retry's `requestState` and `inputResponses`,
-//! and a quoted `confirm_token` from the raw arguments, which `Parameters` then consumes.
+//! and takes a quoted `confirm_token` out of the raw arguments, which `Parameters` then consumes
+//! without it.
 //!
 //! `#[guarded]` must be **above** `#[tool]`: outer attributes expand first, so `#[guarded]` sees
 //! the handler as written. rmcp's `#[tool]` then sees the generated method: it derives the input
@@ -101,9 +115,16 @@
 //!             Err(rejection) => return Ok(::ask_first::Rejection::into_response(rejection)),
 //!         };
 //!     // 2. ask (for `when`: `let needed: bool = __ask_first_target.predicate();`
-//!     //    then `__ask_first_guard.clear(call, target, needed)`)
+//!     //    then `__ask_first_guard.clear(call, target, needed, recheck)`); after a yes in a
+//!     //    pushed dialog the guard reads the target again through `recheck` and asks again
+//!     //    if it no longer reads as shown
+//!     let __ask_first_recheck = |__ask_first_shown: DeleteNote| {
+//!         <DeleteNote as ::ask_first::Resolve<Self, DeleteNoteArgs>>::recheck(
+//!             self, &__ask_first_params.0, __ask_first_shown)
+//!     };
 //!     __ask_first_proof =
-//!         match __ask_first_guard.approve(__ask_first_call, __ask_first_target).await {
+//!         match __ask_first_guard
+//!             .approve(__ask_first_call, __ask_first_target, __ask_first_recheck).await {
 //!             Ok(proof) => proof,
 //!             Err(interruption) => return Ok(::ask_first::protocol::Interruption::into_response(interruption)),
 //!         };
@@ -131,10 +152,12 @@
 //!
 //! [`GuardCall`]: https://docs.rs/ask-first/latest/ask_first/struct.GuardCall.html
 //!
-//! Since the tool's input schema is the schema of `A`, and a call that falls back to the
-//! two-call token comes back with an extra `confirm_token` argument, declare
-//! `confirm_token: Option<String>` in `A` (so models see where to quote it), and do not put
-//! `#[serde(deny_unknown_fields)]` on `A` without it.
+//! `A` need not declare `confirm_token`: `#[guarded]` adds it to the tool's input schema as an
+//! optional string (`input_schema = ::ask_first::__private::input_schema_with_confirm_token::<A>()`
+//! on the `#[tool]`, unless the `#[tool]` gives an `input_schema`), and `GuardCall` takes it out
+//! of the arguments before `Parameters<A>` deserializes them, so an `A` with
+//! `#[serde(deny_unknown_fields)]` works without it. An `A` that declares it anyway keeps its
+//! own description in the schema, and reads `None`.
 //!
 //! # Errors
 //!
@@ -143,7 +166,9 @@
 //! | Mistake | Reported on | Message (start) |
 //! |---|---|---|
 //! | `#[guarded]` without an option | the attribute | `#[guarded] needs one option` |
-//! | an unknown option | the option | ``unknown option `x`: #[guarded] accepts `always` or `when = "predicate"` `` |
+//! | an unknown option | the option | ``unknown option `x`: #[guarded] accepts `always` or `when = "predicate"`, and optionally `person_required` `` |
+//! | `person_required` alone | the attribute | `` `person_required` says who must answer, not when to ask `` |
+//! | `person_required = …`, or it twice | the option | what `person_required` takes |
 //! | `always` and `when` together, or one twice | the second option | `` `always` and `when` exclude each other `` |
 //! | `always = …`, bare `when`, `when = ident`, `when = "not a name"` | the value | what `always`/`when` take |
 //! | not an `async fn`, or `#[guarded]` below `#[tool]` | `fn` | `#[guarded] must be above #[tool] (and the handler must be `async fn`)` |
@@ -182,12 +207,13 @@ use proc_macro::TokenStream;
 /// issues the two-call token), and runs the body only with the approval in hand.
 ///
 /// `#[guarded(always)]` hands the body an `Approved<T>`; `#[guarded(when = "predicate")]` a
-/// `Clearance<T>`, asking only when `target.predicate()` is true. Place it above rmcp's
-/// `#[tool]`. See the [crate documentation](crate) for the expansion and every error.
+/// `Clearance<T>`, asking only when `target.predicate()` is true; `person_required` beside
+/// either never falls back to the two-call token. Place it above rmcp's `#[tool]`. See the
+/// [crate documentation](crate) for the expansion and every error.
 #[proc_macro_attribute]
 pub fn guarded(args: TokenStream, item: TokenStream) -> TokenStream {
-    let mode = options::parse(args.into());
-    expand::guarded(mode, item.into()).into()
+    let options = options::parse(args.into());
+    expand::guarded(options, item.into()).into()
 }
 
 /// Implements `ask_first::Target` from the struct: its operation, its binding and its

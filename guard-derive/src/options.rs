@@ -1,4 +1,5 @@
-//! Parsing `#[guarded(always)]` and `#[guarded(when = "predicate")]`.
+//! Parsing `#[guarded(always)]` and `#[guarded(when = "predicate")]`, each optionally with
+//! `person_required`.
 
 use proc_macro2::{Span, TokenStream};
 use syn::parse::Parser;
@@ -6,7 +7,15 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Ident, Lit, Meta, Token};
 
-/// What the attribute asks for.
+/// The attribute's options: when to ask, and whether only a person's yes will do.
+pub(crate) struct Options {
+    /// When to ask.
+    pub(crate) mode: Mode,
+    /// `person_required`: never fall back to the two-call token.
+    pub(crate) person_required: bool,
+}
+
+/// When the attribute asks.
 pub(crate) enum Mode {
     /// `always`: the handler takes `Approved<T>`.
     Always {
@@ -38,10 +47,12 @@ impl Mode {
     }
 }
 
-const ACCEPTED: &str = "#[guarded] accepts `always` or `when = \"predicate\"`";
+const ACCEPTED: &str =
+    "#[guarded] accepts `always` or `when = \"predicate\"`, and optionally `person_required`";
 
-/// Parses the attribute's arguments: exactly one of `always` or `when = "ident"`.
-pub(crate) fn parse(args: TokenStream) -> syn::Result<Mode> {
+/// Parses the attribute's arguments: exactly one of `always` or `when = "ident"`, and at most
+/// one `person_required`.
+pub(crate) fn parse(args: TokenStream) -> syn::Result<Options> {
     if args.is_empty() {
         return Err(syn::Error::new(
             Span::call_site(),
@@ -56,7 +67,24 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Mode> {
             syn::Error::new(error.span(), format!("expected an option: {ACCEPTED}"))
         })?;
     let mut mode: Option<Mode> = None;
+    let mut person_required = false;
     for meta in metas {
+        if meta.path().is_ident("person_required") {
+            if !matches!(meta, Meta::Path(_)) {
+                return Err(syn::Error::new_spanned(
+                    meta,
+                    "`person_required` takes no value: write `#[guarded(always, person_required)]`",
+                ));
+            }
+            if person_required {
+                return Err(syn::Error::new_spanned(
+                    meta,
+                    "`person_required` is given twice: write it once",
+                ));
+            }
+            person_required = true;
+            continue;
+        }
         let this = option(&meta)?;
         if let Some(first) = &mode {
             let message = if first.name() == this.name() {
@@ -73,11 +101,19 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Mode> {
         }
         mode = Some(this);
     }
-    mode.ok_or_else(|| {
-        syn::Error::new(
-            Span::call_site(),
-            format!("#[guarded] needs one option: {ACCEPTED}"),
-        )
+    let mode = mode.ok_or_else(|| {
+        let message = if person_required {
+            "`person_required` says who must answer, not when to ask: add `always` or \
+             `when = \"predicate\"`, e.g. `#[guarded(always, person_required)]`"
+                .to_owned()
+        } else {
+            format!("#[guarded] needs one option: {ACCEPTED}")
+        };
+        syn::Error::new(Span::call_site(), message)
+    })?;
+    Ok(Options {
+        mode,
+        person_required,
     })
 }
 
@@ -147,14 +183,43 @@ mod tests {
         }
     }
 
+    fn mode(args: TokenStream) -> Option<(Mode, bool)> {
+        parse(args)
+            .ok()
+            .map(|options| (options.mode, options.person_required))
+    }
+
     #[test]
     fn accepts_always_and_when() {
-        assert!(matches!(parse(quote!(always)), Ok(Mode::Always { .. })));
-        assert!(matches!(parse(quote!(always,)), Ok(Mode::Always { .. })));
-        match parse(quote!(when = "is_shared")) {
-            Ok(Mode::When { predicate, .. }) => assert_eq!(predicate.to_string(), "is_shared"),
+        assert!(matches!(
+            mode(quote!(always)),
+            Some((Mode::Always { .. }, false))
+        ));
+        assert!(matches!(
+            mode(quote!(always,)),
+            Some((Mode::Always { .. }, false))
+        ));
+        match mode(quote!(when = "is_shared")) {
+            Some((Mode::When { predicate, .. }, false)) => {
+                assert_eq!(predicate.to_string(), "is_shared")
+            }
             _ => panic!("expected `when`"),
         }
+    }
+
+    #[test]
+    fn accepts_person_required_beside_either() {
+        assert!(matches!(
+            mode(quote!(always, person_required)),
+            Some((Mode::Always { .. }, true))
+        ));
+        assert!(matches!(
+            mode(quote!(person_required, when = "p")),
+            Some((Mode::When { .. }, true))
+        ));
+        assert!(error(quote!(person_required)).contains("not when to ask"));
+        assert!(error(quote!(always, person_required, person_required)).contains("given twice"));
+        assert!(error(quote!(always, person_required = true)).contains("takes no value"));
     }
 
     #[test]

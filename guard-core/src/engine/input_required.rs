@@ -14,20 +14,22 @@ use crate::approval::ApprovedBy;
 use crate::audit::{AuditOutcome, Route};
 use crate::call::GuardCall;
 use crate::seal::{self, SealKind};
-use crate::target::Target;
+use crate::target::{Approval, Target};
 
 impl Guard {
-    // 2026-07-28: return input_required with a sealed requestState; open it on the retry.
+    /// 2026-07-28: return `input_required` with a sealed `requestState`; open it on the retry.
+    /// A state issued for what the target showed before it changed asks again, saying so.
     pub(super) async fn input_required_path<T: Target>(
         &self,
         call: &GuardCall,
         target: &T,
     ) -> Result<ApprovedBy, Interruption> {
-        let fingerprint = target.fingerprint();
+        let approval = Approval::of(target);
         let principal = (self.inner.principal)(&Caller::of(&call.context));
-        let scope = self.scope::<T>(&fingerprint, &principal);
+        let scope = self.scope::<T>(&approval, &principal);
         let now = now_unix();
         let mut round = 0u8;
+        let mut changed = false;
         if let Some(state) = call.request_state.as_deref() {
             match seal::open(&self.inner.key, SealKind::RequestState, &scope, state, now) {
                 Ok(opened) => {
@@ -56,7 +58,12 @@ impl Guard {
                         tracing::info!(tool = %call.tool, "retry without a readable answer: asking afresh");
                     }
                 }
-                Err(reason) if self.inner.altered_state == AlteredState::JsonRpcError => {
+                // A state for what the target showed before it changed is genuine: it is
+                // asked about again with the new facts, whatever the altered-state setting.
+                Err(reason)
+                    if self.inner.altered_state == AlteredState::JsonRpcError
+                        && reason != seal::SealError::TargetChanged =>
+                {
                     tracing::info!(tool = %call.tool, %reason, "requestState is no answer: refusing");
                     let message = format!(
                         "Invalid params: the requestState was refused: {reason}. Nothing was changed; call the tool again without requestState and inputResponses to be asked afresh."
@@ -72,10 +79,16 @@ impl Guard {
                 Err(reason) => {
                     self.note::<T>(call, &scope, Route::InputRequired, refusal_outcome(reason));
                     tracing::info!(tool = %call.tool, %reason, "requestState is no answer: asking afresh");
+                    // Genuine, for another binding or other shown facts: what the person
+                    // is asked now differs from what they answered, and the question says so.
+                    changed = matches!(
+                        reason,
+                        seal::SealError::TargetChanged | seal::SealError::OtherTarget
+                    );
                 }
             }
         }
-        let form = Self::approval_form(target)?;
+        let form = Self::approval_form(target, changed)?;
         let expires_at = now.saturating_add(self.inner.state_ttl.as_secs());
         let state = seal::seal(
             &self.inner.key,

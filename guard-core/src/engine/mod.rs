@@ -4,12 +4,14 @@
 //! `rejection` (what a call answers instead of running: an input error, an interruption),
 //! `pushed` (2025-11-25: a pushed `elicitation/create`), `input_required` (2026-07-28:
 //! `input_required` with a sealed `requestState`), `token` (no dialog: the two-call
-//! `confirm_token`). This file holds the guard itself and what every path shares: the
-//! question, the person's answer, the spent-nonce check and the audit.
+//! `confirm_token`), `recheck` (after a pushed dialog's yes: the target read again and
+//! compared with what the person was shown). This file holds the guard itself and what every
+//! path shares: the question, the person's answer, the spent-nonce check and the audit.
 
 mod builder;
 mod input_required;
 mod pushed;
+mod recheck;
 mod rejection;
 mod token;
 
@@ -26,9 +28,10 @@ use crate::audit::{AuditOutcome, AuditSink, AuditTicket, Route};
 use crate::call::GuardCall;
 use crate::nonce::NonceStore;
 use crate::seal::{self, SealKey, SealScope};
-use crate::target::{Conditional, Target};
+use crate::target::{Approval, Conditional, Fingerprint, Target, binding_fingerprint};
 
 pub use builder::{Caller, GuardBuilder, PrincipalFn, default_principal};
+pub use recheck::MAX_ASK_ROUNDS;
 pub use rejection::{Interruption, InterruptionKind, Rejection};
 use token::NoDialog;
 pub use token::token_reply;
@@ -37,6 +40,18 @@ pub use token::token_reply;
 pub const APPROVAL_INPUT_KEY: &str = "approval";
 /// The boolean property of the dialog's form that a person ticks to approve.
 pub const APPROVE_PROPERTY: &str = "approve";
+/// The key a `#[guarded(..., person_required)]` tool carries in its `_meta` in `tools/list`,
+/// set to `true`: the tool runs only after a person's yes in a dialog, never on a two-call
+/// token (its input schema has no `confirm_token` unless its arguments declare one).
+pub const PERSON_REQUIRED_META_KEY: &str = "ask-first/person_required";
+
+/// The dialog the guard shows a person about `target`, exactly as both eras send it: a form
+/// whose message is the target's rendered question and whose one required field is the
+/// [`APPROVE_PROPERTY`] box. `None` only if the form could not be built, which does not happen
+/// with this crate's fixed schema.
+pub fn approval_dialog<T: Target>(target: &T) -> Option<ElicitRequestParams> {
+    Guard::approval_form(target, false).ok()
+}
 
 /// The engine that asks before guarded operations run. Cheap to clone.
 #[derive(Clone)]
@@ -115,6 +130,18 @@ pub trait Guarded {
 /// dialog, returns no `input_required` and issues no token, in every protocol era. A check
 /// must never change anything; when the backend offers no side-effect-free way to learn a
 /// fact, leave that fact to the operation and say so in the question.
+///
+/// # Read again after a yes
+///
+/// A yes holds only for what the person was shown. On a 2026-07-28 retry and on a token's
+/// second call, the target is resolved afresh in the call that runs, and its answer opens only
+/// if the target's binding and its rendered question are exactly those the answer was given
+/// for. On 2025-11-25 the person answers a pushed dialog while the call waits, so after a yes
+/// the guard reads the target again with [`recheck`](Resolve::recheck) right before the
+/// operation: the same, and the operation runs on the target just read; changed, the person
+/// is asked again with the new facts and a line saying the target changed since it was shown,
+/// up to [`MAX_ASK_ROUNDS`] questions, then the call is refused saying why. A `recheck` that
+/// fails is answered with its message and nothing runs.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be built from the arguments `{A}`",
     label = "the guarded handler's target",
@@ -123,9 +150,24 @@ pub trait Guarded {
 pub trait Resolve<S: ?Sized, A>: Target + Sized {
     /// Validates `args` and loads facts through `server`.
     fn resolve(server: &S, args: &A) -> impl Future<Output = Result<Self, Rejection>> + Send;
-}
 
-/// An input error found while resolving a target: the call is reported as failed, with this
+    /// Reads the target again after a person said yes to `shown` in a pushed dialog, right
+    /// before the operation runs. The guard compares the result's binding and rendered question
+    /// with `shown`'s: any difference asks the person again.
+    ///
+    /// The default resolves again ([`resolve`](Resolve::resolve)). Override it to re-read only
+    /// what the question showed, or, for a target whose shown facts all come from the
+    /// arguments (so nothing but a new call can change them), to return `Ok(shown)` without a
+    /// second request to the backend.
+    fn recheck(
+        server: &S,
+        args: &A,
+        shown: Self,
+    ) -> impl Future<Output = Result<Self, Rejection>> + Send {
+        drop(shown);
+        Self::resolve(server, args)
+    }
+}
 fn now_unix() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -178,6 +220,15 @@ fn read_answer(action: &ElicitationAction, content: Option<&Value>) -> Answer {
 /// The route a decision took: the token path says so in its result; otherwise the era's
 /// dialog route.
 fn route_of(modern: bool, result: &Result<ApprovedBy, Interruption>) -> Route {
+    if let Err(i) = result
+        && i.kind == InterruptionKind::PersonRequired
+    {
+        return if modern {
+            Route::InputRequired
+        } else {
+            Route::Dialog
+        };
+    }
     match result {
         Ok(ApprovedBy::Token) => Route::Token,
         Err(i)
@@ -194,7 +245,7 @@ fn route_of(modern: bool, result: &Result<ApprovedBy, Interruption>) -> Route {
 }
 
 /// What the audit log calls a decision.
-fn decision_outcome(result: &Result<ApprovedBy, Interruption>) -> AuditOutcome {
+fn decision_outcome<X>(result: &Result<X, Interruption>) -> AuditOutcome {
     match result {
         Ok(_) => AuditOutcome::Approved,
         Err(interruption) => match interruption.kind {
@@ -205,7 +256,10 @@ fn decision_outcome(result: &Result<ApprovedBy, Interruption>) -> AuditOutcome {
             InterruptionKind::Cancelled | InterruptionKind::CallCancelled => {
                 AuditOutcome::Cancelled
             }
-            InterruptionKind::StateRejected => AuditOutcome::Refused,
+            InterruptionKind::StateRejected | InterruptionKind::TargetChanged => {
+                AuditOutcome::Refused
+            }
+            InterruptionKind::PersonRequired => AuditOutcome::NotAsked,
             InterruptionKind::TimedOut => AuditOutcome::Expired,
             InterruptionKind::NotAsked => AuditOutcome::NotAsked,
             InterruptionKind::StoreFailed => AuditOutcome::StoreUnavailable,
@@ -262,12 +316,23 @@ impl Guard {
     /// The ticket for `target` on `route`; `None` (and no work) without an audit sink.
     fn ticket<T: Target>(&self, call: &GuardCall, target: &T, route: Route) -> Option<AuditTicket> {
         self.inner.audit.as_ref()?;
+        self.ticket_for::<T>(call, &binding_fingerprint(target), route)
+    }
+
+    /// The ticket for the target whose binding has `fingerprint`.
+    fn ticket_for<T: Target>(
+        &self,
+        call: &GuardCall,
+        fingerprint: &Fingerprint,
+        route: Route,
+    ) -> Option<AuditTicket> {
+        self.inner.audit.as_ref()?;
         let principal = (self.inner.principal)(&Caller::of(&call.context));
         Some(AuditTicket::new(
             &principal,
             &call.tool,
             T::OPERATION,
-            &target.fingerprint(),
+            fingerprint,
             route,
         ))
     }
@@ -297,36 +362,55 @@ impl Guard {
         self.inner.elicitation
     }
 
-    /// Asks about `target`, always. `Ok` only with an approval for exactly this target.
-    pub async fn approve<T: Target>(
+    /// Asks about `target`, always. `Ok` only with an approval for exactly this target, as it
+    /// reads right before the operation runs.
+    ///
+    /// `recheck` reads the target again after a yes given in a pushed (2025-11-25) dialog:
+    /// `#[guarded]` passes [`Resolve::recheck`]. A hand-written handler passes its own; one whose
+    /// shown facts cannot change without a new call passes `|shown| async move { Ok(shown) }`.
+    /// See [`Resolve`] ("Read again after a yes").
+    pub async fn approve<T, F, Fut>(
         &self,
         call: GuardCall,
         target: T,
-    ) -> Result<Approved<T>, Interruption> {
+        recheck: F,
+    ) -> Result<Approved<T>, Interruption>
+    where
+        T: Target,
+        F: FnMut(T) -> Fut,
+        Fut: Future<Output = Result<T, Rejection>>,
+    {
         let cancelled = call.context.ct.clone();
-        let (route, mut decided) = self.ask(&call, &target).await;
+        let mut audited = binding_fingerprint(&target);
+        let (route, mut decided) = self.ask_current(&call, target, recheck, &mut audited).await;
         // The client may have cancelled the call while it was being asked about: a cancelled
         // call never runs, whatever the answer was.
         if decided.is_ok() && cancelled.is_cancelled() {
             decided = Err(Interruption::cancelled_call());
         }
-        let ticket = self.ticket(&call, &target, route);
+        let ticket = self.ticket_for::<T>(&call, &audited, route);
         if let Some(ticket) = &ticket {
             self.record(ticket, decision_outcome(&decided));
         }
-        let by = decided?;
+        let (target, by) = decided?;
         call.audit.set(ticket);
         Ok(Approved::new(target, by))
     }
 
     /// Clears a conditional target: exempt when `needs_approval` is false, otherwise asked
-    /// about as in [`approve`](Self::approve).
-    pub async fn clear<T: Conditional>(
+    /// about as in [`approve`](Self::approve) (with the same `recheck`).
+    pub async fn clear<T, F, Fut>(
         &self,
         call: GuardCall,
         target: T,
         needs_approval: bool,
-    ) -> Result<Clearance<T>, Interruption> {
+        recheck: F,
+    ) -> Result<Clearance<T>, Interruption>
+    where
+        T: Conditional,
+        F: FnMut(T) -> Fut,
+        Fut: Future<Output = Result<T, Rejection>>,
+    {
         if !needs_approval {
             if call.context.ct.is_cancelled() {
                 return Err(Interruption::cancelled_call());
@@ -334,13 +418,17 @@ impl Guard {
             call.audit.set(self.ticket(&call, &target, Route::Exempt));
             return Ok(Clearance::Exempt(Exempt::new(target)));
         }
-        self.approve(call, target).await.map(Clearance::Approved)
+        self.approve(call, target, recheck)
+            .await
+            .map(Clearance::Approved)
     }
 
+    /// Asks once about `target`; `changed` says the target changed since it was last shown.
     async fn ask<T: Target>(
         &self,
         call: &GuardCall,
         target: &T,
+        changed: bool,
     ) -> (Route, Result<ApprovedBy, Interruption>) {
         let modern = call
             .context
@@ -363,22 +451,19 @@ impl Guard {
             .and_then(|c| c.elicitation)
             .is_some_and(|e| e.form.is_some() || e.url.is_none());
         let result = match (self.inner.elicitation, declared, modern) {
-            (false, _, _) => self.token_path(call, target, NoDialog::SwitchedOff).await,
-            (true, false, _) => self.token_path(call, target, NoDialog::NotDeclared).await,
+            (false, _, _) => self.no_dialog(call, target, NoDialog::SwitchedOff).await,
+            (true, false, _) => self.no_dialog(call, target, NoDialog::NotDeclared).await,
             (true, true, true) => self.input_required_path(call, target).await,
-            (true, true, false) => self.push_path(call, target).await,
+            (true, true, false) => self.push_path(call, target, changed).await,
         };
         (route_of(modern, &result), result)
     }
 
-    fn scope<'a, T: Target>(
-        &self,
-        fingerprint: &'a crate::Fingerprint,
-        principal: &'a str,
-    ) -> SealScope<'a> {
+    fn scope<'a, T: Target>(&self, approval: &'a Approval, principal: &'a str) -> SealScope<'a> {
         SealScope {
             operation: T::OPERATION,
-            fingerprint,
+            fingerprint: &approval.binding,
+            shown: &approval.shown,
             principal,
         }
     }
@@ -388,16 +473,26 @@ impl Guard {
     }
 
     /// The dialog: the target's question and one required `approve` box. Both eras send it.
-    fn approval_form<T: Target>(target: &T) -> Result<ElicitRequestParams, Interruption> {
+    /// `changed`: the target changed since it was last shown, and the message says so first.
+    fn approval_form<T: Target>(
+        target: &T,
+        changed: bool,
+    ) -> Result<ElicitRequestParams, Interruption> {
         let Some(schema) = approval_schema() else {
             return Err(Interruption::text(
                 InterruptionKind::NotAsked,
                 "The question could not be built: nothing was changed.".to_owned(),
             ));
         };
+        let question = Self::message(target);
+        let message = if changed {
+            format!("{}\n{question}", recheck::CHANGED_LINE)
+        } else {
+            question
+        };
         Ok(ElicitRequestParams::FormElicitationParams {
             meta: None,
-            message: Self::message(target),
+            message,
             requested_schema: schema,
         })
     }

@@ -11,7 +11,9 @@ use crate::call::GuardCall;
 use crate::dialog::Pushed;
 use crate::target::Target;
 
-/// then takes the two-call token path. Gateways such as proxies declare elicitation upstream
+/// When a pushed `elicitation/create` failed because the client cannot show a dialog at all
+/// (rather than because the person answered, or the dialog broke midway), says how; the call
+/// then takes the two-call token path (or, for a tool that requires a person, is refused). Gateways such as proxies declare elicitation upstream
 /// whatever their own client declared, and answer `-32601 Method not found`.
 fn dialog_unavailable(error: &ServiceError) -> Option<String> {
     match error {
@@ -44,13 +46,15 @@ fn dialog_unavailable(error: &ServiceError) -> Option<String> {
 }
 
 impl Guard {
-    // 2025-11-25: push elicitation/create and wait, bounded.
+    /// 2025-11-25: push `elicitation/create` and wait, bounded. `changed`: the target changed
+    /// since it was last shown, and the dialog says so.
     pub(super) async fn push_path<T: Target>(
         &self,
         call: &GuardCall,
         target: &T,
+        changed: bool,
     ) -> Result<ApprovedBy, Interruption> {
-        let params = Self::approval_form(target)?;
+        let params = Self::approval_form(target, changed)?;
         if let Some(ticket) = self.ticket(call, target, Route::Dialog) {
             self.record(&ticket, AuditOutcome::Asked);
         }
@@ -73,7 +77,7 @@ impl Guard {
             // A cancelled call never falls back to the token path (Pushed::CallCancelled above).
             Pushed::Failed(error) if let Some(how) = dialog_unavailable(&error) => {
                 tracing::info!(%error, tool = %call.tool, "the client cannot show the approval dialog; using the two-call token");
-                self.token_path(call, target, NoDialog::DialogFailed(how))
+                self.no_dialog(call, target, NoDialog::DialogFailed(how))
                     .await
             }
             Pushed::Failed(error) => {

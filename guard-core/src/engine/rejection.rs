@@ -5,7 +5,12 @@ use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 
 use super::token_reply;
 
+/// An input error found while resolving a target: the call is reported as failed, with this
 /// message, and nothing is asked or changed.
+///
+/// [`Resolve::resolve`](super::Resolve::resolve) returns one for a call that cannot succeed;
+/// `#[guarded]` answers it as an `isError` tool result whose text is the message, so the model
+/// reads it and can correct the call.
 #[derive(Debug, Clone)]
 pub struct Rejection {
     result: CallToolResult,
@@ -67,6 +72,13 @@ pub enum InterruptionKind {
     /// A retry's `requestState` did not open and the guard answers that with an error
     /// ([`AlteredState::JsonRpcError`](super::AlteredState::JsonRpcError)).
     StateRejected,
+    /// After a yes, the target read again no longer matched what the person was shown and
+    /// kept changing through [`MAX_ASK_ROUNDS`](super::MAX_ASK_ROUNDS) questions, or could
+    /// not be read again at all (its [`Rejection`] is the message).
+    TargetChanged,
+    /// The tool needs a person's approval (`#[guarded(..., person_required)]`) and no dialog
+    /// could be shown: it never falls back to the two-call token.
+    PersonRequired,
 }
 
 /// The answer to send instead of running the operation.
@@ -85,6 +97,18 @@ impl Interruption {
             response: Box::new(CallToolResult::error(vec![ContentBlock::text(text)]).into()),
             error: None,
         }
+    }
+
+    /// After a yes, the target could not be read again: the re-read's rejection, said to be
+    /// one, and nothing runs.
+    pub(super) fn recheck_failed(rejection: Rejection) -> Self {
+        Self::text(
+            InterruptionKind::TargetChanged,
+            format!(
+                "Nothing was changed: after the approval the target was read again, right before running, and it can no longer be acted on as shown: {}",
+                rejection.message()
+            ),
+        )
     }
 
     /// The client cancelled the call (`notifications/cancelled`): nothing runs. rmcp sends

@@ -12,7 +12,7 @@ use crate::approval::ApprovedBy;
 use crate::audit::{AuditOutcome, Route};
 use crate::call::{CONFIRM_TOKEN_ARG, GuardCall};
 use crate::seal::{self, SealKind};
-use crate::target::Target;
+use crate::target::{Approval, Target};
 
 /// Why the token path was taken; the token's text says so.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,7 +30,9 @@ pub mod token_reply {
     /// Where a tool with an `outputSchema` carries the token reply's facts: `_meta[META_KEY]`
     /// (see [`Interruption::for_output_schema`](crate::Interruption::for_output_schema)).
     pub const META_KEY: &str = "ask-first/token_reply";
-    /// `"confirmation_required"`, or `"token_refused"` when a quoted token was not accepted.
+    /// `"confirmation_required"`, or `"token_refused"` when a quoted token was not accepted
+    /// (a fresh token comes with it), or `"person_required"` when the tool runs only after a
+    /// person's yes in a dialog and none could be shown (no token comes with it).
     pub const STATUS: &str = "status";
     /// The token to quote.
     pub const CONFIRM_TOKEN: &str = "confirm_token";
@@ -44,8 +46,7 @@ pub mod token_reply {
     pub const REFUSED_BECAUSE: &str = "refused_because";
 }
 
-/// When a pushed `elicitation/create` failed because the client cannot show a dialog at all
-/// (rather than because the person answered, or the dialog broke midway), says how; the call
+/// A bound in time as a person reads it: `30 seconds`, `15 minutes`, `250 milliseconds`.
 pub(super) fn minutes(d: Duration) -> String {
     let secs = d.as_secs();
     if d.subsec_nanos() != 0 {
@@ -60,17 +61,73 @@ pub(super) fn minutes(d: Duration) -> String {
     }
 }
 
+impl NoDialog {
+    /// Why no person could be asked, as the end of a sentence.
+    fn reason(&self) -> String {
+        match self {
+            Self::SwitchedOff => "dialogs are switched off on this server (ELICITATION=false)".to_owned(),
+            Self::NotDeclared => "this request did not declare the elicitation capability, or its connection cannot carry a dialog".to_owned(),
+            Self::DialogFailed(how) => format!("the approval dialog failed: {how}"),
+        }
+    }
+}
+
 impl Guard {
-    // No dialog possible: the two-call token.
-    pub(super) async fn token_path<T: Target>(
+    /// No dialog possible: the two-call token, or, for a tool that requires a person, a
+    /// refusal saying why and what would let it run.
+    pub(super) async fn no_dialog<T: Target>(
         &self,
         call: &GuardCall,
         target: &T,
         why: NoDialog,
     ) -> Result<ApprovedBy, Interruption> {
-        let fingerprint = target.fingerprint();
+        if call.person_required {
+            return Err(self.person_required(call, &why));
+        }
+        self.token_path(call, target, why).await
+    }
+
+    /// The refusal of a tool that runs only after a person's yes, when no dialog can be shown.
+    fn person_required(&self, call: &GuardCall, why: &NoDialog) -> Interruption {
+        let server = &self.inner.server;
+        let tool = &call.tool;
+        let reason = why.reason();
+        tracing::info!(tool = %tool, "no dialog can be shown and the tool requires a person: refusing");
+        let fix = match why {
+            NoDialog::SwitchedOff => format!(
+                "the operator of {server} must switch dialogs on (ELICITATION=true), and the call must come from a client that shows approval dialogs (one that declares the elicitation capability)"
+            ),
+            _ => "call it from a client that shows approval dialogs: one that declares the elicitation capability, over a connection that can carry the dialog (a stdio connection, or an HTTP session)".to_owned(),
+        };
+        let text = format!(
+            "Nothing was changed: {server} runs `{tool}` only after a person approves it in a dialog, and no person could be asked: {reason}. This tool never accepts a {CONFIRM_TOKEN_ARG} instead of a person. To run it, {fix}."
+        );
+        let mut structured = serde_json::Map::new();
+        structured.insert(
+            token_reply::STATUS.to_owned(),
+            Value::from("person_required"),
+        );
+        structured.insert(token_reply::TOOL.to_owned(), Value::from(tool.to_string()));
+        structured.insert(token_reply::WHY_NO_DIALOG.to_owned(), Value::from(reason));
+        let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+        result.structured_content = Some(Value::Object(structured));
+        Interruption {
+            kind: InterruptionKind::PersonRequired,
+            response: Box::new(result.into()),
+            error: None,
+        }
+    }
+
+    /// No dialog possible: the two-call token.
+    async fn token_path<T: Target>(
+        &self,
+        call: &GuardCall,
+        target: &T,
+        why: NoDialog,
+    ) -> Result<ApprovedBy, Interruption> {
+        let approval = Approval::of(target);
         let principal = (self.inner.principal)(&Caller::of(&call.context));
-        let scope = self.scope::<T>(&fingerprint, &principal);
+        let scope = self.scope::<T>(&approval, &principal);
         let now = now_unix();
         let refusal = match call.confirm_token.as_deref() {
             None => None,

@@ -316,7 +316,18 @@ pub fn parse_replica_id(raw: &str) -> Option<String> {
     shaped.then(|| id.to_owned())
 }
 
-/// `IP:PORT`, `[IPv6]:PORT`, `localhost:PORT`, or a bare `PORT` (127.0.0.1).
+/// Reads an address to serve HTTP at, as `<PREFIX>_HTTP_ADDR` is read: `IP:PORT`
+/// (`127.0.0.1:8080`), `[IPv6]:PORT` (`[::1]:8080`), `localhost:PORT` (127.0.0.1), or a bare
+/// `PORT` (127.0.0.1); surrounding spaces are ignored. `None` for anything else. For a
+/// command-line flag that accepts the same, use [`http_addr_arg`].
+///
+/// ```
+/// use ask_first_serve::settings::parse_http_addr;
+/// assert_eq!(parse_http_addr("localhost:8080"), "127.0.0.1:8080".parse().ok());
+/// assert_eq!(parse_http_addr("8080"), "127.0.0.1:8080".parse().ok());
+/// assert_eq!(parse_http_addr("[::1]:8080"), "[::1]:8080".parse().ok());
+/// assert_eq!(parse_http_addr("example.com:80"), None);
+/// ```
 pub fn parse_http_addr(raw: &str) -> Option<SocketAddr> {
     let raw = raw.trim();
     if let Ok(addr) = raw.parse::<SocketAddr>() {
@@ -326,6 +337,38 @@ pub fn parse_http_addr(raw: &str) -> Option<SocketAddr> {
     port.parse::<u16>()
         .ok()
         .map(|port| SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port))
+}
+
+/// Why a `--http` value was refused: it is not an address [`parse_http_addr`] reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{0:?} is not an address to serve HTTP at: use IP:PORT (127.0.0.1:8080), [IPv6]:PORT ([::1]:8080), localhost:PORT, or a bare PORT (127.0.0.1)"
+)]
+pub struct InvalidHttpAddr(pub String);
+
+/// [`parse_http_addr`] as a clap value parser, so a `--http` flag accepts exactly what
+/// `<PREFIX>_HTTP_ADDR` does and refuses the rest with a message naming the accepted forms:
+///
+/// ```
+/// use std::net::SocketAddr;
+/// use clap::Parser;
+///
+/// #[derive(Parser)]
+/// struct Cli {
+///     /// Serve streamable HTTP at ADDR.
+///     #[arg(long, value_name = "ADDR", value_parser = ask_first_serve::settings::http_addr_arg)]
+///     http: Option<SocketAddr>,
+/// }
+///
+/// let cli = Cli::try_parse_from(["server", "--http", "localhost:8080"]).unwrap();
+/// assert_eq!(cli.http, "127.0.0.1:8080".parse().ok());
+/// let cli = Cli::try_parse_from(["server", "--http", "9000"]).unwrap();
+/// assert_eq!(cli.http, "127.0.0.1:9000".parse().ok());
+/// let refused = Cli::try_parse_from(["server", "--http", "nowhere"]).err().unwrap();
+/// assert!(refused.to_string().contains("bare PORT"));
+/// ```
+pub fn http_addr_arg(raw: &str) -> Result<SocketAddr, InvalidHttpAddr> {
+    parse_http_addr(raw).ok_or_else(|| InvalidHttpAddr(raw.to_owned()))
 }
 
 /// `hostname:pid`, the replica id when none is configured.

@@ -476,9 +476,7 @@ mod tests {
         assert_ne!(one.fingerprint(), changed.fingerprint());
         let text = one.question().render();
         assert!(
-            text.starts_with(
-                "This will create a new public gist with 1 file(s), 1 bytes in total."
-            )
+            text.starts_with("This will create a new public gist with 1 file(s), 1 byte in total.")
         );
         assert!(!text.contains("IGNORE"));
     }
