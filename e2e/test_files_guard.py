@@ -395,13 +395,7 @@ async def test_a_file_changed_during_the_dialog_is_not_acted_on(files_server, ro
     assert tree(root) == {"n1.txt": CHANGED}
 
 
-@pytest.mark.parametrize(
-    "era",
-    [
-        pytest.param("legacy", marks=pytest.mark.xfail(reason="needs the re-check of task A", strict=True)),
-        "2026-07-28",
-    ],
-)
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
 async def test_a_file_changed_during_the_dialog_is_asked_about_again(files_server, root, era):
     path = root / "n1.txt"
     path.write_bytes(CONTENT)
