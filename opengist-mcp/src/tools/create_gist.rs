@@ -77,6 +77,17 @@ impl Resolve<OpengistServer, CreateGistArgs> for CreateGist {
         preflight::before_asking(client.check_can_create().await, NOTHING_CREATED)?;
         Ok(CreateGist::new(new))
     }
+
+    /// Every fact the question shows (visibility, files, sizes, expiry) comes from the
+    /// arguments, which only a new call can change: nothing is read again after a yes (and an
+    /// expiry given as a duration is not recomputed from a later clock).
+    async fn recheck(
+        _server: &OpengistServer,
+        _args: &CreateGistArgs,
+        shown: Self,
+    ) -> Result<Self, Rejection> {
+        Ok(shown)
+    }
 }
 
 /// Result of `create_gist`.

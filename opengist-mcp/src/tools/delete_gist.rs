@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::common::Parameters;
-use super::common::existing_gist::resolve_gist;
+use super::common::existing_gist::{reread_gist, resolve_gist};
 use super::common::preflight::{self, NOTHING_CHANGED};
 use super::common::write_answer::ClearedBy;
 use super::common::write_outcome::{self, Seen};
@@ -37,6 +37,18 @@ impl Resolve<OpengistServer, DeleteGistArgs> for DeleteGist {
         let (id, detail) = resolve_gist(server, &args.gist_id).await?;
         let client = server.client().map_err(rejection)?;
         preflight::before_asking(client.check_can_delete(&id).await, NOTHING_CHANGED)?;
+        Ok(DeleteGist::new(id, GistFacts::of(&detail)))
+    }
+
+    /// After a yes, only what the question showed is read again: the gist's facts, by the id
+    /// already resolved (no link lookup, no scope probe: those did not change what was shown).
+    async fn recheck(
+        server: &OpengistServer,
+        _args: &DeleteGistArgs,
+        shown: Self,
+    ) -> Result<Self, Rejection> {
+        let id = shown.gist_id().clone();
+        let detail = reread_gist(server, &id).await?;
         Ok(DeleteGist::new(id, GistFacts::of(&detail)))
     }
 }

@@ -12,7 +12,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::common::Parameters;
-use super::common::existing_gist::{refuse_partial_file_list, resolve_gist, topics_of};
+use super::common::existing_gist::{
+    refuse_partial_file_list, reread_gist, resolve_gist, topics_of,
+};
 use super::common::preflight::{self, NOTHING_CHANGED};
 use super::common::write_answer::{ClearedBy, WrittenGist, filenames};
 use super::common::write_outcome::{self, Seen};
@@ -46,15 +48,36 @@ impl Resolve<OpengistServer, DeleteGistFilesArgs> for DeleteGistFiles {
             ));
         }
         let (id, detail) = resolve_gist(server, &args.gist_id).await?;
-        refuse_partial_file_list(&detail)?;
-        let mut facts = GistFacts::of(&detail);
-        facts.topics = topics_of(server, &detail).await;
-        let target = DeleteGistFiles::new(id.clone(), &args.filenames, facts)
-            .map_err(|e| Rejection::new(e.to_string()))?;
+        let target = target_of(server, args, id.clone(), &detail).await?;
         let client = server.client().map_err(rejection)?;
         preflight::before_asking(client.check_can_delete_files(&id).await, NOTHING_CHANGED)?;
         Ok(target)
     }
+
+    /// After a yes, only what the question showed is read again: the gist's files and topics,
+    /// by the id already resolved (no link lookup, no scope probe).
+    async fn recheck(
+        server: &OpengistServer,
+        args: &DeleteGistFilesArgs,
+        shown: Self,
+    ) -> Result<Self, Rejection> {
+        let id = shown.gist_id().clone();
+        let detail = reread_gist(server, &id).await?;
+        target_of(server, args, id, &detail).await
+    }
+}
+
+/// The target for `args` on the gist `detail` (read just now), with its topics.
+async fn target_of(
+    server: &OpengistServer,
+    args: &DeleteGistFilesArgs,
+    id: GistId,
+    detail: &GistDetail,
+) -> Result<DeleteGistFiles, Rejection> {
+    refuse_partial_file_list(detail)?;
+    let mut facts = GistFacts::of(detail);
+    facts.topics = topics_of(server, detail).await;
+    DeleteGistFiles::new(id, &args.filenames, facts).map_err(|e| Rejection::new(e.to_string()))
 }
 
 /// Result of `delete_gist_files`.

@@ -14,7 +14,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::common::Parameters;
-use super::common::existing_gist::{refuse_partial_file_list, resolve_gist, topics_of};
+use super::common::existing_gist::{
+    refuse_partial_file_list, reread_gist, resolve_gist, topics_of,
+};
 use super::common::preflight::{self, NOTHING_CHANGED};
 use super::common::write_answer::{ClearedBy, WrittenGist, filenames};
 use super::common::write_outcome::{self, Seen, same_content};
@@ -157,24 +159,47 @@ fn file_changes(args: &UpdateGistArgs, facts: &GistFacts) -> Result<Vec<FileChan
 impl Resolve<OpengistServer, UpdateGistArgs> for UpdateGist {
     async fn resolve(server: &OpengistServer, args: &UpdateGistArgs) -> Result<Self, Rejection> {
         let (id, detail) = resolve_gist(server, &args.gist_id).await?;
-        if !args.file_ops.is_empty() {
-            refuse_partial_file_list(&detail)?;
-        }
-        let mut facts = GistFacts::of(&detail);
-        facts.topics = topics_of(server, &detail).await;
-        let changes = file_changes(args, &facts)
-            .map_err(|e| Rejection::new(format!("{e} Nothing was changed.")))?;
-        let patch = GistPatch::new(
-            args.title.clone(),
-            args.description.clone(),
-            args.visibility,
-            changes,
-        )
-        .map_err(|e| Rejection::new(format!("{e}. Nothing was changed.")))?;
+        let target = target_of(server, args, id.clone(), &detail).await?;
         let client = server.client().map_err(rejection)?;
         preflight::before_asking(client.check_can_update(&id).await, NOTHING_CHANGED)?;
-        Ok(UpdateGist::new(id, patch, facts))
+        Ok(target)
     }
+
+    /// After a yes, only what the question showed is read again: the gist's facts and topics,
+    /// by the id already resolved (no link lookup, no scope probe).
+    async fn recheck(
+        server: &OpengistServer,
+        args: &UpdateGistArgs,
+        shown: Self,
+    ) -> Result<Self, Rejection> {
+        let id = shown.gist_id().clone();
+        let detail = reread_gist(server, &id).await?;
+        target_of(server, args, id, &detail).await
+    }
+}
+
+/// The target for `args` on the gist `detail` (read just now), with its topics.
+async fn target_of(
+    server: &OpengistServer,
+    args: &UpdateGistArgs,
+    id: GistId,
+    detail: &GistDetail,
+) -> Result<UpdateGist, Rejection> {
+    if !args.file_ops.is_empty() {
+        refuse_partial_file_list(detail)?;
+    }
+    let mut facts = GistFacts::of(detail);
+    facts.topics = topics_of(server, detail).await;
+    let changes = file_changes(args, &facts)
+        .map_err(|e| Rejection::new(format!("{e} Nothing was changed.")))?;
+    let patch = GistPatch::new(
+        args.title.clone(),
+        args.description.clone(),
+        args.visibility,
+        changes,
+    )
+    .map_err(|e| Rejection::new(format!("{e}. Nothing was changed.")))?;
+    Ok(UpdateGist::new(id, patch, facts))
 }
 
 /// Result of `update_gist`.

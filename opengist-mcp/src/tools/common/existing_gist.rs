@@ -22,6 +22,19 @@ pub(crate) async fn resolve_gist(
     Ok((id, detail))
 }
 
+/// The gist `id` (already resolved: no link is looked up again) as Opengist holds it now: what
+/// a guarded tool's `Resolve::recheck` reads after a yes, to compare with what was shown.
+pub(crate) async fn reread_gist(
+    server: &OpengistServer,
+    id: &GistId,
+) -> Result<GistDetail, Rejection> {
+    let client = server.client().map_err(rejection)?;
+    client
+        .get_gist(id)
+        .await
+        .map_err(|e| rejection(opengist_failure(e)))
+}
+
 /// The gist's topics for the facts of a change that drops them: `None` when they cannot be
 /// read (Opengist's single-gist answer never carries them; see `opengist/topics.rs`).
 pub(crate) async fn topics_of(server: &OpengistServer, detail: &GistDetail) -> Option<Vec<String>> {
