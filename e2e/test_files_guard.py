@@ -404,6 +404,10 @@ async def test_a_file_changed_during_the_dialog_is_asked_about_again(files_serve
         result = await client.call_tool("delete_file", {"path": "n1.txt"})
         assert_not_run(result, "declined")
     assert len(dialog.calls) == 2, [c.message for c in dialog.calls]
-    assert dialog.calls[1].message == delete_question("«n1.txt»", path)
+    # Asked again: the guard says first that the file changed since it was shown, then the
+    # question with the file's new facts.
+    again = dialog.calls[1].message
+    assert again.startswith("The target changed since it was last shown to you"), again
+    assert again.endswith("\n" + delete_question("«n1.txt»", path)), again
     assert "(3.9 KiB, modified 2023-11-14 22:13 UTC)" in dialog.calls[1].message
     assert tree(root) == {"n1.txt": CHANGED}

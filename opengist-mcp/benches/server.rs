@@ -593,10 +593,25 @@ async fn wait_healthy(
     Err("/healthz did not answer 200 within 10 s".into())
 }
 
+/// The bearer secret the HTTP benchmark's server is started with and its clients send (an
+/// HTTP server always requires one; loopback only).
+const BENCH_HTTP_SECRET: &str = "opengist-mcp-bench-secret-on-loopback-only";
+
+/// Headers every benchmark HTTP request carries: the bearer secret.
+fn bench_headers() -> BenchResult<reqwest::header::HeaderMap> {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::AUTHORIZATION,
+        format!("Bearer {BENCH_HTTP_SECRET}").parse()?,
+    );
+    Ok(headers)
+}
+
 fn bench_http(plan: Plan) -> BenchResult<()> {
     let port = free_port()?;
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let child = server_command()
+        .env("OPENGIST_MCP_HTTP_TOKEN", BENCH_HTTP_SECRET)
         .arg("--http")
         .arg(addr.to_string())
         .stdin(Stdio::null())
@@ -611,6 +626,7 @@ fn bench_http(plan: Plan) -> BenchResult<()> {
         .build()?;
     runtime.block_on(async {
         let client = reqwest::Client::builder()
+            .default_headers(bench_headers()?)
             .pool_max_idle_per_host(HTTP_SESSIONS)
             .timeout(Duration::from_secs(30))
             .build()?;
@@ -638,6 +654,7 @@ fn bench_http(plan: Plan) -> BenchResult<()> {
         // The same session, but a fresh TCP connection for every call: tells a stall of a
         // reused keep-alive connection (Nagle + delayed ACK) apart from time spent serving.
         let fresh_client = reqwest::Client::builder()
+            .default_headers(bench_headers()?)
             .pool_max_idle_per_host(0)
             .timeout(Duration::from_secs(30))
             .build()?;
@@ -751,6 +768,7 @@ fn main() {
     );
     println!();
 
+    let mut failed = 0;
     println!("1. start-up: spawn to the tools/list answer over stdio, unconfigured");
     let floor = match bench_version_floor(plan) {
         Ok(millis) => {
@@ -764,18 +782,25 @@ fn main() {
         }
         Err(error) => {
             println!("  --version floor failed: {error}");
+            failed += 1;
             None
         }
     };
     let legacy = bench_startup(plan, false);
     match &legacy {
         Ok(runs) => print_startup(plan, "legacy (initialize, initialized, list)", runs, floor),
-        Err(error) => println!("  legacy start-up failed: {error}"),
+        Err(error) => {
+            println!("  legacy start-up failed: {error}");
+            failed += 1;
+        }
     }
     let stateless = bench_startup(plan, true);
     match &stateless {
         Ok(runs) => print_startup(plan, "2026-07-28 (one tools/list with _meta)", runs, floor),
-        Err(error) => println!("  2026-07-28 start-up failed: {error}"),
+        Err(error) => {
+            println!("  2026-07-28 start-up failed: {error}");
+            failed += 1;
+        }
     }
     println!();
 
@@ -793,10 +818,17 @@ fn main() {
     );
     if let Err(error) = bench_http(plan) {
         println!("  HTTP benchmark failed: {error}");
+        failed += 1;
     }
     println!();
 
     println!(
         "4. not measured here: the server's added latency on get_gist over a direct Opengist request (needs a running Opengist; see BENCHMARKS.md)"
     );
+    // A part that could not measure fails the run, so `cargo test --benches` shows a
+    // benchmark that no longer works (its figures are printed, never judged).
+    if failed > 0 {
+        eprintln!("{failed} part(s) of the benchmark failed: see above");
+        std::process::exit(1);
+    }
 }
