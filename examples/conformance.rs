@@ -55,7 +55,7 @@ const MCP_PATH: &str = "/mcp";
 const SUITE_INPUT_KEY: &str = "user_name";
 
 ask_first::wording! {
-    struct RunQuestion = "Run the conformance step {} (call number {})? Nothing but a counter changes.";
+    struct RunQuestion = "Run the conformance step {} (it would be run number {})? Nothing but a counter changes.";
     struct RoundsQuestion = "The multi-round conformance step asks its own questions.";
 }
 
@@ -117,9 +117,11 @@ macro_rules! resolve_step {
                 let step = Id::new(STEPS[$step]).map_err(|_| {
                     Rejection::new("the step's name is no id: a defect of this example")
                 })?;
+                // The run this would be: read here, counted only when a step runs, so a
+                // retry is asked about the same facts it was shown (unless a step ran since).
                 Ok(Self(RunStep {
                     step,
-                    call: server.calls.fetch_add(1, Ordering::SeqCst) + 1,
+                    call: server.calls.load(Ordering::SeqCst) + 1,
                 }))
             }
         }
@@ -155,7 +157,8 @@ resolve_step!(NoArgs, 2);
 resolve_step!(NoArgs, 3);
 resolve_step!(NoArgs, 4);
 
-fn ran<const N: usize>(approved: Approved<StepOf<N>>) -> Json<Ran> {
+fn ran<const N: usize>(server: &ConformanceServer, approved: Approved<StepOf<N>>) -> Json<Ran> {
+    server.calls.fetch_add(1, Ordering::SeqCst);
     Json(Ran {
         step: approved.into_target().0.step.as_str().to_owned(),
         state: "state-ok".to_owned(),
@@ -171,6 +174,7 @@ struct ConformanceServer {
     guard: Guard,
     /// Seals the multi-round tool's state (the guard has its own key).
     rounds_key: Arc<SealKey>,
+    /// Steps run so far: what a step changes, and what its question shows.
     calls: Arc<AtomicU64>,
 }
 
@@ -232,7 +236,7 @@ impl ConformanceServer {
         Parameters(_args): Parameters<ElicitationArgs>,
         approved: Approved<StepOf<0>>,
     ) -> Result<Json<Ran>, ErrorData> {
-        Ok(ran(approved))
+        Ok(ran(self, approved))
     }
 
     #[guarded(always)]
@@ -244,7 +248,7 @@ impl ConformanceServer {
         Parameters(_args): Parameters<NoArgs>,
         approved: Approved<StepOf<1>>,
     ) -> Result<Json<Ran>, ErrorData> {
-        Ok(ran(approved))
+        Ok(ran(self, approved))
     }
 
     #[guarded(always)]
@@ -254,7 +258,7 @@ impl ConformanceServer {
         Parameters(_args): Parameters<NoArgs>,
         approved: Approved<StepOf<2>>,
     ) -> Result<Json<Ran>, ErrorData> {
-        Ok(ran(approved))
+        Ok(ran(self, approved))
     }
 
     #[guarded(always)]
@@ -266,7 +270,7 @@ impl ConformanceServer {
         Parameters(_args): Parameters<NoArgs>,
         approved: Approved<StepOf<3>>,
     ) -> Result<Json<Ran>, ErrorData> {
-        Ok(ran(approved))
+        Ok(ran(self, approved))
     }
 
     #[guarded(always)]
@@ -278,7 +282,7 @@ impl ConformanceServer {
         Parameters(_args): Parameters<NoArgs>,
         approved: Approved<StepOf<4>>,
     ) -> Result<Json<Ran>, ErrorData> {
-        Ok(ran(approved))
+        Ok(ran(self, approved))
     }
 
     #[tool(
