@@ -715,8 +715,8 @@ fn announce(credential: &Credential, local_addr: SocketAddr, names: &SettingName
         }
         Credential::None => eprintln!(
             "WARNING: {no_auth}=true (or {auth}=none): serving HTTP at \
-             http://{local_addr}{MCP_PATH} without any credential. Any process on this machine \
-             that can reach the port acts with this server's full rights, and every caller is \
+             http://{local_addr}{MCP_PATH} without authentication: no credential at all. Any \
+             process on this machine that can reach the port acts with this server's full rights, and every caller is \
              one principal (Host and Origin checks stop web pages, not processes). Set {token} \
              and unset {no_auth} to require a secret, or {auth}=tokens for per-person tokens.",
             no_auth = names.http_no_auth,
