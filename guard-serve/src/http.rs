@@ -727,7 +727,7 @@ fn announce(credential: &Credential, local_addr: SocketAddr, names: &SettingName
             "HTTP clients authenticate with per-person tokens: {count} listed in {setting} \
              ({path}), re-read when it changes; each person is their own principal \
              (token:<name>).",
-            count = file.len().unwrap_or(0),
+            count = file.token_count().unwrap_or(0),
             setting = names.http_tokens_file,
             path = path.display(),
         ),
