@@ -56,6 +56,7 @@ use crate::settings::{
 
 mod auth;
 pub mod limits;
+pub mod oauth;
 mod owners;
 pub mod sessions;
 mod streams;

@@ -131,4 +131,25 @@ pub enum SettingError {
         /// The connection cap in force.
         connections: usize,
     },
+    // --- issue 26 (oauth): the OAuth resource-server settings ---
+    /// The OAuth issuer is not an issuer URL.
+    #[error(
+        "{setting} must be the authorization server's issuer URL, exactly as its tokens' `iss` \
+         and its metadata's `issuer` spell it: https://host[:port][/path] (plain http only on \
+         a loopback host), no query, no fragment, such as https://login.example.com/realms/team"
+    )]
+    OAuthIssuer {
+        /// The setting.
+        setting: String,
+    },
+    /// The OAuth resource is not an absolute URL.
+    #[error(
+        "{setting} must be this server's resource identifier, the public URL of its MCP \
+         endpoint exactly as its tokens' `aud` carries it (no fragment), such as \
+         https://mcp.example.com/mcp"
+    )]
+    OAuthResource {
+        /// The setting.
+        setting: String,
+    },
 }

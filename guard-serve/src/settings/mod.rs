@@ -66,6 +66,9 @@ pub struct SettingNames {
     pub http_no_auth: String,
     /// The state directory holding the spent-answer log (`<PREFIX>_STATE_DIR`).
     pub state_dir: String,
+    // --- issue 26 (oauth) ---
+    /// The OAuth resource-server settings (`<PREFIX>_OAUTH_*`).
+    pub oauth: OAuthNames,
 }
 
 impl SettingNames {
@@ -95,6 +98,7 @@ impl SettingNames {
             bounds: BoundNames::with_prefix(prefix),
             http_no_auth: name("HTTP_NO_AUTH"),
             state_dir: name("STATE_DIR"),
+            oauth: OAuthNames::with_prefix(prefix),
         }
     }
 }
@@ -108,10 +112,12 @@ impl Default for SettingNames {
 
 mod bounds;
 mod error;
+mod oauth;
 mod values;
 
 pub use bounds::*;
 pub use error::*;
+pub use oauth::*;
 pub use values::*;
 
 /// Everything [`ServeSettings::from_env`] read: the serving settings of one process.
@@ -144,6 +150,8 @@ pub struct ServeSettings {
     pub http_no_auth: bool,
     /// `<PREFIX>_STATE_DIR`; `None`: [`default_state_dir`] when a store needs one.
     pub state_dir: Option<std::path::PathBuf>,
+    /// `<PREFIX>_OAUTH_*`: used when HTTP serving authenticates with OAuth.
+    pub oauth: OAuthSettings,
 }
 
 impl ServeSettings {
@@ -301,8 +309,11 @@ impl ServeSettings {
             }
         };
         let state_dir = get(&names.state_dir).map(std::path::PathBuf::from);
+        // --- issue 26 (oauth) ---
+        let oauth = OAuthSettings::from_lookup(&names.oauth, &mut get)?;
         Ok(Self {
             names,
+            oauth,
             http_no_auth,
             state_dir,
             elicitation,
