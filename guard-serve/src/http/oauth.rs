@@ -262,6 +262,11 @@ impl OAuthVerifier {
     /// A verifier for `config`. Nothing is fetched yet: the issuer's metadata and keys are
     /// read on the first request (or by [`OAuthVerifier::prefetch`]).
     pub fn new(config: OAuthConfig, names: &OAuthNames) -> Result<Self, OAuthError> {
+        // reqwest needs a process-wide TLS crypto provider when built without its own: ring,
+        // unless the process installed one already (then that one is used).
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
         let client = reqwest::Client::builder()
             .timeout(FETCH_TIMEOUT)
             .connect_timeout(CONNECT_TIMEOUT)
@@ -505,10 +510,15 @@ impl OAuthVerifier {
         let held = self.keys.read().ok().and_then(|keys| keys.clone());
         match held {
             Some(keys) if keys.fetched.elapsed() < MAX_KEY_AGE => Ok(keys),
-            Some(keys) => Ok(self
-                .refresh_keys(Some(keys.generation))
-                .await
-                .unwrap_or(keys)),
+            // Stale: re-read them, unless another request is already doing so (then these
+            // keys still serve meanwhile, rather than every request queueing on the fetch).
+            Some(keys) => match self.refresh.try_lock() {
+                Ok(clock) => Ok(self
+                    .refresh_locked(clock, Some(keys.generation))
+                    .await
+                    .unwrap_or(keys)),
+                Err(_) => Ok(keys),
+            },
             None => self.refresh_keys(None).await,
         }
     }
@@ -517,7 +527,16 @@ impl OAuthVerifier {
     /// generation the caller holds) or the last attempt was too recent. Returns the keys held
     /// afterwards; an error only when none are held.
     async fn refresh_keys(&self, seen: Option<u64>) -> Result<Arc<KeySet>, TokenRefusal> {
-        let mut clock = self.refresh.lock().await;
+        let clock = self.refresh.lock().await;
+        self.refresh_locked(clock, seen).await
+    }
+
+    /// [`OAuthVerifier::refresh_keys`] with the refresh lock held.
+    async fn refresh_locked(
+        &self,
+        mut clock: tokio::sync::MutexGuard<'_, RefreshClock>,
+        seen: Option<u64>,
+    ) -> Result<Arc<KeySet>, TokenRefusal> {
         let held = self.keys.read().ok().and_then(|keys| keys.clone());
         if let Some(keys) = &held
             && Some(keys.generation) != seen
