@@ -135,7 +135,13 @@ class HttpHandle:
     stderr_path: Path
     # The bearer secret the server requires (set by the launcher, or read from the server's
     # start-up lines when it made one up); None: the server was started without authentication.
+    # With per-person tokens (`auth="tokens"`): the first person's token.
     token: str | None = None
+    # With per-person tokens: each person's token, by name (minted by the server's own
+    # `tokens add`, so the token file holds only their hashes).
+    tokens: dict[str, str] = field(default_factory=dict)
+    # With per-person tokens: the token file the server reads.
+    tokens_file: Path | None = None
 
     @property
     def authorization(self) -> str | None:
@@ -156,6 +162,14 @@ class HttpHandle:
         """The secret the server made up at start (printed once on its stderr), if it did."""
         match = MINTED_SECRET_LINE.search(self.stderr())
         return match.group(1) if match else None
+
+    def as_person(self, name: str) -> HttpTarget:
+        """What `connect` reaches this server with as the person `name` (per-person tokens)."""
+        return HttpTarget(self.url, self.tokens[name])
+
+    def authorization_of(self, name: str) -> str:
+        """The `Authorization` header value of the person `name` (per-person tokens)."""
+        return f"Bearer {self.tokens[name]}"
 
     @property
     def pid(self) -> int:
@@ -198,20 +212,57 @@ class Launcher:
         self._stdio.append(handle)
         return handle
 
+    def mint_tokens(self, binary: Path, people: tuple[str, ...] | list[str], file: Path | None = None) -> tuple[Path, dict[str, str]]:
+        """Mint a token per person with the server's own `tokens add NAME --file FILE` (it
+        prints the token once and appends the person's hash line); returns the file and the
+        tokens by name."""
+        file = file or self.workdir / f"{self._next(binary.name)}-tokens"
+        tokens = {}
+        for person in people:
+            done = subprocess.run(
+                [str(binary), "tokens", "add", person, "--file", str(file)],
+                env=base_env(),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=STARTUP_BOUND_S,
+                start_new_session=True,
+            )
+            assert done.returncode == 0, f"`tokens add {person}` failed ({done.returncode}): {done.stderr}"
+            match = MINTED_SECRET_LINE.search(done.stdout)
+            assert match is not None, f"`tokens add {person}` printed no token line: {done.stdout}"
+            tokens[person] = match.group(1)
+        return file, tokens
+
     def http(
-        self, binary: Path, args: list[str] | None = None, env: dict[str, str] | None = None, auth: str = "token"
+        self,
+        binary: Path,
+        args: list[str] | None = None,
+        env: dict[str, str] | None = None,
+        auth: str = "token",
+        people: tuple[str, ...] = ("alice", "bob"),
     ) -> HttpHandle:
         """`binary --http 127.0.0.1:PORT`, with a credential: `auth="token"` (default) sets a
         random `<PREFIX>_HTTP_TOKEN` (unless `env` sets one) that `handle.target` and
         `handle.headers` send; `"none"` sets `<PREFIX>_HTTP_NO_AUTH=true`, for tests whose
         callers are told apart by their own `Authorization` headers; `"minted"` sets neither, so
-        the server makes up a secret (read back from its stderr into `handle.token`). Each server
-        gets its own state directory (`XDG_STATE_HOME`) unless `env` names one."""
+        the server makes up a secret (read back from its stderr into `handle.token`); `"tokens"`
+        mints a per-person token for each of `people` with the server's `tokens add` and serves
+        with `<PREFIX>_HTTP_AUTH=tokens` (`handle.tokens`, `handle.as_person(name)`; `handle.token`
+        is the first person's). Each server gets its own state directory (`XDG_STATE_HOME`) unless
+        `env` names one."""
         name = self._next(binary.name)
         env = dict(env or {})
         token = None
+        tokens: dict[str, str] = {}
+        tokens_file = None
         prefix = SERVER_PREFIXES.get(binary.name)
-        if prefix is not None:
+        if prefix is not None and auth == "tokens":
+            tokens_file, tokens = self.mint_tokens(binary, people)
+            env.setdefault(f"{prefix}_HTTP_AUTH", "tokens")
+            env.setdefault(f"{prefix}_HTTP_TOKENS_FILE", str(tokens_file))
+            token = tokens[people[0]] if people else None
+        elif prefix is not None:
             token_var, no_auth_var = f"{prefix}_HTTP_TOKEN", f"{prefix}_HTTP_NO_AUTH"
             if env.get(token_var):
                 token = env[token_var]
@@ -238,7 +289,9 @@ class Launcher:
                     cwd=self.workdir,
                     start_new_session=True,
                 )
-            handle = HttpHandle(proc, f"http://127.0.0.1:{port}/mcp", port, stdout_path, stderr_path, token)
+            handle = HttpHandle(
+                proc, f"http://127.0.0.1:{port}/mcp", port, stdout_path, stderr_path, token, dict(tokens), tokens_file
+            )
             self._http.append(handle)
             if wait_listening(proc, port):
                 if auth == "minted" and token is None:

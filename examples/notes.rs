@@ -26,10 +26,21 @@
 //! them):
 //! - `ELICITATION`: `false` sends guarded calls down the two-call token path (it never removes
 //!   the guard); any value but `true` or `false` exits 1.
+//! - `NOTES_HTTP_AUTH`: how HTTP callers are recognised: `secret` (default: the one bearer
+//!   secret below; every holder is one principal), `tokens` (per-person tokens, each person
+//!   their own principal `token:<name>`), `oauth` (OAuth 2.1 access tokens) or `none`.
 //! - `NOTES_HTTP_TOKEN`: a bearer secret every HTTP request must carry (16+ characters);
-//!   required to bind anything but loopback. Unset on loopback: a secret made up at start and
-//!   printed once on stderr with a client configuration; `NOTES_HTTP_NO_AUTH=true` serves
-//!   without one (loopback only, said at start).
+//!   required to bind anything but loopback in mode `secret`. Unset on loopback: a secret made
+//!   up at start and printed once on stderr with a client configuration;
+//!   `NOTES_HTTP_NO_AUTH=true` (or `NOTES_HTTP_AUTH=none`) serves without one (loopback only,
+//!   a warning at start).
+//! - `NOTES_HTTP_TOKENS_FILE`: mode `tokens`: the file of `NAME SHA256-HEX` lines (hashes,
+//!   never tokens), re-read when it changes. `notes tokens add alice --file PATH` mints a token,
+//!   prints it once and appends alice's line.
+//!
+//! A tool body can read who is calling: `ask_first::Identity::of(&context)` (with a
+//! `context: rmcp::service::RequestContext<rmcp::RoleServer>` parameter) gives the principal
+//! the HTTP gate established (`token:alice`), or `None` on stdio.
 //! - `NOTES_STATE_DIR`: where spent answers are kept when `NOTES_SEAL_KEY` is set without
 //!   `NOTES_REDIS_URL` (default: the XDG state directory), so they stay spent across restarts.
 //! - `NOTES_ALLOWED_HOSTS`, `NOTES_ALLOWED_ORIGINS`: extra accepted `Host` / `Origin` values
@@ -51,8 +62,8 @@
 //!   the HTTP limits.
 //! - `NOTES_HTTP_DIALOGS_PER_SESSION`, `NOTES_HTTP_DIALOGS_PER_PRINCIPAL`,
 //!   `NOTES_HTTP_MAX_DIALOGS`, `NOTES_HTTP_STREAMS_PER_PRINCIPAL`, `NOTES_HTTP_MAX_STREAMS`,
-//!   `NOTES_HTTP_STREAM_IDLE_SECS`: the caps on guarded calls waiting on a person and on
-//!   long-lived streams.
+//!   `NOTES_HTTP_STREAM_IDLE_SECS`, `NOTES_HTTP_SESSIONS_PER_PRINCIPAL`: the caps on guarded
+//!   calls waiting on a person, on long-lived streams, and on one caller's sessions.
 //!
 //! Each replica keeps its own notes in memory: replicas share approvals, not notes.
 
@@ -265,6 +276,50 @@ struct Cli {
     /// loopback needs NOTES_HTTP_TOKEN). [env: NOTES_HTTP_ADDR]
     #[arg(long, value_name = "ADDR", value_parser = ask_first::serve::settings::http_addr_arg)]
     http: Option<SocketAddr>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Per-person tokens for NOTES_HTTP_AUTH=tokens.
+    Tokens {
+        #[command(subcommand)]
+        action: TokensAction,
+    },
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum TokensAction {
+    /// Mint a token for NAME: print it once and append NAME's hash line to the token file.
+    Add {
+        /// The person: 1 to 64 letters, digits or `.`, `_`, `-`, `@` (their principal is
+        /// token:NAME).
+        name: String,
+        /// The token file (created if absent). [default: NOTES_HTTP_TOKENS_FILE]
+        #[arg(long, value_name = "PATH")]
+        file: Option<std::path::PathBuf>,
+    },
+}
+
+/// `notes tokens add NAME [--file PATH]`: the framework's minting, under this server's setting.
+fn tokens_add(name: &str, file: Option<std::path::PathBuf>) -> ExitCode {
+    let setting = ask_first::serve::SettingNames::with_prefix(PREFIX).http_tokens_file;
+    let Some(file) = file.or_else(|| {
+        std::env::var_os(&setting)
+            .filter(|value| !value.is_empty())
+            .map(std::path::PathBuf::from)
+    }) else {
+        eprintln!("{NAME}: say which token file to add to: --file PATH, or set {setting}");
+        return ExitCode::FAILURE;
+    };
+    match ask_first::serve::http::run_tokens_add(&file, name, &setting, &mut std::io::stdout()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("{NAME}: {error}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 fn init_logging() {
@@ -282,6 +337,12 @@ fn init_logging() {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(Command::Tokens {
+        action: TokensAction::Add { name, file },
+    }) = cli.command
+    {
+        return tokens_add(&name, file);
+    }
     init_logging();
     match run(cli).await {
         Ok(()) => ExitCode::SUCCESS,

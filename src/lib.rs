@@ -395,8 +395,9 @@
 
 pub use ask_first_core::{
     AlteredState, Approved, ApprovedBy, Binding, Caller, Clearance, Conditional, Exempt, Fact,
-    Guard, GuardBuilder, Guarded, Id, InvalidId, MAX_ASK_ROUNDS, OUTCOME_META_KEY, Question,
-    Rejection, Resolve, Target, Wording, elicitation_from_env, elicitation_off_notice, wording,
+    Guard, GuardBuilder, Guarded, Id, Identity, InvalidId, MAX_ASK_ROUNDS, OUTCOME_META_KEY,
+    Question, Rejection, Resolve, Target, Wording, elicitation_from_env, elicitation_off_notice,
+    wording,
 };
 // Caller-supplied names, fact kinds as types, and what `#[derive(Target)]` binds and shows.
 pub use ask_first_core::{
@@ -444,7 +445,7 @@ pub mod elicitation {
 /// Who is calling: the rule that binds seals, tokens and HTTP sessions to a principal
 /// ([`GuardBuilder::principal`]).
 pub mod principal {
-    pub use ask_first_core::{Caller, PrincipalFn, default_principal};
+    pub use ask_first_core::{Caller, Identity, PrincipalFn, default_principal};
 }
 
 /// The guard's wire-level pieces: what `#[guarded]` expands to, the keys of the dialog and of

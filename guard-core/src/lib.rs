@@ -44,6 +44,7 @@ mod bind_value;
 mod call;
 mod dialog;
 mod engine;
+mod identity;
 mod nonce;
 mod nonce_file;
 mod question;
@@ -68,6 +69,7 @@ pub use engine::{
     approval_dialog, default_principal,
 };
 pub use engine::{AlteredState, token_reply};
+pub use identity::Identity;
 pub use nonce::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
 pub use nonce_file::{FileNonceStore, FileNonceStoreError, SPENT_LOCK_FILE, SPENT_LOG_FILE};
 pub use question::{

@@ -12,17 +12,23 @@
 //!    `403`. A missing or malformed `Host` is `400`.
 //! 2. `Origin`, when present: `http(s)://localhost`, `127.0.0.1` or `[::1]` on any port, or an
 //!    extra origin from the allowed-origins setting; else `403`.
-//! 3. The credential ([`auth`]): `Authorization: Bearer <secret>`, compared in constant time,
-//!    else `401` with `WWW-Authenticate: Bearer` and a JSON body. The secret is the configured
-//!    one or, when none is configured on a loopback address, one made up at start and printed
-//!    once on stderr with a ready client configuration. Only the explicit no-authentication
-//!    setting (loopback only, announced on stderr at start) serves without one.
+//! 3. The credential ([`auth`], chosen by the `<PREFIX>_HTTP_AUTH` setting or given by the
+//!    server, [`HttpOptions::authenticator`]): the shared bearer secret, a per-person token
+//!    ([`tokens`]), or the server's own check, else `401` with `WWW-Authenticate` and a JSON
+//!    body. Its verdict, an [`Identity`], goes into the request's extensions: the principal
+//!    rule, the session binding, the caps, the audit log and the tool body
+//!    ([`Identity::of`]) all read it. Only the explicit no-authentication setting (loopback only,
+//!    announced on stderr at start) serves without a credential.
 //!
 //! Then, always (no option turns it off), every legacy session belongs to the principal that
 //! opened it, under the server's own guard's rule ([`Guard::principal_of`], so a custom
 //! [`GuardBuilder::principal`](ask_first_core::GuardBuilder::principal) covers it too): a
 //! request naming another principal's `Mcp-Session-Id` (a tool call, a dialog's answer,
-//! `DELETE`, a `GET` stream) is refused with `403 session_not_yours` before rmcp sees it.
+//! `DELETE`, a `GET` stream) is refused with `403 session_not_yours` before rmcp sees it. One
+//! principal holds at most [`HttpBounds::sessions_per_principal`](crate::settings::HttpBounds)
+//! legacy sessions at once (`429` past it), so one person cannot take every session place.
+//! Under one shared secret every holder is one principal, so none of this separates them: the
+//! start-up line says so.
 //!
 //! `/healthz` sits behind the bearer check on purpose: with a secret nothing at all answers
 //! without it, so a probe from a load balancer must send the header too (Kubernetes:
@@ -54,25 +60,30 @@ use crate::settings::{
     normalise_host,
 };
 
-mod auth;
+pub mod auth;
 pub mod limits;
 pub mod oauth;
 mod owners;
 pub mod sessions;
 mod streams;
+pub mod tokens;
 pub mod wire;
 
+pub use auth::{AuthFuture, Authenticate, Identity, Refusal};
 pub use limits::HttpLimits;
 pub use sessions::ReplicaSessionManager;
+pub use tokens::{TokenFile, TokenFileError, add_token, run_tokens_add};
+
+use crate::settings::{AuthMode, AuthSettings};
 
 /// Where the MCP endpoint is mounted.
 pub const MCP_PATH: &str = "/mcp";
 /// The health check.
 pub const HEALTH_PATH: &str = "/healthz";
 
-/// What the gate accepts besides its built-in loopback names, the limits, and the names of
-/// the settings that messages point to.
-#[derive(Debug, Clone, Default)]
+/// What the gate accepts besides its built-in loopback names, how it authenticates, the
+/// limits, and the names of the settings that messages point to.
+#[derive(Clone, Default)]
 pub struct HttpOptions {
     /// The settings' names, as the server calls them (every message names its fix by them).
     pub names: SettingNames,
@@ -80,8 +91,14 @@ pub struct HttpOptions {
     /// only), unless `no_auth`.
     pub bearer_token: Option<Secret>,
     /// Serve without any authentication (the no-authentication setting, `true`): loopback only,
-    /// never with a bearer secret, announced on stderr at start.
+    /// never with a bearer secret, announced on stderr at start. The same as
+    /// [`AuthMode::None`] in `auth`.
     pub no_auth: bool,
+    /// How requests are authenticated (`<PREFIX>_HTTP_AUTH` and its modes' settings).
+    pub auth: AuthSettings,
+    /// The server's own verifier (the hook): when set, it authenticates every request, whatever
+    /// `auth` says (a server maps its own mode, such as opengist-mcp's `opengist`, to it).
+    pub authenticator: Option<Arc<dyn Authenticate>>,
     /// Extra accepted `Host` values.
     pub allowed_hosts: Vec<AllowedHost>,
     /// Extra accepted `Origin` values.
@@ -109,11 +126,32 @@ impl HttpOptions {
             names: settings.names.clone(),
             bearer_token: settings.http_token.clone(),
             no_auth: settings.http_no_auth,
+            auth: settings.auth.clone(),
+            authenticator: None,
             allowed_hosts: settings.allowed_hosts.clone(),
             allowed_origins: settings.allowed_origins.clone(),
             limits: settings.limits,
             session_prefix: settings.replica_id.clone(),
         }
+    }
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("names", &self.names)
+            .field("bearer_token", &self.bearer_token)
+            .field("no_auth", &self.no_auth)
+            .field("auth", &self.auth)
+            .field(
+                "authenticator",
+                &self.authenticator.as_ref().map(|_| "<server's own>"),
+            )
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("limits", &self.limits)
+            .field("session_prefix", &self.session_prefix)
+            .finish()
     }
 }
 
@@ -156,6 +194,34 @@ pub enum HttpError {
         no_auth: String,
         /// The bearer secret's setting.
         setting: String,
+    },
+    /// The per-person token file cannot be used.
+    #[error(transparent)]
+    Tokens(#[from] TokenFileError),
+    /// OAuth mode could not be set up (issue 26).
+    #[error(transparent)]
+    OAuth(#[from] oauth::OAuthError),
+    /// Mode `tokens` without its file.
+    #[error(
+        "{mode_setting}=tokens needs {setting}: the path of the file listing each person's \
+         token hash"
+    )]
+    TokensFileMissing {
+        /// The token file's setting.
+        setting: String,
+        /// The mode's setting.
+        mode_setting: String,
+    },
+    /// A mode whose authenticator this server does not supply.
+    #[error(
+        "{setting}={mode} needs an authenticator this server does not have: choose `secret`, \
+         `tokens`, `oauth` or `none` in {setting}"
+    )]
+    NoAuthenticator {
+        /// The mode's setting.
+        setting: String,
+        /// The mode asked for.
+        mode: String,
     },
     /// The server factory failed for the first session (it is called once at bind time, to
     /// learn the guard's principal rule).
@@ -256,31 +322,7 @@ where
     S: rmcp::ServerHandler + Guarded + Send + 'static,
     F: Fn() -> Result<S, std::io::Error> + Send + Sync + 'static,
 {
-    let names = &options.names;
-    let credential = match (&options.bearer_token, options.no_auth) {
-        (Some(_), true) => {
-            return Err(HttpError::AuthConflict {
-                no_auth: names.http_no_auth.clone(),
-                setting: names.http_token.clone(),
-            });
-        }
-        (Some(secret), false) => Credential::Configured(secret.clone()),
-        (None, true) if !is_loopback(addr.ip()) => {
-            return Err(HttpError::NoAuthNotLoopback {
-                addr,
-                no_auth: names.http_no_auth.clone(),
-                setting: names.http_token.clone(),
-            });
-        }
-        (None, true) => Credential::None,
-        (None, false) if !is_loopback(addr.ip()) => {
-            return Err(HttpError::TokenRequired {
-                addr,
-                setting: names.http_token.clone(),
-            });
-        }
-        (None, false) => Credential::Minted(auth::mint_secret()),
-    };
+    let credential = Credential::choose(addr, &options)?;
     let guard: Guard = factory()
         .map_err(|source| HttpError::Factory { source })?
         .guard()
@@ -293,11 +335,9 @@ where
         .map_err(|source| HttpError::Bind { addr, source })?;
 
     announce(&credential, local_addr, &options.names);
-    let gate = Gate::new(
-        local_addr,
-        &options,
-        credential.authenticator(&options.names),
-    );
+    let authenticator = credential.authenticator(&options.names);
+    let public_routes = authenticator.public_routes();
+    let gate = Gate::new(local_addr, &options, authenticator);
     let config = StreamableHttpServerConfig::default()
         // Stateful sessions for legacy clients: a pushed elicitation needs a channel back.
         .with_legacy_session_mode(true)
@@ -313,7 +353,15 @@ where
         options.limits.max_connections,
         options.names.bounds.clone(),
     );
-    let owners = owners::SessionOwners::new(sessions.clone(), guard);
+    let owners = owners::SessionOwners::new(
+        sessions.clone(),
+        guard,
+        options
+            .limits
+            .bounds
+            .session_cap(options.limits.max_sessions),
+        options.names.bounds.sessions_per_principal.clone(),
+    );
     let manager = ReplicaSessionManager::new(sessions.clone(), options.session_prefix.clone());
     let service: StreamableHttpService<S, ReplicaSessionManager> =
         StreamableHttpService::new(factory, Arc::new(manager), config);
@@ -338,6 +386,11 @@ where
         .layer(middleware::from_fn(wire::json_rpc_body));
     let router = limits::layer(router, options.limits, sessions, &options.names)
         .layer(middleware::from_fn_with_state(Arc::new(gate), check));
+    // Outside the gate: what the authenticator serves to anyone (e.g. OAuth metadata).
+    let router = match public_routes {
+        Some(public) => public.merge(router),
+        None => router,
+    };
     // Outside the gate: a browser's preflight carries no Authorization.
     let router = wire::with_cors(router, &options.allowed_origins);
 
@@ -380,7 +433,7 @@ struct Gate {
     hosts: Vec<HostRule>,
     origins: Vec<AllowedOrigin>,
     /// The credential check.
-    auth: Box<dyn auth::Authenticator>,
+    auth: Arc<dyn Authenticate>,
     port: u16,
     /// The messages, naming the server's settings.
     host_refused: String,
@@ -390,11 +443,7 @@ struct Gate {
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
 impl Gate {
-    fn new(
-        local_addr: SocketAddr,
-        options: &HttpOptions,
-        auth: Box<dyn auth::Authenticator>,
-    ) -> Self {
+    fn new(local_addr: SocketAddr, options: &HttpOptions, auth: Arc<dyn Authenticate>) -> Self {
         let port = local_addr.port();
         let mut hosts: Vec<HostRule> = LOOPBACK_NAMES
             .iter()
@@ -474,10 +523,10 @@ impl Gate {
         self.origins.iter().map(ToString::to_string).collect()
     }
 
+    /// The Host and Origin checks (the credential is checked after them, asynchronously).
     fn check(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), Rejection<'_>> {
         self.check_host(headers, uri)?;
-        self.check_origin(headers)?;
-        self.check_bearer(headers)
+        self.check_origin(headers)
     }
 
     fn check_host(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), Rejection<'_>> {
@@ -530,16 +579,6 @@ impl Gate {
             Err(refused())
         }
     }
-
-    fn check_bearer(&self, headers: &HeaderMap) -> Result<(), Rejection<'_>> {
-        self.auth
-            .authenticate(headers)
-            .map_err(|refusal| Rejection {
-                status: refusal.status,
-                code: refusal.code,
-                message: refusal.message,
-            })
-    }
 }
 
 /// The credential [`bind_http`] chose.
@@ -550,12 +589,82 @@ enum Credential {
     Minted(Secret),
     /// The no-authentication setting.
     None,
+    /// Per-person tokens from a file.
+    Tokens(Arc<TokenFile>, std::path::PathBuf),
+    /// The server's own authenticator.
+    Own(Arc<dyn Authenticate>),
+    /// OAuth 2.1 access tokens from one issuer.
+    OAuth(Arc<oauth::OAuthVerifier>),
 }
 
 impl Credential {
-    fn authenticator(&self, names: &SettingNames) -> Box<dyn auth::Authenticator> {
+    /// The credential `options` ask for on `addr` ([`auth`] says how it chooses).
+    fn choose(addr: SocketAddr, options: &HttpOptions) -> Result<Self, HttpError> {
+        let names = &options.names;
+        if let Some(own) = &options.authenticator {
+            return Ok(Self::Own(own.clone()));
+        }
+        match &options.auth.mode {
+            AuthMode::Tokens => {
+                let Some(path) = &options.auth.tokens_file else {
+                    return Err(HttpError::TokensFileMissing {
+                        setting: names.http_tokens_file.clone(),
+                        mode_setting: names.http_auth.clone(),
+                    });
+                };
+                let file = TokenFile::load(path, &names.http_tokens_file)?;
+                return Ok(Self::Tokens(Arc::new(file), path.clone()));
+            }
+            // --- issue 26 (oauth): `AuthMode::OAuth` builds its authenticator here ---
+            AuthMode::OAuth => {
+                let config = oauth::OAuthConfig::from_settings(
+                    &options.auth.oauth,
+                    &names.oauth,
+                    &names.http_auth,
+                )?;
+                return Ok(Self::OAuth(Arc::new(oauth::OAuthVerifier::new(
+                    config,
+                    &names.oauth,
+                )?)));
+            }
+            AuthMode::Server(_) => {
+                return Err(HttpError::NoAuthenticator {
+                    setting: names.http_auth.clone(),
+                    mode: options.auth.mode.to_string(),
+                });
+            }
+            AuthMode::Secret | AuthMode::None => {}
+        }
+        let no_auth = options.no_auth || options.auth.mode == AuthMode::None;
+        Ok(match (&options.bearer_token, no_auth) {
+            (Some(_), true) => {
+                return Err(HttpError::AuthConflict {
+                    no_auth: names.http_no_auth.clone(),
+                    setting: names.http_token.clone(),
+                });
+            }
+            (Some(secret), false) => Self::Configured(secret.clone()),
+            (None, true) if !is_loopback(addr.ip()) => {
+                return Err(HttpError::NoAuthNotLoopback {
+                    addr,
+                    no_auth: names.http_no_auth.clone(),
+                    setting: names.http_token.clone(),
+                });
+            }
+            (None, true) => Self::None,
+            (None, false) if !is_loopback(addr.ip()) => {
+                return Err(HttpError::TokenRequired {
+                    addr,
+                    setting: names.http_token.clone(),
+                });
+            }
+            (None, false) => Self::Minted(auth::mint_secret()),
+        })
+    }
+
+    fn authenticator(&self, names: &SettingNames) -> Arc<dyn Authenticate> {
         match self {
-            Self::Configured(secret) => Box::new(auth::SharedSecret::new(
+            Self::Configured(secret) => Arc::new(auth::SharedSecret::new(
                 secret,
                 format!(
                     "this server needs `Authorization: Bearer <secret>`, the secret being the \
@@ -563,7 +672,7 @@ impl Credential {
                     names.http_token
                 ),
             )),
-            Self::Minted(secret) => Box::new(auth::SharedSecret::new(
+            Self::Minted(secret) => Arc::new(auth::SharedSecret::new(
                 secret,
                 format!(
                     "this server needs `Authorization: Bearer <secret>`: no {} is set, so the \
@@ -572,16 +681,36 @@ impl Credential {
                     names.http_token, names.http_token
                 ),
             )),
-            Self::None => Box::new(auth::Anonymous),
+            Self::None => Arc::new(auth::Anonymous),
+            Self::Tokens(file, _) => file.clone(),
+            Self::Own(own) => own.clone(),
+            Self::OAuth(verifier) => verifier.clone(),
         }
     }
 }
 
+/// The start-up line of the shared-secret mode: what it proves.
+fn one_principal_line(names: &SettingNames) -> String {
+    format!(
+        "Every client holding this secret is ONE principal: they share sessions' ownership, \
+         approvals and caps, and any of them can act on another's session. To tell people \
+         apart, give each their own token ({auth}=tokens with {file}) or use OAuth \
+         ({auth}=oauth).",
+        auth = names.http_auth,
+        file = names.http_tokens_file,
+    )
+}
+
 /// Says on stderr (never through tracing, so never into a log collector) how to authenticate:
-/// the made-up secret with a client configuration, or that there is no authentication.
+/// the made-up secret with a client configuration, that every holder of a secret is one
+/// principal, how many per-person tokens are listed, or that there is no authentication.
 fn announce(credential: &Credential, local_addr: SocketAddr, names: &SettingNames) {
     match credential {
-        Credential::Configured(_) => {}
+        Credential::Configured(_) => eprintln!(
+            "HTTP clients authenticate with the shared bearer secret {token}. {line}",
+            token = names.http_token,
+            line = one_principal_line(names),
+        ),
         Credential::Minted(secret) => {
             let url = format!("http://{local_addr}{MCP_PATH}");
             let client = serde_json::json!({
@@ -595,20 +724,46 @@ fn announce(credential: &Credential, local_addr: SocketAddr, names: &SettingName
                  A client configuration for this run:\n\n    {client}\n\n\
                  To keep one secret across restarts, set {token}; to serve without \
                  authentication (any local process then acts with this server's full rights), \
-                 set {no_auth}=true.",
+                 set {no_auth}=true.\n{line}",
                 token = names.http_token,
                 no_auth = names.http_no_auth,
                 secret = secret.expose(),
+                line = one_principal_line(names),
             );
         }
         Credential::None => eprintln!(
-            "WARNING: {no_auth}=true: serving HTTP at http://{local_addr}{MCP_PATH} without \
-             authentication. Any process on this machine that can reach the port acts with this \
-             server's full rights (Host and Origin checks stop web pages, not processes). Set \
-             {token} and unset {no_auth} to require a secret.",
+            "WARNING: {no_auth}=true (or {auth}=none): serving HTTP at \
+             http://{local_addr}{MCP_PATH} without any credential. Any process on this machine \
+             that can reach the port acts with this server's full rights, and every caller is \
+             one principal (Host and Origin checks stop web pages, not processes). Set {token} \
+             and unset {no_auth} to require a secret, or {auth}=tokens for per-person tokens.",
             no_auth = names.http_no_auth,
+            auth = names.http_auth,
             token = names.http_token,
         ),
+        Credential::Tokens(file, path) => eprintln!(
+            "HTTP clients authenticate with per-person tokens: {count} listed in {setting} \
+             ({path}), re-read when it changes; each person is their own principal \
+             (token:<name>).",
+            count = file.len().unwrap_or(0),
+            setting = names.http_tokens_file,
+            path = path.display(),
+        ),
+        Credential::Own(_) => {}
+        Credential::OAuth(verifier) => {
+            let config = verifier.config();
+            eprintln!(
+                "HTTP clients authenticate with OAuth 2.1 access tokens (JWT) issued by {issuer} \
+                 for the resource {resource}; each subject is its own principal \
+                 (oauth:<issuer>#<subject>). Protected Resource Metadata: {metadata}",
+                issuer = config.issuer,
+                resource = config.resource,
+                metadata = verifier.metadata_url(),
+            );
+            // Read the issuer's keys now, so the first request does not wait on them.
+            let verifier = verifier.clone();
+            tokio::spawn(async move { verifier.prefetch().await });
+        }
     }
 }
 
@@ -616,7 +771,16 @@ async fn check(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
     if let Err(rejection) = gate.check(request.headers(), request.uri()) {
         return rejection.into_response();
     }
-    next.run(request).await
+    let (mut parts, body) = request.into_parts();
+    // Whatever a client sent, only the authenticator's verdict is an identity.
+    parts.extensions.remove::<Identity>();
+    match gate.auth.authenticate(&mut parts).await {
+        Ok(identity) => {
+            parts.extensions.insert(identity);
+        }
+        Err(refusal) => return refusal.into_response(),
+    }
+    next.run(Request::from_parts(parts, body)).await
 }
 
 /// Why the gate refused a request.
@@ -628,13 +792,7 @@ struct Rejection<'a> {
 
 impl IntoResponse for Rejection<'_> {
     fn into_response(self) -> Response {
-        let mut response = json_error(self.status, self.code, self.message);
-        if self.status == StatusCode::UNAUTHORIZED {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        }
-        response
+        json_error(self.status, self.code, self.message)
     }
 }
 
@@ -654,7 +812,8 @@ pub(crate) fn json_error(status: StatusCode, code: &str, message: &str) -> Respo
 /// The gate's verdict on one request's headers, for fuzzing and tests: `Ok(())` when the
 /// request would be let through to the routes, else the status it would be refused with.
 /// Without a bearer secret in `options` it checks no credential (as the no-authentication
-/// setting).
+/// setting); a server's own authenticator in `options` is asked, and counts as refusing when it
+/// cannot answer at once.
 /// `local_addr` is the address the server is bound to.
 #[doc(hidden)]
 pub fn gate_verdict(
@@ -663,15 +822,28 @@ pub fn gate_verdict(
     headers: &HeaderMap,
     uri: &Uri,
 ) -> Result<(), StatusCode> {
-    let credential = match &options.bearer_token {
-        Some(secret) => Credential::Configured(secret.clone()),
-        None => Credential::None,
+    use futures::FutureExt as _;
+    let credential = match (&options.authenticator, &options.bearer_token) {
+        (Some(own), _) => Credential::Own(own.clone()),
+        (None, Some(secret)) => Credential::Configured(secret.clone()),
+        (None, None) => Credential::None,
     };
-    Gate::new(
+    let gate = Gate::new(
         local_addr,
         options,
         credential.authenticator(&options.names),
-    )
-    .check(headers, uri)
-    .map_err(|rejection| rejection.status)
+    );
+    gate.check(headers, uri)
+        .map_err(|rejection| rejection.status)?;
+    let mut request = http::Request::builder()
+        .uri(uri.clone())
+        .body(())
+        .map_err(|_| StatusCode::BAD_REQUEST)?;
+    *request.headers_mut() = headers.clone();
+    let (mut parts, ()) = request.into_parts();
+    match gate.auth.authenticate(&mut parts).now_or_never() {
+        Some(Ok(_)) => Ok(()),
+        Some(Err(refusal)) => Err(refusal.status()),
+        None => Err(StatusCode::SERVICE_UNAVAILABLE),
+    }
 }

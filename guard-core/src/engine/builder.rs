@@ -10,6 +10,7 @@ use sha2::{Digest, Sha256};
 
 use super::{APPROVAL_INPUT_KEY, AlteredState, Guard, Inner};
 use crate::audit::AuditSink;
+use crate::identity::Identity;
 use crate::nonce::{MemoryNonceStore, NonceStore};
 use crate::seal::SealKey;
 
@@ -48,6 +49,12 @@ impl<'a> Caller<'a> {
     /// The HTTP request head, when the request came over HTTP.
     pub fn http_parts(&self) -> Option<&'a http::request::Parts> {
         self.http
+    }
+
+    /// The [`Identity`] the HTTP gate established for the request (`None` on stdio, or when
+    /// the request did not pass an authenticating gate).
+    pub fn identity(&self) -> Option<&'a Identity> {
+        self.http.and_then(Identity::from_parts)
     }
 
     /// One HTTP header of the request (`None` on stdio or when it is absent).
@@ -126,8 +133,9 @@ impl GuardBuilder {
         self
     }
 
-    /// How to tell callers apart. Default: [`default_principal`], a hash of the HTTP
-    /// `Authorization` header when the call came over HTTP with one, else `"local"`. Served over
+    /// How to tell callers apart. Default: [`default_principal`], the principal of the
+    /// request's [`Identity`] (set by the HTTP gate), else a hash of the HTTP `Authorization`
+    /// header when the call came over HTTP with one, else `"local"`. Served over
     /// HTTP through `ask-first-serve`, the same function decides who owns a legacy session.
     pub fn principal(
         mut self,
@@ -180,9 +188,17 @@ impl GuardBuilder {
     }
 }
 
-/// A hash of the HTTP `Authorization` header, or `"local"` without one (stdio, or HTTP without
-/// the header: every such caller is one principal).
+/// The principal of the request's [`Identity`] when the HTTP gate put one in its head (the
+/// authenticator's verdict: `token:alice`, `oauth:<issuer>#<subject>`, ...); else a hash of the
+/// HTTP `Authorization` header, or `"local"` without one (stdio, or HTTP without the header:
+/// every such caller is one principal).
+///
+/// Under one shared bearer secret every client sends the same header, so every holder of the
+/// secret is one principal: per-session and per-principal binding separates nobody among them.
 pub fn default_principal(caller: &Caller<'_>) -> String {
+    if let Some(identity) = caller.identity() {
+        return identity.principal().to_owned();
+    }
     match caller.header(http::header::AUTHORIZATION) {
         Some(value) => {
             let digest = Sha256::digest(value.as_bytes());

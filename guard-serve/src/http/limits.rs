@@ -200,7 +200,7 @@ async fn limit(State(state): State<Arc<LimitState>>, request: Request, next: Nex
 }
 
 /// Whether a body is a JSON-RPC `initialize` request (the only request that opens a session).
-fn is_initialize(body: &[u8]) -> bool {
+pub(crate) fn is_initialize(body: &[u8]) -> bool {
     #[derive(serde::Deserialize)]
     struct Method<'a> {
         #[serde(borrow)]

@@ -10,7 +10,13 @@
 //! session this table does not know, is refused with `403` before rmcp sees it.
 //!
 //! With one shared bearer secret, every client that holds it sends the same header and is the
-//! same principal under the default rule.
+//! same principal under the default rule. With per-person credentials (tokens, OAuth, a
+//! server's own check) the gate's [`Identity`](ask_first_core::Identity) is the principal.
+//!
+//! One principal holds at most a set number of sessions at once (the per-principal session
+//! setting, never above the session cap): an `initialize` past it is refused with `429` and
+//! `Retry-After`, so one person cannot take every session place. Concurrent `initialize`s of
+//! one principal at its cap can overshoot it by their number.
 //!
 //! The owner of a session is recorded when rmcp's answer to the request that opened it carries
 //! the new `Mcp-Session-Id`. An entry goes when its session is closed by `DELETE`, and entries
@@ -22,10 +28,11 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use ask_first_core::{Caller, Guard};
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
-use http::{HeaderMap, Method, StatusCode};
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 /// The header rmcp names sessions with.
@@ -33,6 +40,8 @@ const SESSION_HEADER: &str = "mcp-session-id";
 
 /// How often entries of sessions rmcp no longer holds are dropped.
 const PRUNE_EVERY: Duration = Duration::from_secs(5);
+/// The `Retry-After` of an `initialize` past the per-principal cap, in seconds.
+const RETRY_AFTER_SECS: u64 = 30;
 
 fn session_of(headers: &HeaderMap) -> Option<String> {
     headers
@@ -46,16 +55,28 @@ pub(crate) struct SessionOwners {
     owners: Mutex<HashMap<String, String>>,
     sessions: Arc<LocalSessionManager>,
     guard: Guard,
+    /// Sessions one principal may hold at once.
+    per_principal: usize,
+    /// Its setting, as messages name it.
+    per_principal_setting: String,
 }
 
 impl SessionOwners {
-    /// A table for the sessions of `sessions`, telling principals apart by `guard`'s rule.
+    /// A table for the sessions of `sessions`, telling principals apart by `guard`'s rule,
+    /// with at most `per_principal` sessions per principal (the setting `per_principal_setting`).
     /// Starts the task that drops entries of ended sessions (it ends with the table).
-    pub(crate) fn new(sessions: Arc<LocalSessionManager>, guard: Guard) -> Arc<Self> {
+    pub(crate) fn new(
+        sessions: Arc<LocalSessionManager>,
+        guard: Guard,
+        per_principal: usize,
+        per_principal_setting: String,
+    ) -> Arc<Self> {
         let owners = Arc::new(Self {
             owners: Mutex::new(HashMap::new()),
             sessions,
             guard,
+            per_principal,
+            per_principal_setting,
         });
         spawn_pruning(Arc::downgrade(&owners));
         owners
@@ -79,6 +100,33 @@ impl SessionOwners {
     async fn record(&self, session: String, principal: String) {
         self.prune().await;
         self.table().insert(session, principal);
+    }
+
+    /// How many live sessions `principal` holds (entries of ended sessions dropped first).
+    async fn held_by(&self, principal: &str) -> usize {
+        self.prune().await;
+        self.table()
+            .values()
+            .filter(|owner| owner.as_str() == principal)
+            .count()
+    }
+
+    /// The answer to an `initialize` past the per-principal cap.
+    fn too_many(&self) -> Response {
+        tracing::warn!("refused a new MCP session: the caller's session cap is reached");
+        let mut response = super::json_error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_sessions_for_principal",
+            &format!(
+                "these credentials already hold {} sessions, the most allowed per caller ({}); \
+                 close one (DELETE) or let one go idle, then retry",
+                self.per_principal, self.per_principal_setting
+            ),
+        );
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
+        response
     }
 
     fn forget(&self, session: &str) {
@@ -143,6 +191,21 @@ pub(crate) async fn bind_sessions(
             response
         }
         None => {
+            let request = if request.method() == Method::POST {
+                let (parts, body) = request.into_parts();
+                // The limits layer read the body already: this is a copy from memory.
+                let bytes = axum::body::to_bytes(body, super::limits::MAX_BODY_BYTES)
+                    .await
+                    .unwrap_or_default();
+                if super::limits::is_initialize(&bytes)
+                    && owners.held_by(&principal).await >= owners.per_principal
+                {
+                    return owners.too_many();
+                }
+                Request::from_parts(parts, Body::from(bytes))
+            } else {
+                request
+            };
             let response = next.run(request).await;
             if let Some(session) = session_of(response.headers()) {
                 owners.record(session, principal).await;
@@ -204,6 +267,8 @@ mod tests {
         let owners = SessionOwners::new(
             Arc::new(LocalSessionManager::default()),
             Guard::builder("test").build(),
+            2,
+            "NOTES_HTTP_SESSIONS_PER_PRINCIPAL".to_owned(),
         );
         owners.record("one".to_owned(), "local".to_owned()).await;
         owners.record("two".to_owned(), "local".to_owned()).await;

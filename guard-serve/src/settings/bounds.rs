@@ -1,5 +1,5 @@
 //! The settings that bound work per session and per person over HTTP: guarded calls waiting
-//! on a person (pushed dialogs) and long-lived response streams. Read with the other HTTP
+//! on a person (pushed dialogs), long-lived response streams, and legacy sessions per person. Read with the other HTTP
 //! limits ([`HttpBounds::from_lookup`]) and enforced by [`crate::http`]'s stream layer.
 //!
 //! | setting | default | what it caps |
@@ -10,6 +10,7 @@
 //! | `<PREFIX>_HTTP_MAX_STREAMS` | 3/4 of the connection cap | long-lived streams, in all |
 //! | `<PREFIX>_HTTP_STREAMS_PER_PRINCIPAL` | 32 | long-lived streams, per principal |
 //! | `<PREFIX>_HTTP_STREAM_IDLE_SECS` | 300 | how long a `GET` or `subscriptions/listen` stream may carry nothing but keep-alives |
+//! | `<PREFIX>_HTTP_SESSIONS_PER_PRINCIPAL` | 64 (never above the session cap) | legacy sessions open at once, per principal |
 //!
 //! The stream cap must stay below the connection cap, so that short requests always find a
 //! connection slot.
@@ -28,6 +29,8 @@ pub const DEFAULT_DIALOGS_PER_PRINCIPAL: u64 = 16;
 pub const DEFAULT_STREAMS_PER_PRINCIPAL: u64 = 32;
 /// Default of the idle-stream timeout, in seconds.
 pub const DEFAULT_STREAM_IDLE_SECS: u64 = 300;
+/// Default of the cap on legacy sessions per principal (held at or below the session cap).
+pub const DEFAULT_SESSIONS_PER_PRINCIPAL: u64 = 64;
 
 /// The names of the settings of this block, as messages show them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,12 +47,15 @@ pub struct BoundNames {
     pub streams_per_principal: String,
     /// The idle-stream timeout (`<PREFIX>_HTTP_STREAM_IDLE_SECS`).
     pub stream_idle: String,
+    /// Legacy sessions per principal (`<PREFIX>_HTTP_SESSIONS_PER_PRINCIPAL`).
+    pub sessions_per_principal: String,
 }
 
 impl BoundNames {
     /// `<prefix>_HTTP_MAX_DIALOGS`, `<prefix>_HTTP_DIALOGS_PER_SESSION`,
     /// `<prefix>_HTTP_DIALOGS_PER_PRINCIPAL`, `<prefix>_HTTP_MAX_STREAMS`,
-    /// `<prefix>_HTTP_STREAMS_PER_PRINCIPAL` and `<prefix>_HTTP_STREAM_IDLE_SECS`.
+    /// `<prefix>_HTTP_STREAMS_PER_PRINCIPAL`, `<prefix>_HTTP_STREAM_IDLE_SECS` and
+    /// `<prefix>_HTTP_SESSIONS_PER_PRINCIPAL`.
     pub fn with_prefix(prefix: &str) -> Self {
         let name = |suffix: &str| format!("{prefix}_{suffix}");
         Self {
@@ -59,6 +65,7 @@ impl BoundNames {
             max_streams: name("HTTP_MAX_STREAMS"),
             streams_per_principal: name("HTTP_STREAMS_PER_PRINCIPAL"),
             stream_idle: name("HTTP_STREAM_IDLE_SECS"),
+            sessions_per_principal: name("HTTP_SESSIONS_PER_PRINCIPAL"),
         }
     }
 }
@@ -85,6 +92,10 @@ pub struct HttpBounds {
     /// How long a `GET` or `subscriptions/listen` stream may carry nothing but keep-alives
     /// before it is ended (the client may open another).
     pub stream_idle: Duration,
+    /// Legacy (stateful) sessions open at once per principal, so that one person cannot take
+    /// every session place; held at or below the session cap. A new `initialize` past it gets
+    /// `429` with `Retry-After`.
+    pub sessions_per_principal: usize,
 }
 
 impl Default for HttpBounds {
@@ -96,6 +107,7 @@ impl Default for HttpBounds {
             max_streams: None,
             streams_per_principal: DEFAULT_STREAMS_PER_PRINCIPAL as usize,
             stream_idle: Duration::from_secs(DEFAULT_STREAM_IDLE_SECS),
+            sessions_per_principal: DEFAULT_SESSIONS_PER_PRINCIPAL as usize,
         }
     }
 }
@@ -107,6 +119,12 @@ impl HttpBounds {
         self.max_streams
             .unwrap_or(max_connections.saturating_mul(3) / 4)
             .min(max_connections.saturating_sub(1))
+    }
+
+    /// The legacy sessions one principal may hold with `max_sessions` in all: the setting, never
+    /// above the session cap.
+    pub fn session_cap(&self, max_sessions: usize) -> usize {
+        self.sessions_per_principal.min(max_sessions).max(1)
     }
 
     /// Reads the settings `names` through `get` (a value, or `None` when unset or empty).
@@ -161,6 +179,10 @@ impl HttpBounds {
             ),
             stream_idle: number(&names.stream_idle, 1, 86_400)?
                 .map_or(defaults.stream_idle, Duration::from_secs),
+            sessions_per_principal: count(
+                number(&names.sessions_per_principal, 1, 1_000_000)?,
+                defaults.sessions_per_principal,
+            ),
         })
     }
 }
@@ -194,6 +216,7 @@ mod tests {
                 ("NOTES_HTTP_MAX_STREAMS", "10"),
                 ("NOTES_HTTP_STREAMS_PER_PRINCIPAL", "3"),
                 ("NOTES_HTTP_STREAM_IDLE_SECS", "7"),
+                ("NOTES_HTTP_SESSIONS_PER_PRINCIPAL", "5"),
             ],
             256,
         )
@@ -207,6 +230,7 @@ mod tests {
                 max_streams: Some(10),
                 streams_per_principal: 3,
                 stream_idle: Duration::from_secs(7),
+                sessions_per_principal: 5,
             }
         );
         assert_eq!(set.stream_cap(256), 10);
@@ -221,6 +245,7 @@ mod tests {
             ("NOTES_HTTP_DIALOGS_PER_PRINCIPAL", "-1"),
             ("NOTES_HTTP_STREAMS_PER_PRINCIPAL", "1.5"),
             ("NOTES_HTTP_STREAM_IDLE_SECS", "86401"),
+            ("NOTES_HTTP_SESSIONS_PER_PRINCIPAL", "0"),
         ] {
             let error = read(&[(name, bad)], 256).expect_err(name);
             assert!(error.to_string().starts_with(name), "{error}");

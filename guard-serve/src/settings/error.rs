@@ -131,6 +131,41 @@ pub enum SettingError {
         /// The connection cap in force.
         connections: usize,
     },
+    // --- issue 26 (auth): how HTTP requests are authenticated ---
+    /// `<PREFIX>_HTTP_AUTH` names no mode.
+    #[error("{setting} must be one of {accepted}")]
+    AuthMode {
+        /// The mode's setting.
+        setting: String,
+        /// The accepted values, quoted and comma-separated.
+        accepted: String,
+    },
+    /// A setting that another authentication mode than the one chosen uses.
+    #[error(
+        "{setting} does not apply with {mode_setting}={mode}: unset {setting}, or choose the \
+         mode it belongs to in {mode_setting} (`secret` for the bearer secret, `tokens` for the \
+         token file, `none` for no authentication)"
+    )]
+    AuthConflict {
+        /// The setting that does not apply.
+        setting: String,
+        /// The mode's setting.
+        mode_setting: String,
+        /// The mode chosen.
+        mode: String,
+    },
+    /// Mode `tokens` without its file.
+    #[error(
+        "{mode_setting}=tokens needs {setting}: the path of the file listing each person's \
+         token hash (one `name sha256-hex` per line; add a person with the server's `tokens \
+         add NAME --file PATH`)"
+    )]
+    TokensFileMissing {
+        /// The token file's setting.
+        setting: String,
+        /// The mode's setting.
+        mode_setting: String,
+    },
     // --- issue 26 (oauth): the OAuth resource-server settings ---
     /// The OAuth issuer is not an issuer URL.
     #[error(

@@ -66,7 +66,12 @@ pub struct SettingNames {
     pub http_no_auth: String,
     /// The state directory holding the spent-answer log (`<PREFIX>_STATE_DIR`).
     pub state_dir: String,
-    // --- issue 26 (oauth) ---
+    // --- issue 26 (auth): who is calling over HTTP ---
+    /// How HTTP requests are authenticated (`<PREFIX>_HTTP_AUTH`: [`AuthMode`]).
+    pub http_auth: String,
+    /// The per-person token file of mode `tokens` (`<PREFIX>_HTTP_TOKENS_FILE`).
+    pub http_tokens_file: String,
+    // --- issue 26 (oauth): the OAuth settings' names go here ---
     /// The OAuth resource-server settings (`<PREFIX>_OAUTH_*`).
     pub oauth: OAuthNames,
 }
@@ -77,7 +82,8 @@ impl SettingNames {
     /// `<prefix>_HTTP_BODY_TIMEOUT_SECS`, `<prefix>_HTTP_MAX_CONNECTIONS`,
     /// `<prefix>_HTTP_MAX_SESSIONS`, `<prefix>_HTTP_SESSION_IDLE_SECS`, `<prefix>_SEAL_KEY`,
     /// `<prefix>_REDIS_URL`, `<prefix>_AUDIT_LOG`, `<prefix>_REPLICA_ID`,
-    /// `<prefix>_HTTP_NO_AUTH` and `<prefix>_STATE_DIR`, and the block of
+    /// `<prefix>_HTTP_NO_AUTH`, `<prefix>_STATE_DIR`, `<prefix>_HTTP_AUTH` and
+    /// `<prefix>_HTTP_TOKENS_FILE`, and the block of
     /// [`BoundNames::with_prefix`].
     pub fn with_prefix(prefix: &str) -> Self {
         let name = |suffix: &str| format!("{prefix}_{suffix}");
@@ -98,6 +104,8 @@ impl SettingNames {
             bounds: BoundNames::with_prefix(prefix),
             http_no_auth: name("HTTP_NO_AUTH"),
             state_dir: name("STATE_DIR"),
+            http_auth: name("HTTP_AUTH"),
+            http_tokens_file: name("HTTP_TOKENS_FILE"),
             oauth: OAuthNames::with_prefix(prefix),
         }
     }
@@ -110,11 +118,13 @@ impl Default for SettingNames {
     }
 }
 
+mod auth;
 mod bounds;
 mod error;
 mod oauth;
 mod values;
 
+pub use auth::*;
 pub use bounds::*;
 pub use error::*;
 pub use oauth::*;
@@ -146,12 +156,13 @@ pub struct ServeSettings {
     pub audit_log: Option<AuditLog>,
     /// `<PREFIX>_REPLICA_ID`; `None`: `hostname:pid` in the audit log, plain session ids.
     pub replica_id: Option<String>,
-    /// `<PREFIX>_HTTP_NO_AUTH` (strict: `true` or `false`; unset: `false`).
+    /// `<PREFIX>_HTTP_NO_AUTH` (strict: `true` or `false`; unset: `false`), or
+    /// `<PREFIX>_HTTP_AUTH=none`: [`AuthMode::None`].
     pub http_no_auth: bool,
+    /// `<PREFIX>_HTTP_AUTH` and its modes' settings.
+    pub auth: AuthSettings,
     /// `<PREFIX>_STATE_DIR`; `None`: [`default_state_dir`] when a store needs one.
     pub state_dir: Option<std::path::PathBuf>,
-    /// `<PREFIX>_OAUTH_*`: used when HTTP serving authenticates with OAuth.
-    pub oauth: OAuthSettings,
 }
 
 impl ServeSettings {
@@ -298,23 +309,14 @@ impl ServeSettings {
             ),
             None => None,
         };
-        // --- issue 30 (gate) ---
-        let http_no_auth = match get(&names.http_no_auth).as_deref().map(str::trim) {
-            None | Some("false") => false,
-            Some("true") => true,
-            Some(_) => {
-                return Err(SettingError::Switch {
-                    setting: names.http_no_auth.clone(),
-                });
-            }
-        };
+        // --- issue 30 (gate), issue 26 (auth) ---
+        let auth = AuthSettings::from_lookup(&names, &[], &mut get)?;
+        let http_no_auth = auth.mode == AuthMode::None;
         let state_dir = get(&names.state_dir).map(std::path::PathBuf::from);
-        // --- issue 26 (oauth) ---
-        let oauth = OAuthSettings::from_lookup(&names.oauth, &mut get)?;
         Ok(Self {
             names,
-            oauth,
             http_no_auth,
+            auth,
             state_dir,
             elicitation,
             http_addr,

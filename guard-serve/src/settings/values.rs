@@ -265,7 +265,7 @@ pub fn parse_seal_key(raw: &str) -> Result<SealKey, SealKeyProblem> {
     SealKey::from_bytes(&bytes).map_err(|too_short| SealKeyProblem::TooShort(too_short.0))
 }
 
-pub(super) fn decode_hex(raw: &str) -> Option<Vec<u8>> {
+pub(crate) fn decode_hex(raw: &str) -> Option<Vec<u8>> {
     if raw.is_empty() || !raw.len().is_multiple_of(2) {
         return None;
     }

@@ -1,0 +1,350 @@
+"""Every person their own principal over HTTP (issue 26): the notes example served with
+per-person tokens (`NOTES_HTTP_AUTH=tokens`, the token file minted by the server's own
+`notes tokens add NAME --file FILE`, which holds only hashes).
+
+Alice and Bob each hold their own token. Bob, with his own valid token, cannot act on Alice's
+legacy session on any route (her dialog's answer, a tool call, `GET` stream, `DELETE`: `403
+session_not_yours`), a 2026-07-28 `requestState` or a `confirm_token` issued to Alice does not
+run for him, and the audit log records two principals. Positive controls: Alice's own answer,
+state and token run, Bob's own session works. The token file is re-read when it changes (a
+person added is let in, a person removed is refused), one person cannot take every session
+place, and the shared-secret mode says at start that every holder of the secret is one
+principal.
+
+Raw JSON-RPC (e2e/raw_mcp.py) for the attacks; the Python `mcp` client for the positive path.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from raw_mcp import (
+    RawHttp,
+    approve,
+    approving,
+    call,
+    initialize_request,
+    is_elicitation,
+    is_input_required,
+    is_response_to,
+    per_request,
+)
+from support import MINTED_SECRET_LINE, TOKEN_LINE, Dialog, connect, run_to_exit
+
+WAIT_S = 60
+# How long a changed token file may take to be seen: it is checked at most once a second.
+RELOAD_BOUND_S = 15
+
+
+@pytest.fixture
+def people(launcher, notes_binary, tmp_path):
+    """`people(**env)`: `notes --http` with per-person tokens for alice and bob and an audit
+    log (`server.audit`), stopped at the end of the test."""
+
+    def start(**env: str):
+        audit = tmp_path / f"audit-{len(launcher._http)}.jsonl"
+        server = launcher.http(
+            notes_binary,
+            env={"NOTES_AUDIT_LOG": str(audit), **{f"NOTES_{k}": v for k, v in env.items()}},
+            auth="tokens",
+            people=("alice", "bob"),
+        )
+        server.audit = audit
+        return server
+
+    return start
+
+
+def request(url: str, method: str, authorization: str | None, body: dict | None = None, headers=None):
+    """One plain HTTP request; returns the status, the headers (lower-case) and the JSON body
+    (or None)."""
+    parts = urlsplit(url)
+    sent = {"Accept": "application/json, text/event-stream", **(headers or {})}
+    if body is not None:
+        sent["Content-Type"] = "application/json"
+    if authorization:
+        sent["Authorization"] = authorization
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    try:
+        connection.request(method, parts.path, body=json.dumps(body) if body is not None else None, headers=sent)
+        response = connection.getresponse()
+        headers_in = {k.lower(): v for k, v in response.getheaders()}
+        if headers_in.get("content-type", "").startswith("text/event-stream"):
+            return response.status, headers_in, None
+        text = response.read().decode("utf-8", errors="replace")
+    finally:
+        connection.close()
+    try:
+        return response.status, headers_in, json.loads(text) if text else None
+    except ValueError:
+        return response.status, headers_in, None
+
+
+def session_request(session: RawHttp, method: str, authorization: str, body: dict | None = None):
+    """A request on `session` (its Mcp-Session-Id) with other credentials."""
+    headers = {"Mcp-Session-Id": session.session_id or "", "Mcp-Protocol-Version": "2025-11-25"}
+    return request(f"http://{session.host}:{session.port}{session.path}", method, authorization, body, headers)
+
+
+def note_ids(session: RawHttp, request_id: int) -> list[str]:
+    """The notes as the session's owner lists them (a real read of the server's store)."""
+    session.send(call(request_id, "list_notes", {}))
+    listed = session.must(is_response_to(request_id), WAIT_S, "list_notes result")
+    return sorted(note["id"] for note in listed["result"]["structuredContent"]["notes"])
+
+
+def list_ids(url: str, authorization: str) -> list[str]:
+    listed = per_request(url, authorization, 90, {"name": "list_notes", "arguments": {}})
+    return sorted(note["id"] for note in listed["result"]["structuredContent"]["notes"])
+
+
+def audit_principals(path: Path) -> dict[str, set[str]]:
+    """The audit log's outcomes by principal hash."""
+    seen: dict[str, set[str]] = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            record = json.loads(line)
+            seen.setdefault(record["principal"], set()).add(record["outcome"])
+    return seen
+
+
+def result_text(message: dict) -> str:
+    return "\n".join(block.get("text", "") for block in message["result"].get("content", []))
+
+
+# --- legacy sessions: every route of Alice's session refuses Bob ---------------------------
+
+
+def test_bob_cannot_answer_call_stream_or_close_alices_session(people):
+    server = people()
+    alice_auth, bob_auth = server.authorization_of("alice"), server.authorization_of("bob")
+    alice = RawHttp(server.url, alice_auth)
+    bob = RawHttp(server.url, bob_auth)  # Bob is let in: his own session opens
+    alice.send(call(20, "delete_note", {"note_id": "n1"}))
+    dialog = alice.must(is_elicitation, WAIT_S, "alice's dialog")
+
+    attempts = [
+        ("the answer to alice's dialog", "POST", approve(dialog)),
+        ("a guarded tool call", "POST", call(21, "delete_note", {"note_id": "n2"})),
+        ("a reading tool call", "POST", call(22, "list_notes", {})),
+        ("a GET stream", "GET", None),
+        ("DELETE", "DELETE", None),
+    ]
+    for what, method, body in attempts:
+        status, _, answer = session_request(alice, method, bob_auth, body)
+        assert status == 403, f"HTTP {status} for bob's {what} on alice's session"
+        assert answer is not None and answer.get("error") == "session_not_yours", answer
+
+    # Bob's own session works (positive control: his token is good, only the session is not his).
+    assert note_ids(bob, 5) == ["n1", "n2", "n3"]
+    # Nothing Bob sent reached alice's session: her dialog is still open and her answer runs it.
+    alice.send(approve(dialog))
+    done = alice.must(is_response_to(20), WAIT_S, "alice's delete result")
+    assert not done["result"].get("isError"), done
+    assert done["result"]["structuredContent"] == {"deleted": "n1"}, done
+    assert note_ids(alice, 31) == ["n2", "n3"], "bob's call deleted a note"
+    # Bob's request ids 21 and 22 were never answered on alice's session.
+    assert alice.wait_for(is_response_to(21), 0) is None and alice.wait_for(is_response_to(22), 0) is None
+    assert alice.delete() == 200  # alice may close her own session
+    bob.close()
+
+
+# --- 2026-07-28: a requestState issued to alice is asked again for bob -----------------------
+
+
+def test_alices_request_state_is_asked_again_for_bob_and_the_audit_log_has_two_principals(people):
+    server = people()
+    alice_auth, bob_auth = server.authorization_of("alice"), server.authorization_of("bob")
+    args = {"name": "delete_note", "arguments": {"note_id": "n2"}}
+    asked = per_request(server.url, alice_auth, 1, args)
+    assert is_input_required(asked), asked
+    state, responses = asked["result"]["requestState"], approving(asked["result"])
+
+    stolen = per_request(server.url, bob_auth, 2, {**args, "requestState": state, "inputResponses": responses})
+    assert is_input_required(stolen), f"bob's retry of alice's state was not asked again: {stolen}"
+    assert stolen["result"]["requestState"] != state
+    assert list_ids(server.url, alice_auth) == ["n1", "n2", "n3"], "bob's retry deleted the note"
+
+    done = per_request(server.url, alice_auth, 3, {**args, "requestState": state, "inputResponses": responses})
+    assert not is_input_required(done) and not done["result"].get("isError"), done
+    assert done["result"]["structuredContent"] == {"deleted": "n2"}, done
+    assert list_ids(server.url, bob_auth) == ["n1", "n3"]
+
+    principals = audit_principals(server.audit)
+    assert len(principals) == 2, f"expected alice and bob in the audit log: {principals}"
+    alice_outcomes = [outcomes for outcomes in principals.values() if "executed" in outcomes]
+    assert len(alice_outcomes) == 1, principals
+    bob_outcomes = [outcomes for outcomes in principals.values() if "executed" not in outcomes]
+    assert len(bob_outcomes) == 1 and not ({"approved", "executed"} & bob_outcomes[0]), principals
+
+
+# --- ELICITATION=false: a confirm_token issued to alice does not run for bob -----------------
+
+
+@pytest.fixture
+def people_without_dialogs(launcher, notes_binary, tmp_path):
+    audit = tmp_path / "audit-tokens.jsonl"
+    server = launcher.http(
+        notes_binary,
+        env={"ELICITATION": "false", "NOTES_AUDIT_LOG": str(audit)},
+        auth="tokens",
+        people=("alice", "bob"),
+    )
+    server.audit = audit
+    return server
+
+
+def test_a_confirm_token_issued_to_alice_does_not_run_for_bob(people_without_dialogs):
+    server = people_without_dialogs
+    alice_auth, bob_auth = server.authorization_of("alice"), server.authorization_of("bob")
+    alice = RawHttp(server.url, alice_auth, elicitation=False)
+    bob = RawHttp(server.url, bob_auth, elicitation=False)
+    alice.send(call(1, "delete_note", {"note_id": "n3"}))
+    first = alice.must(is_response_to(1), WAIT_S, "alice's token result")
+    match = TOKEN_LINE.search(result_text(first))
+    assert match is not None, first
+    token = match.group(1)
+
+    bob.send(call(2, "delete_note", {"note_id": "n3", "confirm_token": token}))
+    stolen = bob.must(is_response_to(2), WAIT_S, "bob's call with alice's token")
+    assert "deleted" not in (stolen["result"].get("structuredContent") or {}), f"alice's token ran for bob: {stolen}"
+    assert note_ids(bob, 3) == ["n1", "n2", "n3"], "bob's call with alice's token deleted the note"
+
+    alice.send(call(4, "delete_note", {"note_id": "n3", "confirm_token": token}))
+    done = alice.must(is_response_to(4), WAIT_S, "alice's second call")
+    assert done["result"].get("structuredContent") == {"deleted": "n3"}, done
+    assert note_ids(alice, 5) == ["n1", "n2"]
+    principals = audit_principals(server.audit)
+    assert len(principals) == 2, f"expected alice and bob in the audit log: {principals}"
+    alice.close()
+    bob.close()
+
+
+# --- the gate: who is refused, and how ----------------------------------------------------
+
+
+def test_missing_and_unknown_tokens_are_refused_naming_the_setting(people):
+    server = people()
+    init = initialize_request()
+    status, headers, body = request(server.url, "POST", None, init)
+    assert status == 401 and headers.get("www-authenticate") == "Bearer", (status, headers)
+    assert body["error"] == "unauthorized" and "NOTES_HTTP_TOKENS_FILE" in body["message"], body
+    status, headers, body = request(server.url, "POST", "Bearer " + "0" * 64, init)
+    assert status == 401 and headers.get("www-authenticate") == 'Bearer error="invalid_token"', (status, headers)
+    assert body["error"] == "invalid_token", body
+    # The file holds hashes: a line's hash presented as a token is not a token.
+    listed_hash = server.tokens_file.read_text().split()[1]
+    assert request(server.url, "POST", f"Bearer {listed_hash}", init)[0] == 401
+    # Positive control: each person's own token opens a session.
+    for person in ("alice", "bob"):
+        status, headers, _ = request(server.url, "POST", server.authorization_of(person), init)
+        assert status == 200 and headers.get("mcp-session-id"), (person, status)
+    assert "per-person tokens: 2 listed in NOTES_HTTP_TOKENS_FILE" in server.stderr(), server.stderr()
+    # No token reaches the server's logs.
+    for token in server.tokens.values():
+        assert token not in server.stderr() and token not in server.stdout()
+
+
+def wait_for_status(url: str, authorization: str, wanted: int) -> int:
+    """Polls until a request with `authorization` gets `wanted` (the file is re-read at most
+    once a second), bounded; returns the last status."""
+    deadline = time.monotonic() + RELOAD_BOUND_S
+    while True:
+        status = request(url, "POST", authorization, initialize_request())[0]
+        if status == wanted or time.monotonic() > deadline:
+            return status
+        time.sleep(0.2)
+
+
+def test_the_token_file_is_read_again_when_it_changes(people, launcher, notes_binary):
+    server = people()
+    assert server.tokens_file is not None
+    # Carol is not listed yet.
+    _, carol = launcher.mint_tokens(notes_binary, ["carol"], server.tokens_file.with_name("other"))
+    carol_auth = f"Bearer {carol['carol']}"
+    assert request(server.url, "POST", carol_auth, initialize_request())[0] == 401
+    # Added with the server's own command while it runs: let in.
+    _, added = launcher.mint_tokens(notes_binary, ["carol"], server.tokens_file)
+    assert wait_for_status(server.url, f"Bearer {added['carol']}", 200) == 200
+    # Bob's line removed (revoked): refused, while alice still gets in.
+    kept = [line for line in server.tokens_file.read_text().splitlines() if not line.startswith("bob ")]
+    server.tokens_file.write_text("\n".join(kept) + "\n")
+    assert wait_for_status(server.url, server.authorization_of("bob"), 401) == 401
+    assert request(server.url, "POST", server.authorization_of("alice"), initialize_request())[0] == 200
+
+
+def test_one_person_cannot_take_every_session_place(people):
+    server = people(HTTP_SESSIONS_PER_PRINCIPAL="2")
+    alice_auth, bob_auth = server.authorization_of("alice"), server.authorization_of("bob")
+    first = RawHttp(server.url, alice_auth)
+    RawHttp(server.url, alice_auth)
+    status, headers, body = request(server.url, "POST", alice_auth, initialize_request())
+    assert status == 429, (status, body)
+    assert body["error"] == "too_many_sessions_for_principal", body
+    assert "NOTES_HTTP_SESSIONS_PER_PRINCIPAL" in body["message"] and headers.get("retry-after"), (body, headers)
+    # Bob still gets a session (positive control), and alice again once she closes one.
+    RawHttp(server.url, bob_auth)
+    assert first.delete() == 200
+    assert request(server.url, "POST", alice_auth, initialize_request())[0] == 200
+
+
+async def test_the_python_client_connects_as_each_person(people):
+    """The real `mcp` client, each person with their own token: both are served."""
+    server = people()
+    for person in ("alice", "bob"):
+        async with connect(server.as_person(person), "legacy", Dialog("accept")) as client:
+            listed = await client.call_tool("list_notes", {})
+            assert not listed.is_error
+
+
+# --- start-up lines -------------------------------------------------------------------------
+
+
+def test_the_shared_secret_mode_says_every_holder_is_one_principal(launcher, notes_binary):
+    server = launcher.http(notes_binary)  # NOTES_HTTP_TOKEN set
+    assert "Every client holding this secret is ONE principal" in server.stderr(), server.stderr()
+    assert "NOTES_HTTP_AUTH=tokens" in server.stderr()
+    minted = launcher.http(notes_binary, auth="minted")
+    assert MINTED_SECRET_LINE.search(minted.stderr()) and "ONE principal" in minted.stderr(), minted.stderr()
+
+
+def test_no_credential_on_loopback_warns(launcher, notes_binary):
+    for env in ({"NOTES_HTTP_NO_AUTH": "true"}, {"NOTES_HTTP_AUTH": "none"}):
+        server = launcher.http(notes_binary, env=env, auth="none")
+        assert "WARNING" in server.stderr() and "without any credential" in server.stderr(), server.stderr()
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"NOTES_HTTP_AUTH": "tokens"}, "NOTES_HTTP_TOKENS_FILE"),
+        ({"NOTES_HTTP_AUTH": "tokens", "NOTES_HTTP_TOKENS_FILE": "/nonexistent/tokens"}, "NOTES_HTTP_TOKENS_FILE"),
+        ({"NOTES_HTTP_AUTH": "people"}, "NOTES_HTTP_AUTH"),
+        ({"NOTES_HTTP_AUTH": "tokens", "NOTES_HTTP_TOKENS_FILE": "f", "NOTES_HTTP_TOKEN": "x" * 32}, "NOTES_HTTP_TOKEN"),
+    ],
+    ids=["no-file", "missing-file", "unknown-mode", "secret-with-tokens"],
+)
+def test_a_bad_mode_setting_exits_1_naming_it(notes_binary, tmp_path, env, named):
+    from support import free_port
+
+    done = run_to_exit(notes_binary, {**env, "HOME": str(tmp_path)}, ["--http", f"127.0.0.1:{free_port()}"], timeout=30)
+    assert done.returncode == 1, (done.returncode, done.stderr)
+    assert named in done.stderr, done.stderr
+    assert done.stdout == ""
+
+
+def test_a_malformed_token_file_exits_1_naming_the_line(notes_binary, tmp_path):
+    from support import free_port
+
+    tokens = tmp_path / "tokens"
+    tokens.write_text("# people\nalice my-token-pasted-by-mistake\n")
+    env = {"NOTES_HTTP_AUTH": "tokens", "NOTES_HTTP_TOKENS_FILE": str(tokens)}
+    done = run_to_exit(notes_binary, env, ["--http", f"127.0.0.1:{free_port()}"], timeout=30)
+    assert done.returncode == 1, (done.returncode, done.stderr)
+    assert "NOTES_HTTP_TOKENS_FILE" in done.stderr and "line 2" in done.stderr, done.stderr
+    assert "my-token-pasted" not in done.stderr, "a line's text is never echoed"

@@ -1,0 +1,681 @@
+//! Per-person tokens (`<PREFIX>_HTTP_AUTH=tokens`): a file lists each person's name and the
+//! SHA-256 of their token, never the token itself; a request's bearer token is hashed and
+//! compared with every listed hash in constant time; the principal is `token:<name>`.
+//!
+//! # The file (`<PREFIX>_HTTP_TOKENS_FILE`)
+//!
+//! One person per line, `NAME SHA256-HEX`; blank lines and lines starting with `#` are
+//! ignored:
+//!
+//! ```text
+//! # people who may use the notes server
+//! alice 2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae
+//! bob   fcde2b2edba56bf408601fb721fe9b5c338d10ee429ea04fae5511b68fbf8fb9
+//! ```
+//!
+//! - `NAME`: 1 to 64 letters, digits or `.`, `_`, `-`, `@`. A name may appear on several lines
+//!   (one token per device): all of them are the same principal.
+//! - `SHA256-HEX`: the 64 hex digits of the SHA-256 of the token's bytes (e.g.
+//!   `printf %s "$TOKEN" | sha256sum`). A hash listed twice is refused: two people would be one.
+//!
+//! [`add_token`] mints a token (32 random bytes as 64 hex digits, so its hash cannot be
+//! searched for), appends its line, creating the file (mode `0600`) if needed, and returns the
+//! token to print once: a server exposes it as a command (`notes tokens add NAME --file
+//! PATH`). Revoking is deleting the line.
+//!
+//! # Reloading
+//!
+//! The file is read at start (a missing or malformed file refuses to start, naming the setting
+//! and the line) and checked again at most once every [`RELOAD_CHECK`] while requests come in:
+//! when its modification time or length changed, it is read again. A file that became
+//! unreadable or malformed refuses every request with `503` naming the setting (failing closed:
+//! a revocation written with a typo must not leave the revoked token working) until it is
+//! fixed. The file is read whole and is at most [`MAX_FILE_BYTES`].
+
+use std::fmt;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime};
+
+use ask_first_core::Identity;
+use sha2::{Digest, Sha256};
+use subtle::{Choice, ConditionallySelectable, ConstantTimeEq};
+
+use super::auth::{AuthFuture, Authenticate, Refusal, bearer_token};
+use crate::settings::{Secret, decode_hex};
+
+/// How often, at most, the file's modification time and length are checked.
+pub const RELOAD_CHECK: Duration = Duration::from_secs(1);
+/// The largest token file read, in bytes.
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+/// The longest person's name.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// A person's name in the token file: 1 to 64 letters, digits or `.`, `_`, `-`, `@`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TokenName(String);
+
+impl TokenName {
+    /// The name, if it has the accepted shape.
+    pub fn parse(name: &str) -> Option<Self> {
+        let ok = !name.is_empty()
+            && name.len() <= MAX_NAME_LEN
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@'));
+        ok.then(|| Self(name.to_owned()))
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The principal of this person's requests: `token:<name>`.
+    pub fn principal(&self) -> String {
+        format!("token:{}", self.0)
+    }
+}
+
+impl fmt::Display for TokenName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Why the token file cannot be used. Messages name the setting and the line, never a line's
+/// text (someone may have pasted a token instead of its hash).
+#[derive(Debug, thiserror::Error)]
+pub enum TokenFileError {
+    /// The file cannot be read.
+    #[error(
+        "{setting} ({path}) cannot be read: {source}; create it by adding a person with the \
+         server's `tokens add NAME --file {path}`, or point {setting} at the token file"
+    )]
+    Read {
+        /// The file's setting.
+        setting: String,
+        /// The file.
+        path: PathBuf,
+        /// What the operating system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is larger than [`MAX_FILE_BYTES`].
+    #[error("{setting} ({path}) is larger than 1 MiB; it should list one short line per person")]
+    TooLarge {
+        /// The file's setting.
+        setting: String,
+        /// The file.
+        path: PathBuf,
+    },
+    /// A line is not `NAME SHA256-HEX`.
+    #[error(
+        "{setting} ({path}), line {line}: expected `NAME SHA256-HEX` (a name of 1 to 64 \
+         letters, digits or `.`, `_`, `-`, `@`, a space, then the 64 hex digits of the SHA-256 \
+         of the person's token, never the token itself; the line is not shown)"
+    )]
+    Malformed {
+        /// The file's setting.
+        setting: String,
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+    },
+    /// Two lines list the same hash: two people would share one token.
+    #[error(
+        "{setting} ({path}), line {line}: the same token hash as line {first}; every token \
+         must be one person's: mint another with `tokens add`"
+    )]
+    DuplicateHash {
+        /// The file's setting.
+        setting: String,
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number of the second listing.
+        line: usize,
+        /// 1-based line number of the first.
+        first: usize,
+    },
+    /// A name given to [`add_token`] has not the accepted shape.
+    #[error("the name must be 1 to 64 letters, digits or `.`, `_`, `-`, `@`, such as alice")]
+    Name,
+    /// The file could not be written.
+    #[error("cannot append to the token file {path}: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What the operating system said.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// One listed token.
+struct Entry {
+    digest: [u8; 32],
+    identity: Identity,
+}
+
+/// Parses a token file's text; `setting` and `path` name it in errors.
+fn parse(text: &str, setting: &str, path: &Path) -> Result<Vec<Entry>, TokenFileError> {
+    let mut entries: Vec<(usize, Entry)> = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let number = index + 1;
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let malformed = || TokenFileError::Malformed {
+            setting: setting.to_owned(),
+            path: path.to_owned(),
+            line: number,
+        };
+        let mut fields = line.split_whitespace();
+        let (Some(name), Some(hash), None) = (fields.next(), fields.next(), fields.next()) else {
+            return Err(malformed());
+        };
+        let name = TokenName::parse(name).ok_or_else(malformed)?;
+        let digest: [u8; 32] = (hash.len() == 64)
+            .then(|| decode_hex(hash))
+            .flatten()
+            .and_then(|bytes| bytes.try_into().ok())
+            .ok_or_else(malformed)?;
+        if let Some((first, _)) = entries
+            .iter()
+            .find(|(_, entry)| bool::from(entry.digest.ct_eq(&digest)))
+        {
+            return Err(TokenFileError::DuplicateHash {
+                setting: setting.to_owned(),
+                path: path.to_owned(),
+                line: number,
+                first: *first,
+            });
+        }
+        entries.push((
+            number,
+            Entry {
+                digest,
+                identity: Identity::new(name.principal()),
+            },
+        ));
+    }
+    Ok(entries.into_iter().map(|(_, entry)| entry).collect())
+}
+
+/// What identifies one version of the file without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    modified: Option<SystemTime>,
+    len: u64,
+}
+
+fn stamp_of(path: &Path) -> std::io::Result<Stamp> {
+    let metadata = std::fs::metadata(path)?;
+    Ok(Stamp {
+        modified: metadata.modified().ok(),
+        len: metadata.len(),
+    })
+}
+
+/// Reads and parses the file, with the stamp it had before the read.
+fn read(path: &Path, setting: &str) -> Result<(Stamp, Vec<Entry>), TokenFileError> {
+    let read_error = |source| TokenFileError::Read {
+        setting: setting.to_owned(),
+        path: path.to_owned(),
+        source,
+    };
+    let stamp = stamp_of(path).map_err(read_error)?;
+    if stamp.len > MAX_FILE_BYTES {
+        return Err(TokenFileError::TooLarge {
+            setting: setting.to_owned(),
+            path: path.to_owned(),
+        });
+    }
+    let text = std::fs::read_to_string(path).map_err(read_error)?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(TokenFileError::TooLarge {
+            setting: setting.to_owned(),
+            path: path.to_owned(),
+        });
+    }
+    Ok((stamp, parse(&text, setting, path)?))
+}
+
+/// The list in force: the last good read, or why the last read failed.
+struct Loaded {
+    /// `Err`: the message of the last failed read (the file is refused until it is fixed).
+    entries: Result<Arc<Vec<Entry>>, String>,
+    /// The stamp of the version read (`None`: it could not even be examined).
+    stamp: Option<Stamp>,
+    checked: Instant,
+}
+
+/// The per-person token check: the file of [`add_token`]'s lines, re-read when it changes.
+pub struct TokenFile {
+    path: PathBuf,
+    setting: String,
+    loaded: Mutex<Loaded>,
+    missing: String,
+    unknown: String,
+}
+
+impl fmt::Debug for TokenFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TokenFile")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TokenFile {
+    /// Reads the file at `path`, named `setting` in every message (e.g. `NOTES_HTTP_TOKENS_FILE`).
+    /// A missing, unreadable or malformed file is an error.
+    pub fn load(
+        path: impl Into<PathBuf>,
+        setting: impl Into<String>,
+    ) -> Result<Self, TokenFileError> {
+        let path = path.into();
+        let setting = setting.into();
+        let (stamp, entries) = read(&path, &setting)?;
+        Ok(Self {
+            missing: format!(
+                "this server needs `Authorization: Bearer <token>` with your own token; its \
+                 operator lists each person's token (hashed) in {setting} and gives you yours"
+            ),
+            unknown: format!(
+                "this bearer token is not listed in the server's {setting} (mistyped, or \
+                 revoked); ask the server's operator for a token"
+            ),
+            loaded: Mutex::new(Loaded {
+                entries: Ok(Arc::new(entries)),
+                stamp: Some(stamp),
+                checked: Instant::now(),
+            }),
+            path,
+            setting,
+        })
+    }
+
+    /// How many tokens the list in force holds (`None`: the file is refused now).
+    pub fn len(&self) -> Option<usize> {
+        self.current().ok().map(|entries| entries.len())
+    }
+
+    /// The list in force, after checking the file again if [`RELOAD_CHECK`] has passed.
+    fn current(&self) -> Result<Arc<Vec<Entry>>, String> {
+        let mut loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
+        if loaded.checked.elapsed() >= RELOAD_CHECK {
+            loaded.checked = Instant::now();
+            let stamp = stamp_of(&self.path).ok();
+            if stamp.is_none() || stamp != loaded.stamp {
+                match read(&self.path, &self.setting) {
+                    Ok((stamp, entries)) => {
+                        tracing::info!(
+                            people = entries.len(),
+                            "re-read the HTTP token file after it changed"
+                        );
+                        loaded.stamp = Some(stamp);
+                        loaded.entries = Ok(Arc::new(entries));
+                    }
+                    Err(error) => {
+                        tracing::error!(
+                            "the HTTP token file cannot be used; refusing every request until \
+                             it is fixed: {error}"
+                        );
+                        loaded.stamp = stamp;
+                        loaded.entries = Err(error.to_string());
+                    }
+                }
+            }
+        }
+        loaded.entries.clone()
+    }
+
+    /// Who presents `token`, comparing its hash with every listed hash in constant time (the
+    /// time does not depend on which entry matches, nor on how much of a hash does).
+    fn identify(entries: &[Entry], token: &str) -> Option<Identity> {
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        // Every entry is compared, and the first match's position is selected without a branch
+        // on any comparison.
+        let mut found = Choice::from(0);
+        let mut position = 0u64;
+        for (index, entry) in entries.iter().enumerate() {
+            let equal: Choice = entry.digest.ct_eq(&digest);
+            position.conditional_assign(&(index as u64), equal & !found);
+            found |= equal;
+        }
+        bool::from(found)
+            .then(|| entries.get(position as usize))
+            .flatten()
+            .map(|entry| entry.identity.clone())
+    }
+
+    /// The verdict on one request's headers.
+    pub fn check(&self, headers: &http::HeaderMap) -> Result<Identity, Refusal> {
+        let entries = self.current().map_err(|problem| {
+            Refusal::unavailable(format!(
+                "the server cannot check tokens now: {problem}; its operator must fix it"
+            ))
+        })?;
+        let Some(token) = bearer_token(headers) else {
+            tracing::warn!("refused an HTTP request without a bearer token");
+            return Err(Refusal::unauthorized(self.missing.clone()));
+        };
+        Self::identify(&entries, token).ok_or_else(|| {
+            tracing::warn!("refused an HTTP request whose bearer token is not in the token file");
+            Refusal::invalid_token(self.unknown.clone())
+        })
+    }
+}
+
+impl Authenticate for TokenFile {
+    fn authenticate<'a>(&'a self, parts: &'a mut http::request::Parts) -> AuthFuture<'a> {
+        let verdict = self.check(&parts.headers);
+        Box::pin(std::future::ready(verdict))
+    }
+}
+
+/// A token just minted: print [`MintedToken::token`] once, to the person it is for.
+#[derive(Debug)]
+pub struct MintedToken {
+    /// Whose it is.
+    pub name: TokenName,
+    /// The token (64 hex digits). Shown once; only its hash is kept.
+    pub token: Secret,
+    /// The line appended to the file.
+    pub line: String,
+}
+
+/// The SHA-256 of `token`, as the 64 lowercase hex digits a token file lists.
+pub fn token_hash(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Mints a token for `name` and appends `NAME SHA256-HEX` to the file at `path` (created with
+/// mode `0600` if absent). The existing file must parse (so a broken file is not grown), and
+/// is named `setting` in errors. The caller shows the token once; it is not kept anywhere.
+pub fn add_token(path: &Path, name: &str, setting: &str) -> Result<MintedToken, TokenFileError> {
+    let name = TokenName::parse(name).ok_or(TokenFileError::Name)?;
+    let existing = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => {
+            return Err(TokenFileError::Read {
+                setting: setting.to_owned(),
+                path: path.to_owned(),
+                source,
+            });
+        }
+    };
+    parse(&existing, setting, path)?;
+    let token = super::auth::random_hex();
+    let line = format!("{name} {}", token_hash(&token));
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let write_error = |source| TokenFileError::Write {
+        path: path.to_owned(),
+        source,
+    };
+    let mut file = options.open(path).map_err(write_error)?;
+    let separator = if existing.is_empty() || existing.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    file.write_all(format!("{separator}{line}\n").as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(write_error)?;
+    Ok(MintedToken {
+        name,
+        token: Secret::new(token),
+        line,
+    })
+}
+
+/// The whole `tokens add` command: mints a token for `name` in the file at `path`
+/// ([`add_token`]), then writes the token once to `out` with how to use it, for a person to
+/// copy. `setting` is the token file's setting (named in errors and in the instructions).
+pub fn run_tokens_add(
+    path: &Path,
+    name: &str,
+    setting: &str,
+    out: &mut dyn std::io::Write,
+) -> Result<(), TokenFileError> {
+    let minted = add_token(path, name, setting)?;
+    let text = format!(
+        "Added {name} to {path}. Their token (shown only now; the file keeps only its hash):\n\n    \
+         {token}\n\nThey send it on every request:\n\n    Authorization: Bearer {token}\n\n\
+         The server reads the file when it changes (serve with {setting}={path}); to revoke \
+         the token, delete the line `{line}`.\n",
+        name = minted.name,
+        path = path.display(),
+        token = minted.token.expose(),
+        line = minted.line,
+    );
+    out.write_all(text.as_bytes())
+        .map_err(|source| TokenFileError::Write {
+            path: PathBuf::from("<output>"),
+            source,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(token: Option<&str>) -> http::HeaderMap {
+        let mut headers = http::HeaderMap::new();
+        if let Some(token) = token {
+            headers.insert(
+                http::header::AUTHORIZATION,
+                format!("Bearer {token}").parse().expect("header"),
+            );
+        }
+        headers
+    }
+
+    fn dir() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "ask-first-tokens-{}-{}",
+            std::process::id(),
+            super::super::auth::random_hex()
+        ));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        dir
+    }
+
+    const SETTING: &str = "NOTES_HTTP_TOKENS_FILE";
+
+    #[test]
+    fn the_format_names_the_line_never_its_text() {
+        let path = Path::new("/t");
+        let hash = token_hash("alice-token");
+        let good = format!(
+            "# people\n\nalice {hash}\n  bob\t{}  \nalice {}\n",
+            token_hash("bob-token"),
+            token_hash("alice-phone")
+        );
+        let entries = parse(&good, SETTING, path).expect("parses");
+        assert_eq!(entries.len(), 3);
+        assert_eq!(entries[0].identity.principal(), "token:alice");
+        assert_eq!(entries[1].identity.principal(), "token:bob");
+        assert_eq!(entries[2].identity.principal(), "token:alice");
+        for (bad, line) in [
+            ("alice\n".to_owned(), 1),
+            (format!("# c\nalice {hash} extra\n"), 2),
+            (format!("al ice {hash}\n"), 1),
+            (format!("al/ice {hash}\n"), 1),
+            ("alice 0123\n".to_owned(), 1),
+            (format!("alice {}\n", "zz".repeat(32)), 1),
+            (format!("{} {hash}\n", "a".repeat(65)), 1),
+            ("alice secret-token-pasted-here\n".to_owned(), 1),
+        ] {
+            let error = parse(&bad, SETTING, path).err().expect("malformed");
+            let text = error.to_string();
+            assert!(text.starts_with(SETTING), "{text}");
+            assert!(text.contains(&format!("line {line}:")), "{text}");
+            assert!(!text.contains("secret-token"), "{text}");
+        }
+        let error = parse(&format!("alice {hash}\nbob {hash}\n"), SETTING, path)
+            .err()
+            .expect("duplicate");
+        assert!(
+            error
+                .to_string()
+                .contains("line 2: the same token hash as line 1"),
+            "{error}"
+        );
+        // Upper-case hex is the same hash.
+        let upper = format!("alice {}\n", hash.to_uppercase());
+        assert_eq!(parse(&upper, SETTING, path).expect("upper").len(), 1);
+    }
+
+    #[test]
+    fn tokens_are_told_apart_and_unknown_ones_refused() {
+        let dir = dir();
+        let path = dir.join("tokens");
+        let alice = add_token(&path, "alice", SETTING).expect("alice");
+        let bob = add_token(&path, "bob", SETTING).expect("bob");
+        assert_ne!(alice.token.expose(), bob.token.expose());
+        let text = std::fs::read_to_string(&path).expect("file");
+        assert!(
+            !text.contains(alice.token.expose()),
+            "the file holds no token"
+        );
+        assert!(text.contains(&token_hash(alice.token.expose())));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let file = TokenFile::load(&path, SETTING).expect("loads");
+        assert_eq!(
+            file.check(&headers(Some(alice.token.expose())))
+                .expect("alice")
+                .principal(),
+            "token:alice"
+        );
+        assert_eq!(
+            file.check(&headers(Some(bob.token.expose())))
+                .expect("bob")
+                .principal(),
+            "token:bob"
+        );
+        let missing = file.check(&headers(None)).expect_err("no token");
+        assert_eq!(missing.status(), http::StatusCode::UNAUTHORIZED);
+        assert_eq!(missing.code(), "unauthorized");
+        assert!(missing.message().contains(SETTING));
+        let unknown = file
+            .check(&headers(Some(&alice.token.expose()[1..])))
+            .expect_err("unknown");
+        assert_eq!(unknown.code(), "invalid_token");
+        // A listed hash is not a token.
+        let hash = token_hash(alice.token.expose());
+        assert!(file.check(&headers(Some(&hash))).is_err());
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn the_file_is_read_again_when_it_changes_and_a_broken_one_fails_closed() {
+        let dir = dir();
+        let path = dir.join("tokens");
+        let alice = add_token(&path, "alice", SETTING).expect("alice");
+        let file = TokenFile::load(&path, SETTING).expect("loads");
+        assert_eq!(file.len(), Some(1));
+        // Within the check interval nothing is re-read.
+        let bob = add_token(&path, "bob", SETTING).expect("bob");
+        let force = || {
+            let mut loaded = file.loaded.lock().expect("lock");
+            loaded.checked = loaded
+                .checked
+                .checked_sub(RELOAD_CHECK)
+                .expect("an instant a second ago");
+        };
+        force();
+        assert_eq!(file.len(), Some(2));
+        assert!(file.check(&headers(Some(bob.token.expose()))).is_ok());
+        // Revoking alice: her line goes.
+        let kept: String = std::fs::read_to_string(&path)
+            .expect("file")
+            .lines()
+            .filter(|line| !line.starts_with("alice "))
+            .map(|line| format!("{line}\n"))
+            .collect();
+        std::fs::write(&path, kept).expect("rewrite");
+        force();
+        assert!(file.check(&headers(Some(alice.token.expose()))).is_err());
+        assert!(file.check(&headers(Some(bob.token.expose()))).is_ok());
+        // A typo refuses everyone, naming the setting and the line, until it is fixed.
+        let mut broken = std::fs::read_to_string(&path).expect("file");
+        broken.push_str("carol not-a-hash\n");
+        std::fs::write(&path, &broken).expect("break");
+        force();
+        let refusal = file
+            .check(&headers(Some(bob.token.expose())))
+            .expect_err("fails closed");
+        assert_eq!(refusal.status(), http::StatusCode::SERVICE_UNAVAILABLE);
+        assert!(refusal.message().contains(SETTING), "{}", refusal.message());
+        assert!(
+            refusal.message().contains("line 2"),
+            "{}",
+            refusal.message()
+        );
+        // Gone entirely: still closed.
+        std::fs::remove_file(&path).expect("remove");
+        force();
+        assert!(file.check(&headers(Some(bob.token.expose()))).is_err());
+        let again = add_token(&path, "bob", SETTING).expect("bob again");
+        force();
+        assert!(file.check(&headers(Some(again.token.expose()))).is_ok());
+        assert!(file.check(&headers(Some(bob.token.expose()))).is_err());
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn start_up_errors_name_the_setting() {
+        let dir = dir();
+        let error = TokenFile::load(dir.join("absent"), SETTING).expect_err("missing");
+        let text = error.to_string();
+        assert!(
+            text.starts_with(SETTING) && text.contains("tokens add"),
+            "{text}"
+        );
+        let path = dir.join("broken");
+        std::fs::write(&path, "x\n").expect("write");
+        assert!(matches!(
+            TokenFile::load(&path, SETTING),
+            Err(TokenFileError::Malformed { line: 1, .. })
+        ));
+        // A broken file is not grown by minting.
+        assert!(add_token(&path, "alice", SETTING).is_err());
+        assert!(matches!(
+            add_token(&dir.join("new"), "not a name", SETTING),
+            Err(TokenFileError::Name)
+        ));
+        let mut out = Vec::new();
+        run_tokens_add(&dir.join("cli"), "dana", SETTING, &mut out).expect("cli");
+        let out = String::from_utf8(out).expect("utf-8");
+        let token = out
+            .lines()
+            .find_map(|line| line.trim().strip_prefix("Authorization: Bearer "))
+            .expect("token shown");
+        let file = TokenFile::load(dir.join("cli"), SETTING).expect("loads");
+        assert_eq!(
+            file.check(&headers(Some(token))).expect("dana").principal(),
+            "token:dana"
+        );
+        std::fs::remove_dir_all(dir).ok();
+    }
+}
