@@ -22,6 +22,10 @@
 //!    characters without control characters. A claim of the wrong JSON type is a refusal,
 //!    never "absent".
 //!
+//! A token that verified is remembered by its SHA-256 (at most 4096, for at most a minute, never
+//! past its `exp` nor past a re-read of the keys), so a client repeating its token pays for the
+//! signature once, not on every request.
+//!
 //! The authorization server unreachable while no keys are known yet is a `503` (the request
 //! may be retried); later failures keep the keys last read. Metadata and keys are fetched
 //! with bounded time and size and without following redirects. Tokens are never logged.
@@ -37,6 +41,7 @@ use axum::response::IntoResponse as _;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, errors::ErrorKind};
 use serde::Deserialize;
+use sha2::Digest as _;
 use url::Url;
 
 use crate::settings::{OAuthNames, OAuthSettings};
@@ -63,6 +68,12 @@ const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(5);
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
 /// Longest accepted `sub`, in characters.
 const MAX_SUBJECT_CHARS: usize = 256;
+/// Tokens remembered as verified (by their SHA-256), so that a client repeating one token
+/// does not pay for its signature on every request.
+const VERIFIED_CAPACITY: usize = 4096;
+/// How long a verified token is remembered at most (and never past its `exp`, nor past a
+/// re-read of the keys).
+const VERIFIED_TTL: Duration = Duration::from_secs(60);
 
 /// The algorithms accepted: asymmetric only.
 const ACCEPTED_ALGORITHMS: [Algorithm; 9] = [
@@ -218,9 +229,21 @@ struct RefreshClock {
     fetches: u64,
 }
 
+/// A token already verified: who it is, until when.
+#[derive(Clone)]
+struct Remembered {
+    verified: Verified,
+    /// Its `exp`, in seconds since the epoch.
+    expires: u64,
+    /// The key set it was verified under: a re-read of the keys forgets it.
+    generation: u64,
+    at: Instant,
+}
+
 /// Checks access tokens from one issuer for one resource. Cheap to share (`Arc`).
 pub struct OAuthVerifier {
     config: OAuthConfig,
+    verified: quick_cache::sync::Cache<[u8; 32], Remembered>,
     client: reqwest::Client,
     keys: RwLock<Option<Arc<KeySet>>>,
     refresh: tokio::sync::Mutex<RefreshClock>,
@@ -243,6 +266,9 @@ impl std::fmt::Debug for OAuthVerifier {
 struct AccessClaims {
     iss: String,
     sub: String,
+    /// Also checked by jsonwebtoken (required, not past); read here for the cache.
+    #[serde(default)]
+    exp: Option<f64>,
     #[serde(default)]
     scope: Option<String>,
 }
@@ -305,6 +331,7 @@ impl OAuthVerifier {
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         Ok(Self {
             config,
+            verified: quick_cache::sync::Cache::new(VERIFIED_CAPACITY),
             client,
             keys: RwLock::new(None),
             refresh: tokio::sync::Mutex::new(RefreshClock::default()),
@@ -419,6 +446,10 @@ impl OAuthVerifier {
                 return Err(invalid("its `typ` says it is not an access token"));
             }
         }
+        let digest: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
+        if let Some(hit) = self.remembered(&digest) {
+            return Ok(hit);
+        }
         let kid = header.kid.as_deref();
         let mut keys = self.current_keys().await?;
         if keys.candidates(kid, header.alg).next().is_none() && kid.is_some() {
@@ -433,7 +464,21 @@ impl OAuthVerifier {
         let mut last = None;
         for key in keys.candidates(kid, header.alg) {
             match jsonwebtoken::decode::<AccessClaims>(token, &key.key, &validation) {
-                Ok(data) => return self.accept(data.claims).map_err(|why| invalid(why)),
+                Ok(data) => {
+                    let expires = data.claims.exp.unwrap_or(0.0);
+                    let verified = self.accept(data.claims).map_err(|why| invalid(why))?;
+                    self.verified.insert(
+                        digest,
+                        Remembered {
+                            verified: verified.clone(),
+                            // `as` saturates: a negative or NaN `exp` never remembers.
+                            expires: expires as u64,
+                            generation: keys.generation,
+                            at: Instant::now(),
+                        },
+                    );
+                    return Ok(verified);
+                }
                 Err(error) => {
                     let signature = matches!(
                         error.kind(),
@@ -458,6 +503,21 @@ impl OAuthVerifier {
                 self.config.issuer
             )),
         })
+    }
+
+    /// The token of `digest` if it was verified under the keys held now, less than
+    /// [`VERIFIED_TTL`] ago, and has not expired since.
+    fn remembered(&self, digest: &[u8; 32]) -> Option<Verified> {
+        let hit = self.verified.get(digest)?;
+        let generation = self
+            .keys
+            .read()
+            .ok()
+            .and_then(|keys| keys.as_ref().map(|keys| keys.generation));
+        (Some(hit.generation) == generation
+            && hit.at.elapsed() < VERIFIED_TTL
+            && jsonwebtoken::get_current_timestamp() < hit.expires)
+            .then_some(hit.verified)
     }
 
     fn accept(&self, claims: AccessClaims) -> Result<Verified, &'static str> {

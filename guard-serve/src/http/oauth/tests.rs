@@ -564,3 +564,29 @@ fn metadata_is_looked_for_where_rfc_8414_and_openid_put_it() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_remembered_token_is_forgotten_when_its_key_is_withdrawn() {
+    let interval = Duration::from_secs(1);
+    let issuer = start_issuer(vec![public_jwk(&rsa_a(), Algorithm::RS256, "a", true)]).await;
+    let verifier = verifier(&issuer.issuer, interval);
+    let body = claims(&issuer.issuer, "alice");
+    let with_a = sign(&rsa_a(), Algorithm::RS256, "a", &body);
+    let with_b = sign(&rsa_b(), Algorithm::RS256, "b", &body);
+    // Verified, then remembered: repeating it reads nothing.
+    for _ in 0..3 {
+        verifier.verify(&with_a).await.expect("accepted");
+    }
+    assert_eq!(issuer.jwks_reads.load(Ordering::SeqCst), 1);
+
+    // The issuer withdraws key a and publishes b; once b's kid has made the server re-read the
+    // keys, a's token is checked again (not taken from memory) and refused.
+    *issuer.jwks.lock().expect("lock") =
+        json!({ "keys": [public_jwk(&rsa_b(), Algorithm::RS256, "b", true)] });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while verifier.verify(&with_b).await.is_err() {
+        assert!(Instant::now() < deadline, "key b never accepted");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_invalid(verifier.verify(&with_a).await, "does not publish");
+}
