@@ -157,7 +157,9 @@ pub enum OAuthError {
     },
 }
 
-/// A verified access token: who it is for.
+/// A verified access token: who it is for. The gate puts it in the request's extensions beside
+/// the [`Identity`](super::Identity); a tool reads it (e.g. its `scope`) as
+/// `context.extensions.get::<http::request::Parts>().and_then(|parts| parts.extensions.get::<Verified>())`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verified {
     /// `oauth:<iss>#<sub>`.
