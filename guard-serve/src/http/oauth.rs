@@ -468,7 +468,7 @@ impl OAuthVerifier {
             match jsonwebtoken::decode::<AccessClaims>(token, &key.key, &validation) {
                 Ok(data) => {
                     let expires = data.claims.exp.unwrap_or(0.0);
-                    let verified = self.accept(data.claims).map_err(|why| invalid(why))?;
+                    let verified = self.accept(data.claims).map_err(&invalid)?;
                     self.verified.insert(
                         digest,
                         Remembered {
