@@ -108,19 +108,26 @@ impl OAuthConfig {
         names: &OAuthNames,
         mode_setting: &str,
     ) -> Result<Self, OAuthError> {
-        let missing = |setting: &String| OAuthError::Missing {
+        let missing = |setting: &String, what| OAuthError::Missing {
             setting: setting.clone(),
+            what,
             mode_setting: mode_setting.to_owned(),
         };
         Ok(Self {
-            issuer: settings
-                .issuer
-                .clone()
-                .ok_or_else(|| missing(&names.issuer))?,
-            resource: settings
-                .resource
-                .clone()
-                .ok_or_else(|| missing(&names.resource))?,
+            issuer: settings.issuer.clone().ok_or_else(|| {
+                missing(
+                    &names.issuer,
+                    "the issuer URL of the authorization server whose access tokens this \
+                     server accepts (e.g. https://login.example.com/realms/team)",
+                )
+            })?,
+            resource: settings.resource.clone().ok_or_else(|| {
+                missing(
+                    &names.resource,
+                    "this server's public URL of /mcp, the audience its access tokens must \
+                     carry (e.g. https://mcp.example.com/mcp)",
+                )
+            })?,
             leeway: settings.leeway,
             refresh_interval: settings.refresh_interval,
         })
@@ -132,13 +139,13 @@ impl OAuthConfig {
 pub enum OAuthError {
     /// OAuth mode without the issuer or the resource.
     #[error(
-        "{mode_setting}=oauth needs {setting}: set it (the issuer URL of the authorization \
-         server, and this server's public URL of /mcp as its resource), or choose another \
-         {mode_setting}"
+        "{mode_setting}=oauth needs {setting}: set it to {what}, or choose another {mode_setting}"
     )]
     Missing {
         /// The missing setting.
         setting: String,
+        /// What it holds.
+        what: &'static str,
         /// The authentication-mode setting.
         mode_setting: String,
     },

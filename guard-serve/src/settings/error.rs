@@ -144,7 +144,7 @@ pub enum SettingError {
     #[error(
         "{setting} does not apply with {mode_setting}={mode}: unset {setting}, or choose the \
          mode it belongs to in {mode_setting} (`secret` for the bearer secret, `tokens` for the \
-         token file, `none` for no authentication)"
+         token file, `oauth` for the OAuth settings, `none` for no authentication)"
     )]
     AuthConflict {
         /// The setting that does not apply.

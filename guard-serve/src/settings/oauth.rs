@@ -217,4 +217,38 @@ mod tests {
         let read = OAuthSettings::from_lookup(&names, |_| None).expect("defaults");
         assert_eq!(read, OAuthSettings::default());
     }
+
+    #[test]
+    fn the_oauth_settings_belong_to_the_oauth_mode() {
+        let names = super::super::SettingNames::with_prefix("NOTES");
+        let read = |pairs: &'static [(&'static str, &'static str)]| {
+            super::super::AuthSettings::from_lookup(&names, &[], |name| {
+                pairs
+                    .iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| (*value).to_owned())
+            })
+        };
+        let auth = read(&[
+            ("NOTES_HTTP_AUTH", "oauth"),
+            ("NOTES_OAUTH_ISSUER", "https://login.example.com"),
+            ("NOTES_OAUTH_RESOURCE", "https://mcp.example.com/mcp"),
+            ("NOTES_OAUTH_LEEWAY_SECS", "5"),
+        ])
+        .expect("oauth");
+        assert_eq!(auth.mode, super::super::AuthMode::OAuth);
+        assert_eq!(
+            auth.oauth.issuer.as_deref(),
+            Some("https://login.example.com")
+        );
+        assert_eq!(auth.oauth.leeway, Duration::from_secs(5));
+        let error = read(&[("NOTES_OAUTH_RESOURCE", "https://mcp.example.com/mcp")])
+            .expect_err("another mode");
+        assert!(
+            error
+                .to_string()
+                .starts_with("NOTES_OAUTH_RESOURCE does not apply with NOTES_HTTP_AUTH=secret"),
+            "{error}"
+        );
+    }
 }
