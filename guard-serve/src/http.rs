@@ -733,8 +733,8 @@ fn announce(credential: &Credential, local_addr: SocketAddr, names: &SettingName
         }
         Credential::None => eprintln!(
             "WARNING: {no_auth}=true (or {auth}=none): serving HTTP at \
-             http://{local_addr}{MCP_PATH} without any credential. Any process on this machine \
-             that can reach the port acts with this server's full rights, and every caller is \
+             http://{local_addr}{MCP_PATH} without authentication: no credential at all. Any \
+             process on this machine that can reach the port acts with this server's full rights, and every caller is \
              one principal (Host and Origin checks stop web pages, not processes). Set {token} \
              and unset {no_auth} to require a secret, or {auth}=tokens for per-person tokens.",
             no_auth = names.http_no_auth,
@@ -745,7 +745,7 @@ fn announce(credential: &Credential, local_addr: SocketAddr, names: &SettingName
             "HTTP clients authenticate with per-person tokens: {count} listed in {setting} \
              ({path}), re-read when it changes; each person is their own principal \
              (token:<name>).",
-            count = file.len().unwrap_or(0),
+            count = file.token_count().unwrap_or(0),
             setting = names.http_tokens_file,
             path = path.display(),
         ),

@@ -263,6 +263,34 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn sessions_are_counted_per_principal_among_live_ones() {
+        let sessions = Arc::new(LocalSessionManager::default());
+        let owners = SessionOwners::new(
+            sessions.clone(),
+            Guard::builder("test").build(),
+            2,
+            "NOTES_HTTP_SESSIONS_PER_PRINCIPAL".to_owned(),
+        );
+        use rmcp::transport::streamable_http_server::SessionManager as _;
+        let mut live = Vec::new();
+        for owner in ["token:alice", "token:alice", "token:bob"] {
+            let (id, transport) = sessions.create_session().await.expect("session");
+            owners.record(id.to_string(), owner.to_owned()).await;
+            live.push((id, transport));
+        }
+        assert_eq!(owners.held_by("token:alice").await, 2);
+        assert_eq!(owners.held_by("token:bob").await, 1);
+        assert_eq!(owners.held_by("token:carol").await, 0);
+        let refusal = owners.too_many();
+        assert_eq!(refusal.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert!(refusal.headers().contains_key(header::RETRY_AFTER));
+        // A session rmcp no longer holds does not count.
+        let (first, _) = &live[0];
+        sessions.close_session(first).await.expect("closed");
+        assert_eq!(owners.held_by("token:alice").await, 1);
+    }
+
+    #[tokio::test]
     async fn closed_sessions_are_forgotten() {
         let owners = SessionOwners::new(
             Arc::new(LocalSessionManager::default()),

@@ -300,7 +300,7 @@ impl TokenFile {
     }
 
     /// How many tokens the list in force holds (`None`: the file is refused now).
-    pub fn len(&self) -> Option<usize> {
+    pub fn token_count(&self) -> Option<usize> {
         self.current().ok().map(|entries| entries.len())
     }
 
@@ -542,6 +542,22 @@ mod tests {
     }
 
     #[test]
+    fn the_constant_time_search_finds_any_position_and_nothing_near() {
+        let text: String = (0..100)
+            .map(|i| format!("person{i} {}\n", token_hash(&format!("token-{i}"))))
+            .collect();
+        let entries = parse(&text, SETTING, Path::new("/t")).expect("parses");
+        for i in [0, 1, 50, 99] {
+            let found = TokenFile::identify(&entries, &format!("token-{i}")).expect("listed");
+            assert_eq!(found.principal(), format!("token:person{i}"));
+        }
+        for absent in ["token-100", "token-", "", "token-99 ", "TOKEN-1"] {
+            assert_eq!(TokenFile::identify(&entries, absent), None, "{absent:?}");
+        }
+        assert_eq!(TokenFile::identify(&[], "token-1"), None);
+    }
+
+    #[test]
     fn tokens_are_told_apart_and_unknown_ones_refused() {
         let dir = dir();
         let path = dir.join("tokens");
@@ -593,7 +609,7 @@ mod tests {
         let path = dir.join("tokens");
         let alice = add_token(&path, "alice", SETTING).expect("alice");
         let file = TokenFile::load(&path, SETTING).expect("loads");
-        assert_eq!(file.len(), Some(1));
+        assert_eq!(file.token_count(), Some(1));
         // Within the check interval nothing is re-read.
         let bob = add_token(&path, "bob", SETTING).expect("bob");
         let force = || {
@@ -604,7 +620,7 @@ mod tests {
                 .expect("an instant a second ago");
         };
         force();
-        assert_eq!(file.len(), Some(2));
+        assert_eq!(file.token_count(), Some(2));
         assert!(file.check(&headers(Some(bob.token.expose()))).is_ok());
         // Revoking alice: her line goes.
         let kept: String = std::fs::read_to_string(&path)

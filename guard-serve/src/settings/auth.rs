@@ -146,6 +146,12 @@ impl AuthSettings {
                 mode: mode.to_string(),
             });
         }
+        if no_auth && get(&names.http_token).is_some() {
+            return Err(SettingError::NoAuthWithSecret {
+                no_auth: names.http_no_auth.clone(),
+                setting: names.http_token.clone(),
+            });
+        }
         if mode != AuthMode::Secret && get(&names.http_token).is_some() {
             return Err(SettingError::AuthConflict {
                 setting: names.http_token.clone(),
@@ -304,6 +310,18 @@ mod tests {
             read(&[("NOTES_HTTP_TOKENS_FILE", "f")], &[]).expect_err("a file without tokens");
         assert!(
             error.to_string().starts_with("NOTES_HTTP_TOKENS_FILE "),
+            "{error}"
+        );
+        let error = read(
+            &[
+                ("NOTES_HTTP_NO_AUTH", "true"),
+                ("NOTES_HTTP_TOKEN", "0123456789abcdef0123"),
+            ],
+            &[],
+        )
+        .expect_err("no authentication with a secret");
+        assert!(
+            error.to_string().contains("contradict each other"),
             "{error}"
         );
         let error = read(&[("NOTES_HTTP_NO_AUTH", "yes")], &[]).expect_err("a bad switch");

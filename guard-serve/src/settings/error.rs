@@ -154,6 +154,17 @@ pub enum SettingError {
         /// The mode chosen.
         mode: String,
     },
+    /// The no-authentication switch together with the bearer secret.
+    #[error(
+        "{setting} and {no_auth}=true contradict each other: unset {no_auth} to require the \
+         secret, or unset {setting} to serve without authentication"
+    )]
+    NoAuthWithSecret {
+        /// The no-authentication setting.
+        no_auth: String,
+        /// The bearer secret's setting.
+        setting: String,
+    },
     /// Mode `tokens` without its file.
     #[error(
         "{mode_setting}=tokens needs {setting}: the path of the file listing each person's \
