@@ -15,7 +15,8 @@ the client_credentials grant (clients `alice` and `bob`; a token's `sub` is its 
   discovers the metadata from the 401, the authorization server from the metadata, gets a
   token for the resource and calls a tool.
 - Two subjects are two principals: bob cannot call on, stream, answer or close alice's
-  session.
+  session; a 2026-07-28 `requestState` issued to alice is asked again for bob; the audit log
+  records two principals.
 
 Where oidc-provider cannot be installed (no npm), every test here is NOT RUN (skipped with the
 reason); `OIDC_E2E_REQUIRED=1` makes that a failure.
@@ -35,7 +36,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from raw_mcp import RawHttp, approve, call, is_elicitation, is_response_to
+from raw_mcp import (
+    RawHttp,
+    approve,
+    approving,
+    call,
+    is_elicitation,
+    is_input_required,
+    is_response_to,
+    per_request,
+)
 from support import (
     ERAS,
     ROOT,
@@ -91,6 +101,19 @@ class Deployment:
     resource: str
     metadata_url: str
     notes: Process
+    env: dict[str, str]
+    binary: Path
+    workdir: Path
+    started: list
+
+    def another_notes(self, name: str, extra: dict[str, str]) -> str:
+        """Another notes server for the same issuer and resource (its own notes, its own
+        settings `extra`); its URL."""
+        port = free_port()
+        env = {**self.env, "XDG_STATE_HOME": str(self.workdir / f"{name}-state"), **extra}
+        notes = start([str(self.binary), "--http", f"127.0.0.1:{port}"], env, self.workdir, name, self.started)
+        assert wait_listening(notes.proc, port), f"notes did not start:\n{notes.output()}"
+        return f"http://127.0.0.1:{port}/mcp"
 
     def token(self, client: str = "alice", resource: str | None = None, issuer: str | None = None) -> str:
         """A real access token from the issuer (client_credentials, client_secret_post)."""
@@ -164,6 +187,10 @@ def deployment(tmp_path_factory):
             resource=resource,
             metadata_url=f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp",
             notes=notes,
+            env=env,
+            binary=binary,
+            workdir=workdir,
+            started=started,
         )
         # Nothing the tests sent, token or secret, reached the server's log.
         assert "eyJ" not in notes.output(), "a token reached the server's output"
@@ -379,3 +406,42 @@ def test_two_subjects_are_two_principals(deployment: Deployment) -> None:
     listed = alice.must(is_response_to(30), WAIT_S, "alice's list")
     assert sorted(note["id"] for note in listed["result"]["structuredContent"]["notes"]) == ["n1", "n2"]
     assert alice.delete() == 200
+
+
+def audit_principals(path: Path) -> dict[str, set[str]]:
+    """The audit log's outcomes by principal hash."""
+    seen: dict[str, set[str]] = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            record = json.loads(line)
+            seen.setdefault(record["principal"], set()).add(record["outcome"])
+    return seen
+
+
+def test_a_request_state_issued_to_alice_is_asked_again_for_bob(deployment: Deployment) -> None:
+    audit = deployment.workdir / "audit-request-state.jsonl"
+    url = deployment.another_notes("notes-audit", {"NOTES_AUDIT_LOG": str(audit)})
+    alice, bob = f"Bearer {deployment.token('alice')}", f"Bearer {deployment.token('bob')}"
+    args = {"name": "delete_note", "arguments": {"note_id": "n2"}}
+
+    def ids(authorization: str, request_id: int) -> list[str]:
+        listed = per_request(url, authorization, request_id, {"name": "list_notes", "arguments": {}})
+        return sorted(note["id"] for note in listed["result"]["structuredContent"]["notes"])
+
+    asked = per_request(url, alice, 1, args)
+    assert is_input_required(asked), asked
+    state, responses = asked["result"]["requestState"], approving(asked["result"])
+    stolen = per_request(url, bob, 2, {**args, "requestState": state, "inputResponses": responses})
+    assert is_input_required(stolen), f"bob's retry of alice's state was not asked again: {stolen}"
+    assert ids(alice, 3) == ["n1", "n2", "n3"], "bob's retry deleted the note"
+    # Alice's own answer runs (control).
+    done = per_request(url, alice, 4, {**args, "requestState": state, "inputResponses": responses})
+    assert done["result"]["structuredContent"] == {"deleted": "n2"}, done
+    assert ids(bob, 5) == ["n1", "n3"]
+
+    principals = audit_principals(audit)
+    assert len(principals) == 2, f"expected alice and bob in the audit log: {principals}"
+    executed = [outcomes for outcomes in principals.values() if "executed" in outcomes]
+    assert len(executed) == 1, principals
+    text = audit.read_text()
+    assert "alice" not in text and "bob" not in text and "eyJ" not in text, "the audit log holds hashes only"
