@@ -75,7 +75,7 @@ def oidc_command() -> list[str]:
     if setup.returncode != 0 or not setup.stdout.strip():
         reason = (
             f"NOT RUN: the authorization server (oidc-provider) could not be installed: scripts/oidc-env "
-            f"exited {setup.returncode}: {setup.stderr.strip().splitlines()[-1:] or ''}"
+            f"exited {setup.returncode}: {(setup.stderr.strip().splitlines() or [''])[-1]}"
         )
         if os.environ.get("OIDC_E2E_REQUIRED") == "1":
             pytest.fail(reason, pytrace=False)
