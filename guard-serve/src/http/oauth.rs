@@ -823,7 +823,7 @@ fn key_algorithm(named: KeyAlgorithm) -> Option<Algorithm> {
 }
 
 impl super::Authenticate for OAuthVerifier {
-    /// The `Authorization` header's access token: its principal as the [`Identity`], and the
+    /// The `Authorization` header's access token: its principal as the [`Identity`](super::Identity), and the
     /// [`Verified`] token (subject, scope) in the request's extensions, where a tool finds it
     /// through `RequestContext::extensions` (in the `http::request::Parts` rmcp puts there).
     fn authenticate<'a>(&'a self, parts: &'a mut http::request::Parts) -> super::AuthFuture<'a> {
