@@ -78,6 +78,7 @@ fn main() {
                     resource: RESOURCE.to_owned(),
                     leeway: Duration::from_secs(30),
                     refresh_interval: Duration::from_secs(30),
+                    scopes: Vec::new(),
                 },
                 &OAuthNames::with_prefix("BENCH"),
             )

@@ -26,6 +26,9 @@
 //! past its `exp` nor past a re-read of the keys), so a client repeating its token pays for the
 //! signature once, not on every request.
 //!
+//! With `<PREFIX>_OAUTH_SCOPES` set, a token that passes all of this but lacks one of those
+//! scopes (in `scope`, or `scp`) is a `403` with `error="insufficient_scope"`.
+//!
 //! The authorization server unreachable while no keys are known yet is a `503` (the request
 //! may be retried); later failures keep the keys last read. Metadata and keys are fetched
 //! with bounded time and size and without following redirects. Tokens are never logged.
@@ -99,6 +102,8 @@ pub struct OAuthConfig {
     pub leeway: Duration,
     /// Shortest time between two key refreshes.
     pub refresh_interval: Duration,
+    /// Scopes every token must carry (none: any token for the resource).
+    pub scopes: Vec<String>,
 }
 
 impl OAuthConfig {
@@ -130,6 +135,7 @@ impl OAuthConfig {
             })?,
             leeway: settings.leeway,
             refresh_interval: settings.refresh_interval,
+            scopes: settings.scopes.clone(),
         })
     }
 }
@@ -186,13 +192,18 @@ pub enum TokenRefusal {
     Invalid(String),
     /// The authorization server's keys could not be read and none are known: `503`.
     Unavailable(String),
+    /// A valid token without a scope this server requires: `403 insufficient_scope`.
+    InsufficientScope(String),
 }
 
 impl TokenRefusal {
     /// The message for the caller.
     pub fn message(&self) -> &str {
         match self {
-            Self::Missing(message) | Self::Invalid(message) | Self::Unavailable(message) => message,
+            Self::Missing(message)
+            | Self::Invalid(message)
+            | Self::Unavailable(message)
+            | Self::InsufficientScope(message) => message,
         }
     }
 }
@@ -271,10 +282,20 @@ impl std::fmt::Debug for OAuthVerifier {
     }
 }
 
+/// `scp` as providers send it: a space-separated string, or a list.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ScopeList {
+    Text(String),
+    List(Vec<String>),
+}
+
 #[derive(Deserialize)]
 struct AccessClaims {
     iss: String,
     sub: String,
+    #[serde(default)]
+    scp: Option<ScopeList>,
     /// Also checked by jsonwebtoken (required, not past); read here for the cache.
     #[serde(default)]
     exp: Option<f64>,
@@ -323,12 +344,15 @@ impl OAuthVerifier {
                 metadata_paths.push(path);
             }
         }
-        let metadata_document = serde_json::json!({
+        let mut metadata_document = serde_json::json!({
             "resource": config.resource,
             "authorization_servers": [config.issuer],
             "bearer_methods_supported": ["header"],
-        })
-        .to_string();
+        });
+        if !config.scopes.is_empty() {
+            metadata_document["scopes_supported"] = serde_json::json!(config.scopes);
+        }
+        let metadata_document = metadata_document.to_string();
         let mut validation = Validation::new(Algorithm::RS256);
         validation.algorithms = Vec::new();
         validation.leeway = config.leeway.as_secs();
@@ -475,7 +499,25 @@ impl OAuthVerifier {
             match jsonwebtoken::decode::<AccessClaims>(token, &key.key, &validation) {
                 Ok(data) => {
                     let expires = data.claims.exp.unwrap_or(0.0);
+                    let missing: Vec<String> = {
+                        let granted = granted_scopes(&data.claims);
+                        self.config
+                            .scopes
+                            .iter()
+                            .filter(|scope| !granted.contains(&scope.as_str()))
+                            .cloned()
+                            .collect()
+                    };
                     let verified = self.accept(data.claims).map_err(&invalid)?;
+                    if !missing.is_empty() {
+                        tracing::warn!("refused an OAuth access token without a required scope");
+                        return Err(TokenRefusal::InsufficientScope(format!(
+                            "the access token lacks the scope {} this server requires; request \
+                             a token with scope \"{}\"",
+                            missing.join(" "),
+                            self.config.scopes.join(" ")
+                        )));
+                    }
                     self.verified.insert(
                         digest,
                         Remembered {
@@ -743,6 +785,23 @@ impl OAuthVerifier {
     }
 }
 
+/// The scopes a token grants: its `scope` (RFC 9068) and its `scp` (a string or a list, as
+/// some providers send them).
+fn granted_scopes(claims: &AccessClaims) -> Vec<&str> {
+    let mut granted: Vec<&str> = claims
+        .scope
+        .as_deref()
+        .map(|scope| scope.split(' ').collect())
+        .unwrap_or_default();
+    match &claims.scp {
+        Some(ScopeList::Text(text)) => granted.extend(text.split(' ')),
+        Some(ScopeList::List(list)) => granted.extend(list.iter().map(String::as_str)),
+        None => {}
+    }
+    granted.retain(|scope| !scope.is_empty());
+    granted
+}
+
 fn describe_fetch_error(error: &reqwest::Error) -> &'static str {
     if error.is_timeout() {
         "timed out"
@@ -843,6 +902,17 @@ impl super::Authenticate for OAuthVerifier {
                     .with_challenge(self.challenge_header(true))),
                 Err(TokenRefusal::Unavailable(message)) => {
                     Err(super::Refusal::unavailable(message))
+                }
+                Err(TokenRefusal::InsufficientScope(message)) => {
+                    Err(super::Refusal::forbidden(message).with_challenge(
+                        http::HeaderValue::from_str(&format!(
+                            "Bearer error=\"insufficient_scope\", scope=\"{}\", \
+                             resource_metadata=\"{}\"",
+                            self.config.scopes.join(" "),
+                            self.metadata_url
+                        ))
+                        .unwrap_or_else(|_| http::HeaderValue::from_static("Bearer")),
+                    ))
                 }
             }
         })

@@ -198,4 +198,13 @@ pub enum SettingError {
         /// The setting.
         setting: String,
     },
+    /// The OAuth scopes are not scope names.
+    #[error(
+        "{setting} must list scope names separated by spaces or commas (visible ASCII, no `\"` or \
+         `\\`), such as `mcp:tools` or `notes.read notes.write`"
+    )]
+    OAuthScopes {
+        /// The setting.
+        setting: String,
+    },
 }

@@ -27,11 +27,13 @@ pub struct OAuthNames {
     pub leeway: String,
     /// Shortest time between two unknown-`kid` key refreshes (`<PREFIX>_OAUTH_JWKS_REFRESH_SECS`).
     pub refresh: String,
+    /// Scopes every token must carry (`<PREFIX>_OAUTH_SCOPES`).
+    pub scopes: String,
 }
 
 impl OAuthNames {
     /// `<prefix>_OAUTH_ISSUER`, `<prefix>_OAUTH_RESOURCE`, `<prefix>_OAUTH_LEEWAY_SECS` and
-    /// `<prefix>_OAUTH_JWKS_REFRESH_SECS`.
+    /// `<prefix>_OAUTH_JWKS_REFRESH_SECS` and `<prefix>_OAUTH_SCOPES`.
     pub fn with_prefix(prefix: &str) -> Self {
         let name = |suffix: &str| format!("{prefix}_{suffix}");
         Self {
@@ -39,6 +41,7 @@ impl OAuthNames {
             resource: name("OAUTH_RESOURCE"),
             leeway: name("OAUTH_LEEWAY_SECS"),
             refresh: name("OAUTH_JWKS_REFRESH_SECS"),
+            scopes: name("OAUTH_SCOPES"),
         }
     }
 }
@@ -62,6 +65,9 @@ pub struct OAuthSettings {
     pub leeway: Duration,
     /// `<PREFIX>_OAUTH_JWKS_REFRESH_SECS` (1 to 3600; default [`DEFAULT_OAUTH_REFRESH_SECS`]).
     pub refresh_interval: Duration,
+    /// `<PREFIX>_OAUTH_SCOPES`: scopes every token must carry (in its `scope`, or `scp`),
+    /// separated by spaces or commas; none by default.
+    pub scopes: Vec<String>,
 }
 
 impl Default for OAuthSettings {
@@ -71,6 +77,7 @@ impl Default for OAuthSettings {
             resource: None,
             leeway: Duration::from_secs(DEFAULT_OAUTH_LEEWAY_SECS),
             refresh_interval: Duration::from_secs(DEFAULT_OAUTH_REFRESH_SECS),
+            scopes: Vec::new(),
         }
     }
 }
@@ -116,11 +123,28 @@ impl OAuthSettings {
         };
         let leeway = number(&names.leeway, 0, 300, DEFAULT_OAUTH_LEEWAY_SECS)?;
         let refresh = number(&names.refresh, 1, 3600, DEFAULT_OAUTH_REFRESH_SECS)?;
+        let scopes: Vec<String> = get(&names.scopes)
+            .unwrap_or_default()
+            .split([' ', ','])
+            .filter(|scope| !scope.is_empty())
+            .map(str::to_owned)
+            .collect();
+        // RFC 6749 3.3: a scope token is visible ASCII except `"` and `\`.
+        if scopes.iter().any(|scope| {
+            !scope
+                .bytes()
+                .all(|byte| byte.is_ascii_graphic() && byte != b'"' && byte != b'\\')
+        }) {
+            return Err(SettingError::OAuthScopes {
+                setting: names.scopes.clone(),
+            });
+        }
         Ok(Self {
             issuer,
             resource,
             leeway: Duration::from_secs(leeway),
             refresh_interval: Duration::from_secs(refresh),
+            scopes,
         })
     }
 }
@@ -216,6 +240,19 @@ mod tests {
         );
         let read = OAuthSettings::from_lookup(&names, |_| None).expect("defaults");
         assert_eq!(read, OAuthSettings::default());
+        let read = OAuthSettings::from_lookup(&names, |name| {
+            (name == "NOTES_OAUTH_SCOPES").then(|| " notes.read, notes.write ".to_owned())
+        })
+        .expect("scopes");
+        assert_eq!(read.scopes, ["notes.read", "notes.write"]);
+        let error = OAuthSettings::from_lookup(&names, |name| {
+            (name == "NOTES_OAUTH_SCOPES").then(|| "notes\"read".to_owned())
+        })
+        .expect_err("a quote");
+        assert!(
+            error.to_string().starts_with("NOTES_OAUTH_SCOPES "),
+            "{error}"
+        );
     }
 
     #[test]
