@@ -11,6 +11,7 @@ the client_credentials grant (clients `alice` and `bob`; a token's `sub` is its 
   are refused with 401, `error="invalid_token"` and the metadata pointer; none of them reads a
   note. No token: 401 with the pointer and no error code.
 - The Protected Resource Metadata (RFC 9728) is served without a token, at both paths.
+- With a required scope, a token without it is refused with 403 `insufficient_scope`.
 - The Python `mcp` 2.3.0 client, given only the server's URL and its client credentials,
   discovers the metadata from the 401, the authorization server from the metadata, gets a
   token for the resource and calls a tool.
@@ -115,16 +116,19 @@ class Deployment:
         assert wait_listening(notes.proc, port), f"notes did not start:\n{notes.output()}"
         return f"http://127.0.0.1:{port}/mcp"
 
-    def token(self, client: str = "alice", resource: str | None = None, issuer: str | None = None) -> str:
+    def token(
+        self, client: str = "alice", resource: str | None = None, issuer: str | None = None, scope: str | None = None
+    ) -> str:
         """A real access token from the issuer (client_credentials, client_secret_post)."""
-        body = urllib.parse.urlencode(
-            {
-                "grant_type": "client_credentials",
-                "client_id": client,
-                "client_secret": f"{client}-secret",
-                "resource": resource or self.resource,
-            }
-        ).encode()
+        form = {
+            "grant_type": "client_credentials",
+            "client_id": client,
+            "client_secret": f"{client}-secret",
+            "resource": resource or self.resource,
+        }
+        if scope is not None:
+            form["scope"] = scope
+        body = urllib.parse.urlencode(form).encode()
         request = urllib.request.Request(f"{issuer or self.issuer}/token", data=body, method="POST")
         with urllib.request.urlopen(request, timeout=30) as response:
             answer = json.load(response)
@@ -445,3 +449,17 @@ def test_a_request_state_issued_to_alice_is_asked_again_for_bob(deployment: Depl
     assert len(executed) == 1, principals
     text = audit.read_text()
     assert "alice" not in text and "bob" not in text and "eyJ" not in text, "the audit log holds hashes only"
+
+
+def test_a_required_scope_is_checked(deployment: Deployment) -> None:
+    url = deployment.another_notes("notes-scoped", {"NOTES_OAUTH_SCOPES": "mcp"})
+    with_scope = deployment.token("alice", scope="mcp")
+    assert claims_of(with_scope)["scope"] == "mcp"
+    without = deployment.token("alice")
+    assert "scope" not in claims_of(without)
+    status, headers, body = post(url, LIST_NOTES, f"Bearer {without}")
+    assert status == 403, (status, body)
+    assert headers["www-authenticate"].startswith('Bearer error="insufficient_scope", scope="mcp"'), headers
+    assert b"first note" not in body
+    status, _, body = post(url, LIST_NOTES, f"Bearer {with_scope}")
+    assert status == 200 and b"first note" in body, (status, body)
