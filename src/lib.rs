@@ -73,13 +73,35 @@
 //!
 //! [`Serving`] (the [`serve`] module, features `serve-stdio` and `serve-http`, on by default)
 //! serves stdio through the guard's hardened transport ([`stdio`]), and HTTP behind a gate:
-//! `Host` and `Origin` checks, a bearer secret (`<PREFIX>_HTTP_TOKEN`, required off loopback;
-//! unset on loopback, one made up at start and printed once; none only with
-//! `<PREFIX>_HTTP_NO_AUTH=true`), session cap and idle expiry, header and body timeouts, a connection cap, graceful shutdown on
+//! `Host` and `Origin` checks, a credential (by default a bearer secret,
+//! `<PREFIX>_HTTP_TOKEN`, required off loopback; unset on loopback, one made up at start and
+//! printed once; none only with `<PREFIX>_HTTP_NO_AUTH=true`; per-person credentials: see
+//! [Who is calling](#who-is-calling)), session cap (also per principal) and idle expiry, header and body timeouts, a connection cap, graceful shutdown on
 //! SIGINT and SIGTERM that cancels pending calls. Every legacy (2025-11-25) session is bound to
 //! the principal that opened it, by the guard's own principal rule ([`Caller`],
 //! [`GuardBuilder::principal`]): another principal's tool call, dialog answer, `DELETE` or
 //! `GET` stream on it is refused before rmcp sees it. No setting turns that off.
+//!
+//! # Who is calling
+//!
+//! Over HTTP, `<PREFIX>_HTTP_AUTH` chooses how callers are recognised: `secret` (the default:
+//! every holder of the one secret is **one** principal, and the start-up line says so),
+//! `tokens` (per-person tokens, hashed in `<PREFIX>_HTTP_TOKENS_FILE`; each person is
+//! `token:<name>`), `oauth`, `none`, or a server's own verifier
+//! (`serve::http::Authenticate`, given as `serve::http::HttpOptions::authenticator`). The
+//! gate's verdict is an [`Identity`] in the request: [`default_principal`](principal::default_principal)
+//! binds seals, tokens, sessions and the audit log to it, and a tool body reads it:
+//!
+//! ```
+//! use ask_first::Identity;
+//! use rmcp::RoleServer;
+//! use rmcp::service::RequestContext;
+//!
+//! // In a `#[tool]` method that takes `context: RequestContext<RoleServer>`:
+//! fn caller(context: &RequestContext<RoleServer>) -> &str {
+//!     Identity::of(context).map_or("local (stdio)", Identity::principal)
+//! }
+//! ```
 //!
 //! Replicas that answer each other's questions share a seal key (`<PREFIX>_SEAL_KEY`) and a
 //! spent-answer store (`<PREFIX>_REDIS_URL`, feature `redis`); `<PREFIX>_AUDIT_LOG` writes one
@@ -443,7 +465,7 @@ pub mod elicitation {
 }
 
 /// Who is calling: the rule that binds seals, tokens and HTTP sessions to a principal
-/// ([`GuardBuilder::principal`]).
+/// ([`GuardBuilder::principal`]), and the HTTP gate's verdict it reads first ([`Identity`]).
 pub mod principal {
     pub use ask_first_core::{Caller, Identity, PrincipalFn, default_principal};
 }

@@ -20,10 +20,13 @@
 //! What it brings, none of it to configure away:
 //! - **stdio** ([`stdio`]): the guard's transport that answers every line (a malformed one
 //!   gets `-32700`, an oversized one is cut), nothing but protocol on stdout.
-//! - **HTTP** ([`http`], feature `http`): `/mcp` and `/healthz` behind the `Host`/`Origin`/bearer
-//!   gate, legacy sessions for pushed dialogs, each bound to the principal that opened it by the
+//! - **HTTP** ([`http`], feature `http`): `/mcp` and `/healthz` behind the `Host`/`Origin`/
+//!   credential gate (`<PREFIX>_HTTP_AUTH`: one shared secret, per-person tokens, OAuth, or the
+//!   server's own [`http::Authenticate`]; its [`http::Identity`] is the principal), legacy
+//!   sessions for pushed dialogs, each bound to the principal that opened it by the
 //!   guard's own principal rule (another principal's tool call, dialog answer, `DELETE` or `GET`
-//!   stream on it is refused before rmcp sees it), a session cap and idle expiry, header and body
+//!   stream on it is refused before rmcp sees it), a session cap (also per principal) and idle
+//!   expiry, header and body
 //!   timeouts and a connection cap, caps on guarded calls waiting on a person (per session, per
 //!   principal, in all) and on long-lived streams (per principal, in all, below the connection
 //!   cap), dialogs withdrawn when their stream is dropped, JSON-RPC answers where rmcp would say

@@ -1,6 +1,7 @@
 //! Per-person tokens (`<PREFIX>_HTTP_AUTH=tokens`): a file lists each person's name and the
 //! SHA-256 of their token, never the token itself; a request's bearer token is hashed and
-//! compared with every listed hash in constant time; the principal is `token:<name>`.
+//! compared in constant time with the listed hashes that share its first 8 bytes (an index,
+//! so the cost does not grow with the file); the principal is `token:<name>`.
 //!
 //! # The file (`<PREFIX>_HTTP_TOKENS_FILE`)
 //!
@@ -32,6 +33,7 @@
 //! a revocation written with a typo must not leave the revoked token working) until it is
 //! fixed. The file is read whole and is at most [`MAX_FILE_BYTES`].
 
+use std::collections::HashMap;
 use std::fmt;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -161,7 +163,9 @@ struct Entry {
 
 /// Parses a token file's text; `setting` and `path` name it in errors.
 fn parse(text: &str, setting: &str, path: &Path) -> Result<Vec<Entry>, TokenFileError> {
-    let mut entries: Vec<(usize, Entry)> = Vec::new();
+    let mut entries: Vec<Entry> = Vec::new();
+    // Each hash's first line. Not a path an attacker drives: the operator's file.
+    let mut lines: HashMap<[u8; 32], usize> = HashMap::new();
     for (index, line) in text.lines().enumerate() {
         let number = index + 1;
         let line = line.trim();
@@ -183,26 +187,57 @@ fn parse(text: &str, setting: &str, path: &Path) -> Result<Vec<Entry>, TokenFile
             .flatten()
             .and_then(|bytes| bytes.try_into().ok())
             .ok_or_else(malformed)?;
-        if let Some((first, _)) = entries
-            .iter()
-            .find(|(_, entry)| bool::from(entry.digest.ct_eq(&digest)))
-        {
+        if let Some(first) = lines.insert(digest, number) {
             return Err(TokenFileError::DuplicateHash {
                 setting: setting.to_owned(),
                 path: path.to_owned(),
                 line: number,
-                first: *first,
+                first,
             });
         }
-        entries.push((
-            number,
-            Entry {
-                digest,
-                identity: Identity::new(name.principal()),
-            },
-        ));
+        entries.push(Entry {
+            digest,
+            identity: Identity::new(name.principal()),
+        });
     }
-    Ok(entries.into_iter().map(|(_, entry)| entry).collect())
+    Ok(entries)
+}
+
+/// The listed tokens, indexed by the first 8 bytes of their hash so that a check compares the
+/// presented token's hash with the few entries that share that prefix (in practice one), not
+/// with every entry: constant per request however many people are listed.
+///
+/// What the index's timing can tell a caller is whether the hash of a token *they chose*
+/// shares its first 8 bytes with a listed hash. That says nothing useful about any listed
+/// token: learning a hash, even whole, does not give a token that hashes to it (SHA-256 is
+/// preimage resistant and tokens are 256 random bits). The full 32-byte comparison with the
+/// candidates is constant-time.
+struct Entries {
+    list: Vec<Entry>,
+    by_prefix: HashMap<[u8; 8], Vec<usize>>,
+}
+
+impl Entries {
+    fn new(list: Vec<Entry>) -> Self {
+        let mut by_prefix: HashMap<[u8; 8], Vec<usize>> = HashMap::with_capacity(list.len());
+        for (index, entry) in list.iter().enumerate() {
+            by_prefix
+                .entry(prefix_of(&entry.digest))
+                .or_default()
+                .push(index);
+        }
+        Self { list, by_prefix }
+    }
+
+    fn len(&self) -> usize {
+        self.list.len()
+    }
+}
+
+fn prefix_of(digest: &[u8; 32]) -> [u8; 8] {
+    let mut prefix = [0u8; 8];
+    prefix.copy_from_slice(&digest[..8]);
+    prefix
 }
 
 /// What identifies one version of the file without reading it.
@@ -221,7 +256,7 @@ fn stamp_of(path: &Path) -> std::io::Result<Stamp> {
 }
 
 /// Reads and parses the file, with the stamp it had before the read.
-fn read(path: &Path, setting: &str) -> Result<(Stamp, Vec<Entry>), TokenFileError> {
+fn read(path: &Path, setting: &str) -> Result<(Stamp, Entries), TokenFileError> {
     let read_error = |source| TokenFileError::Read {
         setting: setting.to_owned(),
         path: path.to_owned(),
@@ -241,13 +276,13 @@ fn read(path: &Path, setting: &str) -> Result<(Stamp, Vec<Entry>), TokenFileErro
             path: path.to_owned(),
         });
     }
-    Ok((stamp, parse(&text, setting, path)?))
+    Ok((stamp, Entries::new(parse(&text, setting, path)?)))
 }
 
 /// The list in force: the last good read, or why the last read failed.
 struct Loaded {
     /// `Err`: the message of the last failed read (the file is refused until it is fixed).
-    entries: Result<Arc<Vec<Entry>>, String>,
+    entries: Result<Arc<Entries>, String>,
     /// The stamp of the version read (`None`: it could not even be examined).
     stamp: Option<Stamp>,
     checked: Instant,
@@ -305,7 +340,7 @@ impl TokenFile {
     }
 
     /// The list in force, after checking the file again if [`RELOAD_CHECK`] has passed.
-    fn current(&self) -> Result<Arc<Vec<Entry>>, String> {
+    fn current(&self) -> Result<Arc<Entries>, String> {
         let mut loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
         if loaded.checked.elapsed() >= RELOAD_CHECK {
             loaded.checked = Instant::now();
@@ -334,21 +369,21 @@ impl TokenFile {
         loaded.entries.clone()
     }
 
-    /// Who presents `token`, comparing its hash with every listed hash in constant time (the
-    /// time does not depend on which entry matches, nor on how much of a hash does).
-    fn identify(entries: &[Entry], token: &str) -> Option<Identity> {
+    /// Who presents `token`: its hash is compared in constant time with every listed hash
+    /// that shares its first 8 bytes (see [`Entries`]), and the time of that comparison does
+    /// not depend on which candidate matches, nor on how much of a hash does.
+    fn identify(entries: &Entries, token: &str) -> Option<Identity> {
         let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        // Every entry is compared, and the first match's position is selected without a branch
-        // on any comparison.
+        let candidates = entries.by_prefix.get(&prefix_of(&digest))?;
         let mut found = Choice::from(0);
         let mut position = 0u64;
-        for (index, entry) in entries.iter().enumerate() {
-            let equal: Choice = entry.digest.ct_eq(&digest);
+        for &index in candidates {
+            let equal: Choice = entries.list[index].digest.ct_eq(&digest);
             position.conditional_assign(&(index as u64), equal & !found);
             found |= equal;
         }
         bool::from(found)
-            .then(|| entries.get(position as usize))
+            .then(|| entries.list.get(position as usize))
             .flatten()
             .map(|entry| entry.identity.clone())
     }
@@ -546,7 +581,7 @@ mod tests {
         let text: String = (0..100)
             .map(|i| format!("person{i} {}\n", token_hash(&format!("token-{i}"))))
             .collect();
-        let entries = parse(&text, SETTING, Path::new("/t")).expect("parses");
+        let entries = Entries::new(parse(&text, SETTING, Path::new("/t")).expect("parses"));
         for i in [0, 1, 50, 99] {
             let found = TokenFile::identify(&entries, &format!("token-{i}")).expect("listed");
             assert_eq!(found.principal(), format!("token:person{i}"));
@@ -554,7 +589,24 @@ mod tests {
         for absent in ["token-100", "token-", "", "token-99 ", "TOKEN-1"] {
             assert_eq!(TokenFile::identify(&entries, absent), None, "{absent:?}");
         }
-        assert_eq!(TokenFile::identify(&[], "token-1"), None);
+        assert_eq!(
+            TokenFile::identify(&Entries::new(Vec::new()), "token-1"),
+            None
+        );
+        // Two hashes sharing a prefix are both found (the candidates of one bucket).
+        let mut twins = parse(&text, SETTING, Path::new("/t")).expect("parses");
+        let mut near = twins[7].digest;
+        near[31] ^= 1;
+        twins.push(Entry {
+            digest: near,
+            identity: Identity::new("token:twin"),
+        });
+        let twins = Entries::new(twins);
+        assert_eq!(twins.by_prefix[&prefix_of(&near)].len(), 2);
+        assert_eq!(
+            TokenFile::identify(&twins, "token-7").map(|id| id.principal().to_owned()),
+            Some("token:person7".to_owned())
+        );
     }
 
     #[test]

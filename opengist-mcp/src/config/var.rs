@@ -62,15 +62,16 @@ pub const OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL: &str =
     "OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL";
 /// How long a request to Opengist waits for a turn before it is refused as busy.
 pub const OPENGIST_MCP_OPENGIST_QUEUE_SECS: &str = "OPENGIST_MCP_OPENGIST_QUEUE_SECS";
-/// HTTP, the framework's caps on guarded calls waiting on a person and on long-lived streams
-/// (read by `ask_first::serve::settings::HttpBounds::from_lookup`).
-pub const HTTP_BOUNDS: [&str; 6] = [
+/// HTTP, the framework's caps on guarded calls waiting on a person, on long-lived streams and
+/// on one caller's sessions (read by `ask_first::serve::settings::HttpBounds::from_lookup`).
+pub const HTTP_BOUNDS: [&str; 7] = [
     "OPENGIST_MCP_HTTP_MAX_DIALOGS",
     "OPENGIST_MCP_HTTP_DIALOGS_PER_SESSION",
     "OPENGIST_MCP_HTTP_DIALOGS_PER_PRINCIPAL",
     "OPENGIST_MCP_HTTP_MAX_STREAMS",
     "OPENGIST_MCP_HTTP_STREAMS_PER_PRINCIPAL",
     "OPENGIST_MCP_HTTP_STREAM_IDLE_SECS",
+    "OPENGIST_MCP_HTTP_SESSIONS_PER_PRINCIPAL",
 ];
 /// Serve HTTP without authentication (loopback only).
 pub const OPENGIST_MCP_HTTP_NO_AUTH: &str = "OPENGIST_MCP_HTTP_NO_AUTH";
