@@ -72,13 +72,16 @@ pub const HTTP_BOUNDS: [&str; 6] = [
     "OPENGIST_MCP_HTTP_STREAMS_PER_PRINCIPAL",
     "OPENGIST_MCP_HTTP_STREAM_IDLE_SECS",
 ];
+/// How HTTP callers are authenticated: `secret`, `tokens`, `oauth`, `none`, or `opengist` (each
+/// person with their own Opengist access token; see `crate::team`).
+pub const OPENGIST_MCP_HTTP_AUTH: &str = "OPENGIST_MCP_HTTP_AUTH";
 /// Serve HTTP without authentication (loopback only).
 pub const OPENGIST_MCP_HTTP_NO_AUTH: &str = "OPENGIST_MCP_HTTP_NO_AUTH";
 /// Where spent answers are kept with a fixed seal key and no Redis.
 pub const OPENGIST_MCP_STATE_DIR: &str = "OPENGIST_MCP_STATE_DIR";
 
 /// Every variable [`super::Config::from_process`] reads.
-pub const ALL: [&str; 30] = [
+pub const ALL: [&str; 31] = [
     OPENGIST_URL,
     OPENGIST_TOKEN,
     OPENGIST_READ_ONLY,
@@ -105,6 +108,7 @@ pub const ALL: [&str; 30] = [
     OPENGIST_MCP_CACHE_BYTES,
     OPENGIST_MCP_RESOURCES,
     OPENGIST_MCP_HTTP_NO_AUTH,
+    OPENGIST_MCP_HTTP_AUTH,
     OPENGIST_MCP_STATE_DIR,
     OPENGIST_MCP_OPENGIST_MAX_REQUESTS,
     OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL,
