@@ -96,6 +96,10 @@ def uri(gist_id: str, filename: str) -> str:
     return f"opengist://gists/{gist_id}/{urllib.parse.quote(filename, safe='-._~')}"
 
 
+def revision_uri(gist_id: str, sha: str, filename: str) -> str:
+    return f"opengist://gists/{gist_id}/{sha}/{urllib.parse.quote(filename, safe='-._~')}"
+
+
 def ref(template: str) -> types.ResourceTemplateReference:
     return types.ResourceTemplateReference(type="ref/resource", uri=template)
 
@@ -195,6 +199,9 @@ async def test_each_person_sees_only_their_own_gists_even_with_the_cache_warm(te
     a_unlisted = a_api.create({"u.txt": f"{needle} A unlisted\n"}, "unlisted", title=f"Teamcheck alpha unlisted {m}")
     b_private = b_api.create({"b.txt": f"{needle} B private\n"}, "private", title=f"Teamcheck beta {m}")
     a_ids, b_ids = (a_private, a_unlisted), (b_private,)
+    # A full revision sha: what the cache serves files at without asking Opengist again.
+    a_sha = a_api.commits(a_private)[0]["version"]
+    assert len(a_sha) == 40
     server = team_server()
 
     # A first: every read path, which also warms the server's cache with A's files.
@@ -209,6 +216,11 @@ async def test_each_person_sees_only_their_own_gists_even_with_the_cache_warm(te
         assert "A private" in dump(got)
         assert "A private" in dump(await ok(a, "get_gist_file", {"gist_id": a_private, "filename": "a.txt"}))
         read = await a.read_resource(uri(a_private, "a.txt"))
+        assert "A private" in read.contents[0].text
+        at_sha = {"gist_id": a_private, "filename": "a.txt", "sha": a_sha}
+        assert "A private" in dump(await ok(a, "get_gist_file", at_sha))
+        assert "A private" in dump(await ok(a, "get_gist", {"gist_id": a_private, "sha": a_sha}))
+        read = await a.read_resource(revision_uri(a_private, a_sha, "a.txt"))
         assert "A private" in read.contents[0].text
         uris = await listed_uris(a, wanted=a_private)
         assert any(a_private in u for u in uris) and not any(b_private in u for u in uris)
@@ -232,6 +244,13 @@ async def test_each_person_sees_only_their_own_gists_even_with_the_cache_warm(te
         assert result.is_error and "A private" not in text_of(result), text_of(result)
         with pytest.raises(MCPError):
             await b.read_resource(uri(a_private, "a.txt"))
+        # At the revision A's reads kept in the cache: still asked of Opengist, as B.
+        result = await b.call_tool("get_gist_file", {"gist_id": a_private, "filename": "a.txt", "sha": a_sha})
+        assert result.is_error and "A private" not in text_of(result), text_of(result)
+        result = await b.call_tool("get_gist", {"gist_id": a_private, "sha": a_sha})
+        assert result.is_error and "A private" not in text_of(result), text_of(result)
+        with pytest.raises(MCPError):
+            await b.read_resource(revision_uri(a_private, a_sha, "a.txt"))
         assert "B private" in (await b.read_resource(uri(b_private, "b.txt"))).contents[0].text, "positive control"
         uris = await listed_uris(b, wanted=b_private)
         assert any(b_private in u for u in uris), "positive control: B's own gist is a resource"
@@ -246,6 +265,7 @@ async def test_each_person_sees_only_their_own_gists_even_with_the_cache_warm(te
     # A again, after B: still everything of A's (the positive control of B's misses).
     async with connect(as_person(server, token_of(env, A)), era) as a:
         assert "A private" in dump(await ok(a, "get_gist", {"gist_id": a_private}))
+        assert "A private" in dump(await ok(a, "get_gist_file", {"gist_id": a_private, "filename": "a.txt", "sha": a_sha}))
         names = await a.complete(ref(HEAD_TEMPLATE), {"name": "filename", "value": ""}, {"gist_id": a_private})
         assert names.completion.values == ["a.txt"]
 
@@ -260,9 +280,9 @@ async def test_writes_land_in_each_persons_own_account(team_server, opengist_env
     m = marker()
     server = team_server()
     async with connect(as_person(server, token_of(env, A)), era) as a:
-        made = await ok(a, "create_gist", {"title": f"by A {m}", "visibility": "private", "files": {"a.md": "from A\n"}})
+        made = await ok(a, "create_gist", {"title": f"by A {m}", "visibility": "private", "files": [{"filename": "a.md", "content": "from A\n"}]})
     async with connect(as_person(server, token_of(env, B)), era) as b:
-        made_b = await ok(b, "create_gist", {"title": f"by B {m}", "visibility": "private", "files": {"b.md": "from B\n"}})
+        made_b = await ok(b, "create_gist", {"title": f"by B {m}", "visibility": "private", "files": [{"filename": "b.md", "content": "from B\n"}]})
         # B may not change A's gist: Opengist refuses, as B.
         a_gist = a_api.titled(m)
         assert len(a_gist) == 1, a_gist
@@ -372,7 +392,7 @@ async def test_missing_wrong_and_revoked_tokens_are_refused_before_anything_runs
 
     # Nothing runs for a refused token: a create with it makes no gist...
     m = marker()
-    create = {"name": "create_gist", "arguments": {"title": f"refused {m}", "visibility": "private", "files": {"r.md": "r\n"}}}
+    create = {"name": "create_gist", "arguments": {"title": f"refused {m}", "visibility": "private", "files": [{"filename": "r.md", "content": "r\n"}]}}
     refused = per_request_status(server.url, f"Bearer {made_up}", create)
     assert refused == 401
     assert a_api.titled(m) == []
@@ -402,7 +422,7 @@ async def test_missing_wrong_and_revoked_tokens_are_refused_before_anything_runs
         assert "gists" in dump(await ok(b, "list_gists", {"per_page": 1})), "positive control: the new token works"
         settings.delete(name)
         m2 = marker()
-        result = await b.call_tool("create_gist", {"title": f"late {m2}", "visibility": "private", "files": {"l.md": "l\n"}})
+        result = await b.call_tool("create_gist", {"title": f"late {m2}", "visibility": "private", "files": [{"filename": "l.md", "content": "l\n"}]})
         assert result.is_error, text_of(result)
         assert b_api.titled(m2) == [], "a revoked token wrote"
     status, _, _ = raw_post(server.url, hello, f"Bearer {late}")
