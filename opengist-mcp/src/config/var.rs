@@ -64,24 +64,27 @@ pub const OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL: &str =
 pub const OPENGIST_MCP_OPENGIST_QUEUE_SECS: &str = "OPENGIST_MCP_OPENGIST_QUEUE_SECS";
 /// HTTP, the framework's caps on guarded calls waiting on a person and on long-lived streams
 /// (read by `ask_first::serve::settings::HttpBounds::from_lookup`).
-pub const HTTP_BOUNDS: [&str; 6] = [
+pub const HTTP_BOUNDS: [&str; 7] = [
     "OPENGIST_MCP_HTTP_MAX_DIALOGS",
     "OPENGIST_MCP_HTTP_DIALOGS_PER_SESSION",
     "OPENGIST_MCP_HTTP_DIALOGS_PER_PRINCIPAL",
     "OPENGIST_MCP_HTTP_MAX_STREAMS",
     "OPENGIST_MCP_HTTP_STREAMS_PER_PRINCIPAL",
     "OPENGIST_MCP_HTTP_STREAM_IDLE_SECS",
+    "OPENGIST_MCP_HTTP_SESSIONS_PER_PRINCIPAL",
 ];
 /// How HTTP callers are authenticated: `secret`, `tokens`, `oauth`, `none`, or `opengist` (each
 /// person with their own Opengist access token; see `crate::team`).
 pub const OPENGIST_MCP_HTTP_AUTH: &str = "OPENGIST_MCP_HTTP_AUTH";
+/// The per-person token file (`OPENGIST_MCP_HTTP_AUTH=tokens`): names and token hashes.
+pub const OPENGIST_MCP_HTTP_TOKENS_FILE: &str = "OPENGIST_MCP_HTTP_TOKENS_FILE";
 /// Serve HTTP without authentication (loopback only).
 pub const OPENGIST_MCP_HTTP_NO_AUTH: &str = "OPENGIST_MCP_HTTP_NO_AUTH";
 /// Where spent answers are kept with a fixed seal key and no Redis.
 pub const OPENGIST_MCP_STATE_DIR: &str = "OPENGIST_MCP_STATE_DIR";
 
 /// Every variable [`super::Config::from_process`] reads.
-pub const ALL: [&str; 31] = [
+pub const ALL: [&str; 32] = [
     OPENGIST_URL,
     OPENGIST_TOKEN,
     OPENGIST_READ_ONLY,
@@ -109,6 +112,7 @@ pub const ALL: [&str; 31] = [
     OPENGIST_MCP_RESOURCES,
     OPENGIST_MCP_HTTP_NO_AUTH,
     OPENGIST_MCP_HTTP_AUTH,
+    OPENGIST_MCP_HTTP_TOKENS_FILE,
     OPENGIST_MCP_STATE_DIR,
     OPENGIST_MCP_OPENGIST_MAX_REQUESTS,
     OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL,
@@ -178,4 +182,41 @@ fn parse_number(raw: &str, setting: &'static str, min: u64, max: u64) -> Result<
         });
     }
     Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_process_reads_every_framework_setting_of_this_server() {
+        // `Config::from_process` reads only the names listed here: a framework setting missing
+        // from them would be silently ignored in a real run.
+        let names = crate::http::setting_names();
+        let read: Vec<&str> = ALL.into_iter().chain(HTTP_BOUNDS).collect();
+        let bounds = &names.bounds;
+        for name in [
+            &names.http_addr,
+            &names.http_token,
+            &names.allowed_hosts,
+            &names.allowed_origins,
+            &names.http_no_auth,
+            &names.http_auth,
+            &names.http_tokens_file,
+            &names.redis_url,
+            &names.replica_id,
+            &names.seal_key,
+            &names.state_dir,
+            &bounds.max_dialogs,
+            &bounds.dialogs_per_session,
+            &bounds.dialogs_per_principal,
+            &bounds.max_streams,
+            &bounds.streams_per_principal,
+            &bounds.stream_idle,
+            &bounds.sessions_per_principal,
+        ] {
+            let bare = name.split(' ').next().unwrap_or_default();
+            assert!(read.contains(&bare), "{bare} is not read by Config::from_process");
+        }
+    }
 }
