@@ -15,6 +15,7 @@ import http.client
 import http.cookiejar
 import json
 import re
+import subprocess
 import urllib.parse
 import urllib.request
 import uuid
@@ -35,7 +36,7 @@ from raw_mcp import (
     is_response_to,
     per_request,
 )
-from support import Dialog, HttpTarget, connect, text_of
+from support import Dialog, HttpTarget, base_env, connect, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.opengist]
 
@@ -493,3 +494,49 @@ async def test_no_opengist_token_is_needed_and_none_is_used(team_server, opengis
     async with connect(as_person(server, token_of(env, A)), "legacy", Dialog()) as a:
         who = await ok(a, "get_user", {})
         assert env["OPENGIST_E2E_ADMIN_USER"] in dump(who)
+
+
+# --------------------------------------------------------------------------- the framework's modes
+
+
+async def test_per_person_tokens_serve_one_account_with_confirmations_per_person(launcher, opengist_mcp_binary, opengist_env, tmp_path):
+    """`OPENGIST_MCP_HTTP_AUTH=tokens`: one Opengist account (OPENGIST_TOKEN) for everyone, each
+    person their own principal, so a dialog answers only to whoever was asked."""
+    env = opengist_env
+    a_api = api(env, A)
+    tokens_file = tmp_path / "tokens"
+    minted = {}
+    for name in ("alice", "bob"):
+        done = subprocess.run(
+            [str(opengist_mcp_binary), "tokens", "add", name, "--file", str(tokens_file)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=base_env(),
+        )
+        assert done.returncode == 0, done.stderr
+        minted[name] = re.search(r"^\s+([0-9a-f]{64})\s*$", done.stdout, re.M).group(1)
+    assert minted["alice"] not in tokens_file.read_text(), "the file keeps hashes only"
+    server = launcher.http(
+        opengist_mcp_binary,
+        env={
+            "OPENGIST_URL": env["OPENGIST_E2E_URL"],
+            "OPENGIST_TOKEN": token_of(env, A),
+            "OPENGIST_MCP_HTTP_AUTH": "tokens",
+            "OPENGIST_MCP_HTTP_TOKENS_FILE": str(tokens_file),
+        },
+        auth="minted",
+    )
+    gist_id = a_api.create({"x.txt": "keep me\n"}, "private", title=f"tokens {marker()}")
+    alice = RawHttp(server.url, f"Bearer {minted['alice']}")
+    alice.send(call(20, "delete_gist", {"gist_id": gist_id}))
+    dialog = alice.must(is_elicitation, WAIT_S, "alice's dialog")
+    status, _ = alice.post(approve(dialog), authorization=f"Bearer {minted['bob']}")
+    assert status == 403, f"HTTP {status} for bob's answer to alice's dialog"
+    status, _, _ = raw_post(server.url, initialize_request(), f"Bearer {token_of(env, A)}")
+    assert status == 401, "an Opengist token is no per-person token here"
+    assert a_api.exists(gist_id)
+    alice.send(approve(dialog))
+    done = alice.must(is_response_to(20), WAIT_S, "alice's delete result")
+    assert not done["result"].get("isError"), done
+    assert not a_api.exists(gist_id)

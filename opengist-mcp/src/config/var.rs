@@ -216,7 +216,10 @@ mod tests {
             &bounds.sessions_per_principal,
         ] {
             let bare = name.split(' ').next().unwrap_or_default();
-            assert!(read.contains(&bare), "{bare} is not read by Config::from_process");
+            assert!(
+                read.contains(&bare),
+                "{bare} is not read by Config::from_process"
+            );
         }
     }
 }
