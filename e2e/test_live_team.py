@@ -428,6 +428,10 @@ async def test_missing_wrong_and_revoked_tokens_are_refused_before_anything_runs
         assert b_api.titled(m2) == [], "a revoked token wrote"
     status, _, _ = raw_post(server.url, hello, f"Bearer {late}")
     assert status == 401, "the gate still takes a token Opengist has rejected"
+    logged = server.stderr()
+    for token in (made_up, early, late, token_of(env, A)):
+        assert token not in logged, "a token reached the server's log"
+    assert "refused an HTTP request whose Opengist token Opengist rejected" in logged, "positive control: the log is read"
 
 
 def per_request_status(url: str, authorization: str, params: dict) -> int:

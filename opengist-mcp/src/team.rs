@@ -17,7 +17,10 @@
 //! the token (never the token; the oldest entry goes first when it is full), so a person's
 //! next requests cost no request to Opengist. An entry is dropped as soon as Opengist answers
 //! any request made with its token with 401, so a revoked token is refused from the next
-//! request on, and at the latest [`CREDENTIAL_TTL`] after it was revoked.
+//! request on, and at the latest [`CREDENTIAL_TTL`] after it was revoked. At most
+//! [`MAX_CHECKS_IN_FLIGHT`] checks go to Opengist at once (one waiting longer than
+//! [`CHECK_QUEUE_WAIT`] is a `503`), so made-up tokens cannot take every turn of the caps on
+//! requests to Opengist from the people's own calls.
 //!
 //! The checked credential ([`PersonCredential`]: the principal, and an Opengist client acting
 //! with the person's token, sharing the server's connection pool and request caps) goes into
@@ -39,6 +42,13 @@ use crate::opengist::{OpengistClient, OpengistError, as_principal};
 pub const CREDENTIAL_TTL: Duration = Duration::from_secs(60);
 /// Checked tokens remembered at most.
 pub const MAX_CREDENTIALS: usize = 1024;
+/// Token checks sent to Opengist at once: a flood of made-up tokens (anyone who can reach the
+/// port can send them) takes at most these turns of the caps on requests to Opengist
+/// (`OPENGIST_MCP_OPENGIST_MAX_REQUESTS`), and the rest stay for the people's own calls.
+pub const MAX_CHECKS_IN_FLIGHT: usize = 4;
+/// How long a token check waits for one of those turns before the request is refused with
+/// `503`.
+pub const CHECK_QUEUE_WAIT: Duration = Duration::from_secs(10);
 
 /// Why a request's bearer was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -77,6 +87,8 @@ pub struct TeamAuthenticator {
     /// The instance's URL, for the people's cache owners (as [`CacheOwner::of`] takes it).
     base_url: String,
     checked: CredentialTable,
+    /// Turns for token checks ([`MAX_CHECKS_IN_FLIGHT`]).
+    checks: tokio::sync::Semaphore,
 }
 
 impl std::fmt::Debug for TeamAuthenticator {
@@ -108,6 +120,7 @@ impl TeamAuthenticator {
             base,
             base_url: cache_base_url.to_owned(),
             checked: CredentialTable::new(ttl, max),
+            checks: tokio::sync::Semaphore::new(MAX_CHECKS_IN_FLIGHT),
         }
     }
 
@@ -150,8 +163,18 @@ impl TeamAuthenticator {
             .map_err(|_| TeamRefusal::Rejected {
                 settings_url: settings_url(&self.base),
             })?;
-        // Counted against the token's own share of the caps on requests to Opengist, so a
-        // flood of made-up tokens cannot hold up everyone else's checks.
+        // At most MAX_CHECKS_IN_FLIGHT at once, each counted against the token's own share of
+        // the caps on requests to Opengist: a flood of made-up tokens cannot take every turn.
+        let turn = tokio::time::timeout(CHECK_QUEUE_WAIT, self.checks.acquire()).await;
+        let Ok(Ok(_turn)) = turn else {
+            tracing::warn!("refused an HTTP request: too many Opengist token checks at once");
+            return Err(TeamRefusal::Unavailable {
+                detail: format!(
+                    "{MAX_CHECKS_IN_FLIGHT} token checks were already under way for {}s",
+                    CHECK_QUEUE_WAIT.as_secs()
+                ),
+            });
+        };
         let asked = as_principal(format!("check:{}", short_hex(&key)), client.get_user_me()).await;
         let principal = match asked {
             Ok(user) => format!("opengist:{}#{}", user.name(), user.profile.id),
