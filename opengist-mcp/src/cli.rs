@@ -7,8 +7,6 @@
 //! `OPENGIST_TOKEN` deliberately has no flag: command lines are visible to every user of the
 //! machine (`ps`), environment variables are not.
 
-use std::process::ExitCode;
-
 use clap::{Parser, Subcommand};
 
 /// Text shown after the flag list in `--help`: the variables that have no flag.
@@ -219,24 +217,6 @@ pub enum TokensAction {
         #[arg(long, value_name = "PATH")]
         file: Option<std::path::PathBuf>,
     },
-}
-
-/// `opengist-mcp tokens add NAME [--file PATH]`: the framework's minting, under this server's
-/// setting. The token is printed once on stdout; the file keeps only its hash.
-pub fn run_tokens(action: &TokensAction, configured: Option<&std::path::Path>) -> ExitCode {
-    let TokensAction::Add { name, file } = action;
-    let setting = crate::config::var::OPENGIST_MCP_HTTP_TOKENS_FILE;
-    let Some(file) = file.as_deref().or(configured) else {
-        eprintln!("opengist-mcp: say which token file to add to: --file PATH, or set {setting}");
-        return ExitCode::FAILURE;
-    };
-    match ask_first::serve::http::run_tokens_add(file, name, setting, &mut std::io::stdout()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("opengist-mcp: {error}");
-            ExitCode::FAILURE
-        }
-    }
 }
 
 impl CliArgs {

@@ -58,6 +58,7 @@ pub mod server;
 pub mod state;
 pub mod stdio;
 pub mod team;
+pub mod tokens;
 pub mod tools;
 
 pub use state::OpengistServer;

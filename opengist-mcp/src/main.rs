@@ -47,7 +47,7 @@ fn main() -> ExitCode {
         Some(Command::Healthcheck) => runtime.block_on(healthcheck::run(&config)),
         Some(Command::ClientConfig { client }) => print_client_config(client, &config),
         Some(Command::Tokens { ref action }) => {
-            opengist_mcp::cli::run_tokens(action, config.http_auth.tokens_file.as_deref())
+            opengist_mcp::tokens::run(action, config.http_auth.tokens_file.as_deref())
         }
         None => runtime.block_on(serve(config)),
     }
