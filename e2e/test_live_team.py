@@ -544,3 +544,46 @@ async def test_per_person_tokens_serve_one_account_with_confirmations_per_person
     done = alice.must(is_response_to(20), WAIT_S, "alice's delete result")
     assert not done["result"].get("isError"), done
     assert not a_api.exists(gist_id)
+
+
+async def test_list_changed_goes_only_to_the_writers_own_sessions(team_server, opengist_env):
+    """`notifications/resources/list_changed` after a write reaches the writer's sessions, never
+    another person's (their lists did not change, and they must not learn when others write)."""
+    import anyio
+    from mcp.client import Client
+    from support import CLIENT_READ_TIMEOUT_S, client_target
+
+    env = opengist_env
+    a_api, b_api = api(env, A), api(env, B)
+    server = team_server()
+    heard = {A: 0, B: 0}
+    events = {A: anyio.Event(), B: anyio.Event()}
+
+    def handler_for(who: str):
+        async def handler(message: Any) -> None:
+            inner = getattr(message, "root", message)
+            if isinstance(inner, types.ResourceListChangedNotification):
+                heard[who] += 1
+                events[who].set()
+
+        return handler
+
+    def person(who: str):
+        target = client_target(as_person(server, token_of(env, who)))
+        return Client(target, mode="legacy", message_handler=handler_for(who), read_timeout_seconds=CLIENT_READ_TIMEOUT_S, cache=None)
+
+    m = marker()
+    async with person(A) as a, person(B) as b:
+        # A is remembered first, so a notification for A would be sent before B's.
+        await a.list_resources()
+        await b.list_resources()
+        await ok(b, "create_gist", {"files": [{"filename": "b.txt", "content": "b\n"}], "visibility": "private", "title": f"B {m}"})
+        with anyio.fail_after(20):
+            await events[B].wait()
+        await a.list_resources()  # one more round trip on A's session
+        assert heard[A] == 0, "A was told of B's write"
+        # Positive control: A's own write reaches A.
+        await ok(a, "create_gist", {"files": [{"filename": "a.txt", "content": "a\n"}], "visibility": "private", "title": f"A {m}"})
+        with anyio.fail_after(20):
+            await events[A].wait()
+    assert len(a_api.titled(m)) == 1 and len(b_api.titled(m)) == 1
