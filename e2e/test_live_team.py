@@ -158,9 +158,11 @@ class TokenSettings:
         with self.opener.open(urllib.request.Request(self.base + path, data=data), timeout=30) as response:
             return response.read().decode(errors="replace"), response.geturl()
 
-    def mint(self, name: str) -> str:
-        """A new token with gist and user read+write; the plain token, shown once."""
-        html, _ = self._post("/-/settings/access-tokens", {"name": name, "scope_gist": "2", "scope_user": "2", "expires_at": ""})
+    def mint(self, name: str, scope_user: str = "2") -> str:
+        """A new token with gist read+write and `scope_user` (0 none, 1 read, 2 read+write);
+        the plain token, shown once."""
+        fields = {"name": name, "scope_gist": "2", "scope_user": scope_user, "expires_at": ""}
+        html, _ = self._post("/-/settings/access-tokens", fields)
         found = re.search(r"og_[0-9a-f]{64}", html)
         assert found, f"minting token {name}: no og_... token on the page after creation"
         return found.group(0)
@@ -587,3 +589,28 @@ async def test_list_changed_goes_only_to_the_writers_own_sessions(team_server, o
         with anyio.fail_after(20):
             await events[A].wait()
     assert len(a_api.titled(m)) == 1 and len(b_api.titled(m)) == 1
+
+
+async def test_a_token_that_cannot_read_its_account_is_its_own_principal(team_server, opengist_env):
+    """Without `user:read` the account cannot be read, so the principal is the token's digest:
+    B's other token (with `user:read`, named by the account) cannot answer its dialog."""
+    env = opengist_env
+    b_api = api(env, B)
+    settings = TokenSettings(env, B)
+    name = f"team-narrow-{uuid.uuid4().hex[:8]}"
+    narrow = settings.mint(name, scope_user="0")
+    try:
+        gist_id = b_api.create({"x.txt": "keep me\n"}, "private", title=f"narrow {marker()}")
+        server = team_server()
+        session = RawHttp(server.url, f"Bearer {narrow}")
+        session.send(call(30, "delete_gist", {"gist_id": gist_id}))
+        dialog = session.must(is_elicitation, WAIT_S, "the narrow token's dialog")
+        status, _ = session.post(approve(dialog), authorization=f"Bearer {token_of(env, B)}")
+        assert status == 403, f"HTTP {status}: B's account-named token answered the narrow token's dialog"
+        assert b_api.exists(gist_id)
+        session.send(approve(dialog))
+        done = session.must(is_response_to(30), WAIT_S, "the delete result")
+        assert not done["result"].get("isError"), done
+        assert not b_api.exists(gist_id)
+    finally:
+        settings.delete(name)
