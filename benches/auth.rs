@@ -227,6 +227,7 @@ fn main() {
             auth: AuthSettings {
                 mode: AuthMode::Tokens,
                 tokens_file: Some(path),
+                ..AuthSettings::default()
             },
             ..HttpOptions::new(SettingNames {
                 http_tokens_file: SETTING.to_owned(),

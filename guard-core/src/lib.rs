@@ -1,14 +1,15 @@
 //! Core types of [`ask-first`](https://docs.rs/ask-first): a typestate confirmation guard for
-//! MCP servers built on `rmcp`.
+//! MCP servers built on `rmcp`. A destructive operation takes an [`Approved<T>`] (or a
+//! [`Clearance<T>`]) by value, and only the [`Guard`] makes those, after a person's yes or the
+//! two-call token.
 //!
-//! A destructive operation takes an [`Approved<T>`] (or, when it is guarded only under a
-//! condition, a [`Clearance<T>`]) by value. Only the [`Guard`] makes those, and only after a
-//! person answered yes in a dialog (pushed `elicitation/create` on 2025-11-25 connections,
-//! `input_required` with a sealed `requestState` on 2026-07-28 requests) or, where no dialog can
-//! be shown, after the two-call token came back. So code that reaches a destructive call
-//! without asking does not compile.
+//! Use it through the facade crate `ask-first`, which re-exports what a server needs, adds the
+//! `#[guarded]` attribute and serving, and is where the guide is: what the guard guarantees,
+//! writing a guarded tool step by step, and a compiled example
+//! ([the guide](https://docs.rs/ask-first/latest/ask_first/), also the repository's
+//! `README-ask-first.md`). This crate's pages are the reference for the types and the engine.
 //!
-//! Most servers use this through the facade crate `ask-first` and its `#[guarded]` attribute.
+//! A target, its binding and its question:
 //!
 //! ```
 //! use ask_first_core::{Binding, Fact, Id, Question, Target};

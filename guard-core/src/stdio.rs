@@ -46,7 +46,7 @@ use rmcp::model::{ClientRequest, JsonRpcMessage, NumberOrString};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, IgnoredAny};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -351,17 +351,31 @@ pub enum Verdict {
     Refuse(Vec<u8>),
 }
 
-/// The envelope of a message, values unparsed. serde_json skips raw values without recursing.
+/// The top of a JSON-RPC message, borrowed from the input: the raw values are slices of it,
+/// and nothing below these members is built (serde_json skips the rest without recursing).
+/// One definition for this transport and the HTTP wire check of `ask-first-serve`; not part
+/// of the API.
+#[doc(hidden)]
 #[derive(Deserialize)]
-struct Envelope<'a> {
+pub struct Envelope<'a> {
+    /// `jsonrpc`, raw.
     #[serde(borrow, default)]
-    jsonrpc: Option<&'a RawValue>,
+    pub jsonrpc: Option<&'a RawValue>,
+    /// `id`, raw.
     #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
+    pub id: Option<&'a RawValue>,
+    /// `method`, raw.
     #[serde(borrow, default)]
-    method: Option<&'a RawValue>,
+    pub method: Option<&'a RawValue>,
+    /// `params`, raw.
     #[serde(borrow, default)]
-    params: Option<&'a RawValue>,
+    pub params: Option<&'a RawValue>,
+    /// Whether a non-null `result` is there (a response), skipped unread.
+    #[serde(default)]
+    pub result: Option<IgnoredAny>,
+    /// Whether a non-null `error` is there (an error response), skipped unread.
+    #[serde(default)]
+    pub error: Option<IgnoredAny>,
 }
 
 /// `tools/call` params, values unparsed.

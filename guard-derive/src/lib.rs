@@ -5,12 +5,21 @@
 //! `::ask_first::…`, so a server depends on `ask-first` (and on `rmcp`, which `#[tool]` needs
 //! anyway), never on this crate or on `ask-first-core` directly.
 //!
-//! # What you write
+//! How a guarded tool is written (the target, the API that takes the proof, `Resolve`,
+//! `Guarded`, and this attribute) is in the guide,
+//! [Writing a guarded tool](https://docs.rs/ask-first/latest/ask_first/#writing-a-guarded-tool)
+//! (also the repository's `README-ask-first.md`), with a compiled example. This page is the
+//! macro's reference: its options, what it expands to, and its errors.
+//!
+//! # The handler
 //!
 //! `#[guarded]` goes on a tool handler in an rmcp `#[tool_router]` impl, **above** rmcp's
 //! `#[tool]`. The handler is an `async fn` taking `&self`, its `Parameters<A>` (if the tool has
 //! arguments), and the proof its destructive call consumes: `Approved<T>` for
-//! `#[guarded(always)]`, `Clearance<T>` for `#[guarded(when = "predicate")]`.
+//! `#[guarded(always)]`, `Clearance<T>` for `#[guarded(when = "predicate")]`. `T` implements
+//! `Target` and `Resolve<Server, A>` (`Resolve<Server, ()>` when the tool takes no
+//! `Parameters`), the server implements `Guarded`, and for `when`, `T` implements
+//! `Conditional` and has the predicate as a method.
 //!
 //! ```ignore
 //! #[tool_router]
@@ -38,17 +47,6 @@
 //!     }
 //! }
 //! ```
-//!
-//! with, beside it:
-//! - `impl ask_first::Guarded for NotesServer` — where the server keeps its `Guard`;
-//! - `impl ask_first::Target for DeleteNote` — the operation, its binding and its question;
-//! - `impl ask_first::Resolve<NotesServer, DeleteNoteArgs> for DeleteNote` — builds the target
-//!   from the validated arguments and the server-side facts (`Resolve<NotesServer, ()>` when the
-//!   tool takes no `Parameters`);
-//! - for `when`: `impl ask_first::Conditional for WriteNote {}` and an inherent
-//!   `fn widens_visibility(&self) -> bool` on `WriteNote`.
-//!
-//! The facade's crate documentation has a complete, compiled example.
 //!
 //! # The options
 //!
@@ -150,7 +148,7 @@
 //! the handler's return type, so `?` and `return` in the body mean what they meant before.
 //! Names starting with `__ask_first_` are the macro's; the body should not use them.
 //!
-//! [`GuardCall`]: https://docs.rs/ask-first/latest/ask_first/struct.GuardCall.html
+//! [`GuardCall`]: https://docs.rs/ask-first/latest/ask_first/protocol/struct.GuardCall.html
 //!
 //! `A` need not declare `confirm_token`: `#[guarded]` adds it to the tool's input schema as an
 //! optional string (`input_schema = ::ask_first::__private::input_schema_with_confirm_token::<A>()`

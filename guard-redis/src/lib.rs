@@ -14,6 +14,12 @@
 //! re-made automatically, so a server starts while Redis is down and recovers without a
 //! restart.
 //!
+//! A server served by the facade's `Serving` gets this store from its `<PREFIX>_REDIS_URL`
+//! setting (feature `redis` of `ask-first`); replicas, the seal key they share and the gateway
+//! in front are in the guide,
+//! [Serving, safely by default](https://docs.rs/ask-first/latest/ask_first/#serving-safely-by-default)
+//! (also the repository's `README-ask-first.md`). By hand, on a guard builder:
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), ask_first_redis::RedisStoreError> {
 //! use std::sync::Arc;

@@ -62,6 +62,7 @@ use crate::settings::{
 
 pub mod auth;
 pub mod limits;
+pub mod oauth;
 mod owners;
 pub mod sessions;
 mod streams;
@@ -197,6 +198,9 @@ pub enum HttpError {
     /// The per-person token file cannot be used.
     #[error(transparent)]
     Tokens(#[from] TokenFileError),
+    /// OAuth mode could not be set up (issue 26).
+    #[error(transparent)]
+    OAuth(#[from] oauth::OAuthError),
     /// Mode `tokens` without its file.
     #[error(
         "{mode_setting}=tokens needs {setting}: the path of the file listing each person's \
@@ -211,7 +215,7 @@ pub enum HttpError {
     /// A mode whose authenticator this server does not supply.
     #[error(
         "{setting}={mode} needs an authenticator this server does not have: choose `secret`, \
-         `tokens` or `none` in {setting}"
+         `tokens`, `oauth` or `none` in {setting}"
     )]
     NoAuthenticator {
         /// The mode's setting.
@@ -589,6 +593,8 @@ enum Credential {
     Tokens(Arc<TokenFile>, std::path::PathBuf),
     /// The server's own authenticator.
     Own(Arc<dyn Authenticate>),
+    /// OAuth 2.1 access tokens from one issuer.
+    OAuth(Arc<oauth::OAuthVerifier>),
 }
 
 impl Credential {
@@ -610,7 +616,18 @@ impl Credential {
                 return Ok(Self::Tokens(Arc::new(file), path.clone()));
             }
             // --- issue 26 (oauth): `AuthMode::OAuth` builds its authenticator here ---
-            AuthMode::OAuth | AuthMode::Server(_) => {
+            AuthMode::OAuth => {
+                let config = oauth::OAuthConfig::from_settings(
+                    &options.auth.oauth,
+                    &names.oauth,
+                    &names.http_auth,
+                )?;
+                return Ok(Self::OAuth(Arc::new(oauth::OAuthVerifier::new(
+                    config,
+                    &names.oauth,
+                )?)));
+            }
+            AuthMode::Server(_) => {
                 return Err(HttpError::NoAuthenticator {
                     setting: names.http_auth.clone(),
                     mode: options.auth.mode.to_string(),
@@ -667,6 +684,7 @@ impl Credential {
             Self::None => Arc::new(auth::Anonymous),
             Self::Tokens(file, _) => file.clone(),
             Self::Own(own) => own.clone(),
+            Self::OAuth(verifier) => verifier.clone(),
         }
     }
 }
@@ -732,6 +750,20 @@ fn announce(credential: &Credential, local_addr: SocketAddr, names: &SettingName
             path = path.display(),
         ),
         Credential::Own(_) => {}
+        Credential::OAuth(verifier) => {
+            let config = verifier.config();
+            eprintln!(
+                "HTTP clients authenticate with OAuth 2.1 access tokens (JWT) issued by {issuer} \
+                 for the resource {resource}; each subject is its own principal \
+                 (oauth:<issuer>#<subject>). Protected Resource Metadata: {metadata}",
+                issuer = config.issuer,
+                resource = config.resource,
+                metadata = verifier.metadata_url(),
+            );
+            // Read the issuer's keys now, so the first request does not wait on them.
+            let verifier = verifier.clone();
+            tokio::spawn(async move { verifier.prefetch().await });
+        }
     }
 }
 

@@ -1,8 +1,11 @@
 //! Serving for [`ask-first`](https://docs.rs/ask-first) servers: the hardened stdio, and
 //! streamable HTTP behind a gate that binds every session to the principal that opened it.
 //!
-//! Most servers use this through the facade (`ask_first::Serving`, `ask_first::serve`). The
-//! whole serving part of a guarded server:
+//! Most servers use this through the facade (`ask_first::Serving`, `ask_first::serve`); what
+//! serving brings (the HTTP gate, the limits, replicas, the settings table) is in the guide,
+//! [Serving, safely by default](https://docs.rs/ask-first/latest/ask_first/#serving-safely-by-default)
+//! (also the repository's `README-ask-first.md`), beside the compiled example whose `main` is
+//! the whole serving code. This crate's pages are the reference:
 //!
 //! ```no_run
 //! # use ask_first_core::{Guard, Guarded};
@@ -17,32 +20,15 @@
 //! # }
 //! ```
 //!
-//! What it brings, none of it to configure away:
-//! - **stdio** ([`stdio`]): the guard's transport that answers every line (a malformed one
-//!   gets `-32700`, an oversized one is cut), nothing but protocol on stdout.
-//! - **HTTP** ([`http`], feature `http`): `/mcp` and `/healthz` behind the `Host`/`Origin`/
-//!   credential gate (`<PREFIX>_HTTP_AUTH`: one shared secret, per-person tokens, OAuth, or the
-//!   server's own [`http::Authenticate`]; its [`http::Identity`] is the principal), legacy
-//!   sessions for pushed dialogs, each bound to the principal that opened it by the
-//!   guard's own principal rule (another principal's tool call, dialog answer, `DELETE` or `GET`
-//!   stream on it is refused before rmcp sees it), a session cap (also per principal) and idle
-//!   expiry, header and body
-//!   timeouts and a connection cap, caps on guarded calls waiting on a person (per session, per
-//!   principal, in all) and on long-lived streams (per principal, in all, below the connection
-//!   cap), dialogs withdrawn when their stream is dropped, JSON-RPC answers where rmcp would say
-//!   `415`, CORS for listed origins, and graceful shutdown on SIGINT and SIGTERM that cancels
-//!   pending calls.
-//! - **spent answers that outlive the process** wherever the seal key does: with a fixed seal
-//!   key and no Redis, answers are spent in a file under `<PREFIX>_STATE_DIR` (default
-//!   `$XDG_STATE_HOME/<name>` or `~/.local/state/<name>`), synced before an answer counts and
-//!   locked to one process ([`ask_first_core::FileNonceStore`]); with no state directory at all,
-//!   serving refuses to start, naming the ways out.
-//! - **replicas**: a shared seal key, the Redis spent-answer store (the `redis` module, feature
-//!   `redis`), the JSON-lines audit log ([`audit`]) and session ids prefixed with the replica id
-//!   so a gateway (nginx) can send every request of a session to the replica holding it.
-//!
-//! Setting names come from the server ([`SettingNames`]): `Serving::from_env("notes",
-//! "NOTES")` reads `NOTES_*`, and every message names those variables.
+//! - [`Serving`]: `from_env` (or `from_settings`), `guard`, `serve`;
+//! - [`stdio`]: the guard's transport that answers every line;
+//! - the `http` module (feature `http`): the gate, sessions bound to their principal, the
+//!   limits;
+//! - [`audit`]: the JSON-lines audit sink; the `redis` module (feature `redis`): the shared
+//!   spent-answer store's wiring;
+//! - [`ServeSettings`]: the settings. Their names come from the server ([`SettingNames`]):
+//!   `Serving::from_env("notes", "NOTES")` reads `NOTES_*`, and every message names those
+//!   variables.
 #![warn(missing_docs)]
 
 use std::net::SocketAddr;

@@ -197,6 +197,26 @@ pub enum Command {
         #[arg(value_enum)]
         client: crate::client_config::Client,
     },
+    /// Per-person tokens for OPENGIST_MCP_HTTP_AUTH=tokens.
+    Tokens {
+        /// What to do.
+        #[command(subcommand)]
+        action: TokensAction,
+    },
+}
+
+/// `opengist-mcp tokens ...`.
+#[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
+pub enum TokensAction {
+    /// Mint a token for NAME: print it once and append NAME's hash line to the token file.
+    Add {
+        /// The person: 1 to 64 letters, digits or `.`, `_`, `-`, `@` (their principal is
+        /// token:NAME).
+        name: String,
+        /// The token file (created if absent). [default: OPENGIST_MCP_HTTP_TOKENS_FILE]
+        #[arg(long, value_name = "PATH")]
+        file: Option<std::path::PathBuf>,
+    },
 }
 
 impl CliArgs {

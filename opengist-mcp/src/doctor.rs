@@ -92,6 +92,10 @@ pub async fn checks(config: &Config) -> Vec<Check> {
         Status::Ok,
         format!("OPENGIST_URL is {}", url.as_str()),
     ));
+    if config.serves_team() {
+        team_checks(url.url(), config, &mut out).await;
+        return out;
+    }
     let Some(options) = client_options(config) else {
         out.push(Check::new(
             "token",
@@ -268,6 +272,48 @@ pub fn scope_checks(access: &TokenAccess, enabled: &[String], settings_url: &str
             }
         })
         .collect()
+}
+
+/// A team server (`OPENGIST_MCP_HTTP_AUTH=opengist`) has no token of its own: whether Opengist
+/// answers, and that each person's token is checked when they connect.
+async fn team_checks(url: &url::Url, config: &Config, out: &mut Vec<Check>) {
+    let options = crate::opengist::ClientOptions {
+        base_url: url.clone(),
+        token: None,
+        insecure_tls: config.insecure_tls,
+        request_timeout: config.request_timeout,
+        user_agent: format!("{SERVER_NAME}/{}", env!("CARGO_PKG_VERSION")),
+        limits: config.opengist_limits,
+    };
+    let client = match OpengistClient::new(options) {
+        Ok(client) => client,
+        Err(error) => {
+            out.push(Check::new("client", Status::Fail, error.to_string()));
+            return;
+        }
+    };
+    match client.healthcheck().await {
+        Ok(health) if health.is_ok() => {
+            out.push(Check::new("reachable", Status::Ok, "Opengist answered /healthcheck: ok"))
+        }
+        Ok(health) => out.push(Check::new(
+            "reachable",
+            Status::Fail,
+            format!(
+                "Opengist answered /healthcheck with status {}; fix: check the instance's logs and database",
+                health.status
+            ),
+        )),
+        Err(error) => out.push(Check::new("reachable", Status::Fail, error.to_string())),
+    }
+    out.push(Check::new(
+        "token",
+        Status::Ok,
+        format!(
+            "OPENGIST_MCP_HTTP_AUTH=opengist: no token of the server's own to check; each person connects with their own Opengist access token (made at {}/-/settings/access-tokens) as the bearer, checked with Opengist when they connect",
+            url.as_str().trim_end_matches('/')
+        ),
+    ));
 }
 
 /// Runs the checks, prints them, and returns the exit code.

@@ -5,7 +5,8 @@
 //! It reads the same settings as the server (`OPENGIST_MCP_HTTP_ADDR` or `--http`, and
 //! `OPENGIST_MCP_HTTP_TOKEN`), sends `GET /healthz` to that address (the loopback of the same
 //! family when the server binds an unspecified address such as `0.0.0.0`), and exits 0 on a
-//! `200`, 1 otherwise, with one line saying what it found. Without an HTTP address the server
+//! `200` (on a team server, `OPENGIST_MCP_HTTP_AUTH=opengist`, also on the `401` its gate gives
+//! a request without a person's token), 1 otherwise, with one line saying what it found. Without an HTTP address the server
 //! serves stdio and there is nothing to probe: it says so and exits 0. It never talks to
 //! Opengist and never prints the bearer secret.
 
@@ -65,6 +66,17 @@ pub async fn run(config: &Config) -> ExitCode {
     match request.send().await {
         Ok(answer) if answer.status() == reqwest::StatusCode::OK => {
             println!("opengist-mcp healthcheck: {url} answered 200");
+            ExitCode::SUCCESS
+        }
+        // A team server takes only people's own Opengist tokens, which the probe has none of:
+        // its gate's 401 (asked without a bearer, it asks Opengist nothing) is the answer of a
+        // server that is up.
+        Ok(answer)
+            if config.serves_team() && answer.status() == reqwest::StatusCode::UNAUTHORIZED =>
+        {
+            println!(
+                "opengist-mcp healthcheck: {url} answered 401 without a person's token, as a team server (OPENGIST_MCP_HTTP_AUTH=opengist) does: it is up"
+            );
             ExitCode::SUCCESS
         }
         Ok(answer) => {

@@ -40,6 +40,7 @@
 
 #![warn(missing_docs)]
 
+pub mod account;
 pub mod cache;
 pub mod catalog;
 pub mod cli;
@@ -56,6 +57,8 @@ pub mod result_budget;
 pub mod server;
 pub mod state;
 pub mod stdio;
+pub mod team;
+pub mod tokens;
 pub mod tools;
 
 pub use state::OpengistServer;

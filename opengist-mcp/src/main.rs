@@ -8,7 +8,7 @@ use ask_first::serve::stdio::serve_stdio;
 use opengist_mcp::OpengistServer;
 use opengist_mcp::cli::{CliArgs, Command};
 use opengist_mcp::config::Config;
-use opengist_mcp::http::{bind_http, options_from_config};
+use opengist_mcp::http::{bind_http, options_for};
 use opengist_mcp::server::SERVER_NAME;
 use opengist_mcp::{client_config, doctor, healthcheck, logging};
 
@@ -46,6 +46,9 @@ fn main() -> ExitCode {
         Some(Command::Doctor) => runtime.block_on(doctor::run(&config)),
         Some(Command::Healthcheck) => runtime.block_on(healthcheck::run(&config)),
         Some(Command::ClientConfig { client }) => print_client_config(client, &config),
+        Some(Command::Tokens { ref action }) => {
+            opengist_mcp::tokens::run(action, config.http_auth.tokens_file.as_deref())
+        }
         None => runtime.block_on(serve(config)),
     }
 }
@@ -67,7 +70,7 @@ async fn serve(config: Config) -> ExitCode {
         Ok(server) => server,
         Err(error) => return fail(&error, 1),
     };
-    if config.opengist_url.is_none() || config.token.is_none() {
+    if !config.serves_team() && (config.opengist_url.is_none() || config.token.is_none()) {
         tracing::warn!(
             "OPENGIST_URL or OPENGIST_TOKEN is not set: the server starts and lists its tools, and every tool call answers with setup instructions"
         );
@@ -87,8 +90,9 @@ async fn serve(config: Config) -> ExitCode {
             }
         }
         Some(addr) => {
+            let options = options_for(&server, &config);
             let factory = move || Ok(server.clone());
-            let bound = match bind_http(addr, factory, options_from_config(&config)).await {
+            let bound = match bind_http(addr, factory, options).await {
                 Ok(bound) => bound,
                 Err(error) => return fail(&error, error.exit_code()),
             };

@@ -13,11 +13,13 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler, tool_handler};
 
+use crate::account::{Account, PersonCredential, acting_as};
 use crate::cache::{CacheOwner, GistCache};
 use crate::catalog;
 use crate::config::{Config, DEFAULT_MAX_RESULT_BYTES, FilterError};
 use crate::opengist::{ClientOptions, OpengistClient, as_principal};
 use crate::state::{OpengistServer, Shared};
+use crate::team::TeamAuthenticator;
 
 /// The server's name, as reported to clients and used in the guard's texts.
 pub const SERVER_NAME: &str = "opengist-mcp";
@@ -34,13 +36,22 @@ pub use crate::tools::common::guard_texts::instructions;
 pub fn client_options(config: &Config) -> Option<ClientOptions> {
     let (url, token) = (config.opengist_url.as_ref()?, config.token.as_ref()?);
     Some(ClientOptions {
-        base_url: url.url().clone(),
         token: Some(token.expose().to_owned()),
+        ..team_client_options(config, url.url())
+    })
+}
+
+/// How the authenticator of a team server reaches Opengist: as [`client_options`], without a
+/// token (each person's is added per request, see [`OpengistClient::with_token`]).
+fn team_client_options(config: &Config, url: &url::Url) -> ClientOptions {
+    ClientOptions {
+        base_url: url.clone(),
+        token: None,
         insecure_tls: config.insecure_tls,
         request_timeout: config.request_timeout,
         user_agent: format!("{SERVER_NAME}/{}", env!("CARGO_PKG_VERSION")),
         limits: config.opengist_limits,
-    })
+    }
 }
 
 /// Why the server could not be built.
@@ -61,15 +72,35 @@ impl OpengistServer {
     /// Builds the shared state and the filtered tool router from `config`.
     pub fn from_config(config: &Config) -> Result<Self, BuildError> {
         let enabled = config.tools.resolve(config.read_only)?;
-        let options = client_options(config);
-        let cache = match &options {
-            Some(o) => GistCache::new(
+        let per_person = config.serves_team();
+        // A team server has no account of its own: each person's token acts (see
+        // `crate::account`), so the configured token is never used.
+        let options = if per_person {
+            None
+        } else {
+            client_options(config)
+        };
+        let cache = match (&options, &config.opengist_url) {
+            (Some(o), _) => GistCache::new(
                 CacheOwner::of(o.base_url.as_str(), o.token.as_deref()),
                 config.cache_bytes,
             ),
-            None => GistCache::disabled(),
+            // The store the people's views share; this view (no token's) is never read.
+            (None, Some(url)) if per_person => {
+                GistCache::new(CacheOwner::of(url.url().as_str(), None), config.cache_bytes)
+            }
+            (None, _) => GistCache::disabled(),
         };
         let client = options.map(OpengistClient::new).transpose()?;
+        let team = match (&config.opengist_url, per_person) {
+            (Some(url), true) => {
+                // No token of its own: the people's clients are made from it, sharing its
+                // connection pool and its caps on requests to Opengist.
+                let base = OpengistClient::new(team_client_options(config, url.url()))?;
+                Some(Arc::new(TeamAuthenticator::new(base, url.url().as_str())))
+            }
+            _ => None,
+        };
         let mut guard = Guard::builder(SERVER_NAME)
             .key(config.seal_key.clone())
             .elicitation(config.elicitation)
@@ -89,6 +120,8 @@ impl OpengistServer {
             guard,
             max_result_bytes: config.max_result_bytes,
             cache,
+            per_person: team.is_some(),
+            team,
             resources: crate::resources::ResourceState::new(
                 config.resources && enabled.iter().any(|t| t == RESOURCE_TOOL),
             ),
@@ -120,6 +153,8 @@ impl OpengistServer {
             guard: Guard::builder(SERVER_NAME).build(),
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             cache: GistCache::disabled(),
+            per_person: false,
+            team: None,
             resources: crate::resources::ResourceState::new(true),
         };
         let all: Vec<String> = catalog::names().map(str::to_owned).collect();
@@ -130,6 +165,34 @@ impl OpengistServer {
     /// Opengist made for it are counted against (see `opengist/client/limit.rs`).
     fn principal(&self, context: &RequestContext<RoleServer>) -> String {
         self.shared.guard.principal_of(&Caller::of(context))
+    }
+
+    /// The account a request acts as on a team server: the person's, from the credential the
+    /// HTTP gate's authenticator put into the request's head (`None` elsewhere, where the
+    /// configured account serves everyone).
+    fn request_account(&self, context: &RequestContext<RoleServer>) -> Option<Account> {
+        if !self.shared.per_person {
+            return None;
+        }
+        PersonCredential::of(context.extensions.get::<http::request::Parts>())
+            .map(|person| person.account(&self.shared.cache))
+    }
+
+    /// Runs a request's handler as its caller: its requests to Opengist counted against its
+    /// principal, and acting as its account (see [`crate::account`]).
+    async fn as_caller<F: std::future::Future>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        future: F,
+    ) -> F::Output {
+        let account = self.request_account(context);
+        as_principal(self.principal(context), acting_as(account, future)).await
+    }
+
+    /// On a team server (`OPENGIST_MCP_HTTP_AUTH=opengist` with `--http`), the authenticator
+    /// the HTTP gate must call for every request (see [`crate::http::options_for`]).
+    pub fn team_authenticator(&self) -> Option<Arc<TeamAuthenticator>> {
+        self.shared.team.clone()
     }
 
     /// The names of the tools this server exposes.
@@ -149,10 +212,12 @@ impl ServerHandler for OpengistServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        // What `#[tool_handler]` would write, inside the caller's turns at Opengist.
+        // What `#[tool_handler]` would write, inside the caller's turns at Opengist and as the
+        // caller's account.
         let principal = self.principal(&context);
+        let account = self.request_account(&context);
         let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
-        as_principal(principal, self.tool_router.call(call)).await
+        as_principal(principal, acting_as(account, self.tool_router.call(call))).await
     }
 
     fn get_info(&self) -> ServerConfig {
@@ -178,11 +243,8 @@ impl ServerHandler for OpengistServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        as_principal(
-            self.principal(&context),
-            self.list_resources_page(cursor, &context),
-        )
-        .await
+        self.as_caller(&context, self.list_resources_page(cursor, &context))
+            .await
     }
 
     async fn list_resource_templates(
@@ -198,12 +260,9 @@ impl ServerHandler for OpengistServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        as_principal(
-            self.principal(&context),
-            self.read_resource_uri(&request.uri),
-        )
-        .await
-        .map(Into::into)
+        self.as_caller(&context, self.read_resource_uri(&request.uri))
+            .await
+            .map(Into::into)
     }
 
     fn accepted_subscription_filter(
@@ -218,8 +277,20 @@ impl ServerHandler for OpengistServer {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let _listening = (context.accepted().resources_list_changed == Some(true))
-            .then(|| self.shared.resources.watchers().listen(context.sink()));
+        // Told only of the changes of the stream's own account.
+        let audience = acting_as(self.request_account(context.request_context()), async {
+            self.account().map(|account| account.audience())
+        })
+        .await;
+        let _listening = match audience {
+            Some(audience) if context.accepted().resources_list_changed == Some(true) => Some(
+                self.shared
+                    .resources
+                    .watchers()
+                    .listen(context.sink(), audience),
+            ),
+            _ => None,
+        };
         context.cancelled().await;
         Ok(())
     }
@@ -229,11 +300,8 @@ impl ServerHandler for OpengistServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        as_principal(
-            self.principal(&context),
-            self.complete_resource_argument(request),
-        )
-        .await
+        self.as_caller(&context, self.complete_resource_argument(request))
+            .await
     }
 }
 
@@ -275,6 +343,65 @@ mod tests {
                 .collect();
             assert_eq!(names, [row.name], "the router in {}'s row", row.name);
         }
+    }
+
+    fn person(token: &str) -> PersonCredential {
+        let base = OpengistClient::new(ClientOptions {
+            base_url: url::Url::parse("http://127.0.0.1:1").expect("url"),
+            token: None,
+            insecure_tls: false,
+            request_timeout: std::time::Duration::from_secs(2),
+            user_agent: "test".into(),
+            limits: Default::default(),
+        })
+        .expect("client");
+        PersonCredential::new(
+            format!("opengist:{token}#1"),
+            base.with_token(token).expect("client"),
+            CacheOwner::of("http://127.0.0.1:1", Some(token)),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_team_server_acts_only_as_the_requests_own_account() {
+        let store = GistCache::new(CacheOwner::of("http://127.0.0.1:1", None), 1 << 20);
+        let shared = Shared {
+            client: None,
+            base_url: Some(url::Url::parse("http://127.0.0.1:1").expect("url")),
+            guard: Guard::builder(SERVER_NAME).build(),
+            max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+            cache: store.clone(),
+            per_person: true,
+            team: None,
+            resources: crate::resources::ResourceState::new(true),
+        };
+        let all: Vec<String> = catalog::names().map(str::to_owned).collect();
+        let server = OpengistServer::new(Arc::new(shared), &all);
+        // Without a person's account nothing is served, and nothing falls back to another.
+        let refused = server.client().expect_err("no account");
+        assert!(format!("{refused:?}").contains("OPENGIST_MCP_HTTP_AUTH=opengist"));
+        assert!(
+            server.cache().capacity() == 0,
+            "no cache view without an account"
+        );
+        // With one, exactly that person's client and cache view.
+        let (a, b) = (person("og_a"), person("og_b"));
+        let seen = acting_as(Some(a.account(&store)), async {
+            (
+                server.client().is_ok(),
+                server.cache().owner(),
+                server.account().map(|acc| acc.audience()),
+            )
+        })
+        .await;
+        assert_eq!(
+            seen,
+            (true, a.cache_owner(), Some(a.cache_owner().bytes())),
+            "A's own account"
+        );
+        let seen_b = acting_as(Some(b.account(&store)), async { server.cache().owner() }).await;
+        assert_eq!(seen_b, b.cache_owner());
+        assert_ne!(seen_b, a.cache_owner());
     }
 
     #[test]

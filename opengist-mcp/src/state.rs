@@ -10,6 +10,7 @@ use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 use serde::Serialize;
 use url::Url;
 
+use crate::account::Account;
 use crate::cache::GistCache;
 use crate::opengist::OpengistClient;
 use crate::opengist::error::OpengistError;
@@ -19,7 +20,10 @@ use crate::result_budget::{fit_to_budget, json_len, serialized_len};
 
 /// What every tool needs, shared by all sessions of one process.
 pub struct Shared {
-    /// The Opengist client; `None` when `OPENGIST_URL` or `OPENGIST_TOKEN` is missing.
+    /// The configured Opengist client; `None` when `OPENGIST_URL` or `OPENGIST_TOKEN` is
+    /// missing, and on a team server ([`Shared::per_person`]), where each person's own token
+    /// acts instead. Tools take the client of the request's account
+    /// ([`OpengistServer::client`]), never this one directly.
     pub client: Option<OpengistClient>,
     /// The configured instance, for resolving links to gists.
     pub base_url: Option<Url>,
@@ -27,8 +31,17 @@ pub struct Shared {
     pub guard: Guard,
     /// The result-size ceiling, in bytes.
     pub max_result_bytes: usize,
-    /// Gist files kept for reuse, for this server's one token (see [`crate::cache`]).
+    /// The store of gist files kept for reuse, as the configured token's view of it (see
+    /// [`crate::cache`]); each person's view on a team server. Tools take the view of the
+    /// request's account ([`OpengistServer::cache`]).
     pub cache: GistCache,
+    /// Whether each request acts as its person's own Opengist account
+    /// (`OPENGIST_MCP_HTTP_AUTH=opengist`, see [`crate::account`]): then a request without
+    /// one is refused, never served with the configured client.
+    pub per_person: bool,
+    /// On a team server, the authenticator that checks each HTTP request's bearer with
+    /// Opengist and gives it its person's account (see [`crate::team`]).
+    pub team: Option<Arc<crate::team::TeamAuthenticator>>,
     /// Resources: on or off, and the sessions told about changes (see [`crate::resources`]).
     pub resources: crate::resources::notify::ResourceState,
 }
@@ -45,6 +58,10 @@ impl Guarded for OpengistServer {
         &self.shared.guard
     }
 }
+
+/// The answer to a tool call on a team server that reached it without a person's account (it
+/// cannot happen through the HTTP gate, which refuses such a request first).
+pub const NO_PERSON_ACCOUNT: &str = "opengist-mcp serves a team (OPENGIST_MCP_HTTP_AUTH=opengist), and this request carries no checked Opengist access token, so no request was made. Connect over HTTP with your own Opengist access token as the bearer token (Authorization: Bearer <token>; make one in Opengist under Settings -> Access Tokens).";
 
 /// The answer to a tool call when the server has no Opengist to talk to.
 pub const SETUP_INSTRUCTIONS: &str = "opengist-mcp is not configured, so no request was made. Set OPENGIST_URL to your Opengist instance (for example https://gist.example.com) and OPENGIST_TOKEN to a personal access token made in Opengist under Settings -> Access Tokens (scopes: gist read+write, user read+write for likes), then restart the server. `opengist-mcp doctor` checks the setup.";
@@ -104,12 +121,42 @@ impl<T: Serialize> IntoCallToolResult for Bounded<T> {
 }
 
 impl OpengistServer {
-    /// The Opengist client, or the setup instructions as a tool failure.
-    pub fn client(&self) -> Result<&OpengistClient, CallToolResult> {
-        self.shared
-            .client
-            .as_ref()
-            .ok_or_else(|| failure(SETUP_INSTRUCTIONS))
+    /// The Opengist account the request being handled acts as: the person's own on a team
+    /// server (`None` when the request carries none), else the configured one (`None` when
+    /// unconfigured).
+    pub fn account(&self) -> Option<Account> {
+        if let Some(account) = crate::account::current() {
+            return Some(account);
+        }
+        if self.shared.per_person {
+            return None;
+        }
+        let client = self.shared.client.clone()?;
+        Some(Account::new(client, self.shared.cache.clone()))
+    }
+
+    /// Why there is no account: the text a tool call without one answers with.
+    pub fn no_account_message(&self) -> &'static str {
+        if self.shared.per_person {
+            NO_PERSON_ACCOUNT
+        } else {
+            SETUP_INSTRUCTIONS
+        }
+    }
+
+    /// The Opengist client of the request's account, or why there is none as a tool failure.
+    pub fn client(&self) -> Result<OpengistClient, CallToolResult> {
+        self.account()
+            .map(|account| account.client().clone())
+            .ok_or_else(|| failure(self.no_account_message()))
+    }
+
+    /// The request's account's view of the gist cache (one that keeps nothing without an
+    /// account).
+    pub fn cache(&self) -> GistCache {
+        self.account()
+            .map(|account| account.cache().clone())
+            .unwrap_or_else(GistCache::disabled)
     }
 
     /// Wraps `value` as a bounded structured result.
@@ -132,9 +179,9 @@ impl OpengistServer {
         if let Ok(id) = GistId::parse(input) {
             return Ok(id);
         }
-        let client = self.client()?;
+        let client = &self.client()?;
         let Some(base) = self.shared.base_url.as_ref() else {
-            return Err(failure(SETUP_INSTRUCTIONS));
+            return Err(failure(self.no_account_message()));
         };
         let reference = GistRef::parse(input, base).map_err(|e| failure(e.to_string()))?;
         client.resolve(&reference).await.map_err(opengist_failure)

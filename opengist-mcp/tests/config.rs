@@ -1207,3 +1207,62 @@ fn the_no_authentication_switch_is_strict_and_off_by_default() {
         assert!(error.to_string().contains("OPENGIST_MCP_HTTP_NO_AUTH"));
     }
 }
+
+#[test]
+fn the_team_mode_needs_the_url_and_no_token_of_its_own() {
+    use opengist_mcp::config::AuthMode;
+    let url = ("OPENGIST_URL", "https://gist.example.com");
+    let team = ("OPENGIST_MCP_HTTP_AUTH", "opengist");
+    let http = ("OPENGIST_MCP_HTTP_ADDR", "127.0.0.1:8765");
+    let Loaded { config, warnings } = ok(&[url, team, http]);
+    assert!(config.serves_team());
+    assert_eq!(config.http_auth.mode, AuthMode::Server("opengist".into()));
+    assert!(
+        warnings.iter().all(|w| !w.contains("OPENGIST_TOKEN")),
+        "no OPENGIST_TOKEN is asked for: {warnings:?}"
+    );
+    // A non-loopback address needs no shared secret in this mode.
+    let wide = ("OPENGIST_MCP_HTTP_ADDR", "0.0.0.0:8765");
+    assert!(ok(&[url, team, wide]).config.serves_team());
+    // Positive control: in the default mode it does.
+    assert!(matches!(
+        err(&[url, wide]),
+        ConfigError::HttpTokenRequired { .. }
+    ));
+    // A configured token is not used, and said so.
+    let Loaded { config, warnings } = ok(&[url, team, http, ("OPENGIST_TOKEN", GOOD_TOKEN)]);
+    assert!(config.serves_team());
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("OPENGIST_TOKEN is set but not used")),
+        "{warnings:?}"
+    );
+    // Without OPENGIST_URL it cannot start, and says what to set.
+    let e = err(&[team, http]);
+    assert!(matches!(e, ConfigError::TeamNeedsUrl), "{e}");
+    assert!(e.to_string().contains("OPENGIST_URL"));
+    // A shared secret contradicts it, by name (the framework's parser).
+    let e = err(&[
+        url,
+        team,
+        http,
+        ("OPENGIST_MCP_HTTP_TOKEN", "0123456789abcdef0123"),
+    ]);
+    assert!(e.to_string().contains("OPENGIST_MCP_HTTP_TOKEN"), "{e}");
+    // On stdio the setting does not apply.
+    let Loaded { config, warnings } = ok(&[url, team, ("OPENGIST_TOKEN", GOOD_TOKEN)]);
+    assert!(!config.serves_team());
+    assert!(
+        warnings.iter().any(|w| w.contains("only applies to HTTP")),
+        "{warnings:?}"
+    );
+    // The framework's other modes parse for this server too; an unknown one names them all.
+    let tokens = ok(&[
+        ("OPENGIST_MCP_HTTP_AUTH", "tokens"),
+        ("OPENGIST_MCP_HTTP_TOKENS_FILE", "/etc/opengist-mcp/tokens"),
+    ]);
+    assert_eq!(tokens.config.http_auth.mode, AuthMode::Tokens);
+    let e = err(&[("OPENGIST_MCP_HTTP_AUTH", "github")]);
+    assert!(e.to_string().contains("`opengist`"), "{e}");
+}

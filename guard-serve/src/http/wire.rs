@@ -29,7 +29,7 @@
 
 use std::time::Duration;
 
-use ask_first_core::stdio;
+use ask_first_core::stdio::{self, Envelope};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
@@ -141,24 +141,6 @@ fn is_json(request: &Request) -> bool {
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.split(';').next())
         .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
-}
-
-/// The top of a JSON-RPC message, borrowed from the body: nothing below these members is
-/// built (the raw values are slices of the body; the rest is skipped).
-#[derive(Deserialize)]
-struct Envelope<'a> {
-    #[serde(borrow, default)]
-    jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    method: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    params: Option<&'a RawValue>,
-    #[serde(default)]
-    result: Option<IgnoredAny>,
-    #[serde(default)]
-    error: Option<IgnoredAny>,
 }
 
 /// `params._meta[META_PROTOCOL_VERSION]`, borrowed; everything else skipped.

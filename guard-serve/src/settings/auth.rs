@@ -66,6 +66,8 @@ pub struct AuthSettings {
     /// `<PREFIX>_HTTP_TOKENS_FILE` (mode `tokens` only).
     pub tokens_file: Option<PathBuf>,
     // --- issue 26 (oauth): the OAuth settings go here ---
+    /// `<PREFIX>_OAUTH_*` (mode `oauth` only).
+    pub oauth: super::OAuthSettings,
 }
 
 impl AuthSettings {
@@ -174,7 +176,26 @@ impl AuthSettings {
                 });
             }
         }
-        Ok(Self { mode, tokens_file })
+        // --- issue 26 (oauth) ---
+        let oauth = super::OAuthSettings::from_lookup(&names.oauth, &mut get)?;
+        if mode != AuthMode::OAuth {
+            let stray = [
+                (oauth.issuer.is_some(), &names.oauth.issuer),
+                (oauth.resource.is_some(), &names.oauth.resource),
+            ];
+            if let Some((_, setting)) = stray.iter().find(|(set, _)| *set) {
+                return Err(SettingError::AuthConflict {
+                    setting: (*setting).clone(),
+                    mode_setting: names.http_auth.clone(),
+                    mode: mode.to_string(),
+                });
+            }
+        }
+        Ok(Self {
+            mode,
+            tokens_file,
+            oauth,
+        })
     }
 }
 

@@ -144,7 +144,7 @@ pub enum SettingError {
     #[error(
         "{setting} does not apply with {mode_setting}={mode}: unset {setting}, or choose the \
          mode it belongs to in {mode_setting} (`secret` for the bearer secret, `tokens` for the \
-         token file, `none` for no authentication)"
+         token file, `oauth` for the OAuth settings, `none` for no authentication)"
     )]
     AuthConflict {
         /// The setting that does not apply.
@@ -176,5 +176,35 @@ pub enum SettingError {
         setting: String,
         /// The mode's setting.
         mode_setting: String,
+    },
+    // --- issue 26 (oauth): the OAuth resource-server settings ---
+    /// The OAuth issuer is not an issuer URL.
+    #[error(
+        "{setting} must be the authorization server's issuer URL, exactly as its tokens' `iss` \
+         and its metadata's `issuer` spell it: https://host[:port][/path] (plain http only on \
+         a loopback host), no query, no fragment, such as https://login.example.com/realms/team"
+    )]
+    OAuthIssuer {
+        /// The setting.
+        setting: String,
+    },
+    /// The OAuth resource is not an absolute URL.
+    #[error(
+        "{setting} must be this server's resource identifier, the public URL of its MCP \
+         endpoint exactly as its tokens' `aud` carries it (no fragment), such as \
+         https://mcp.example.com/mcp"
+    )]
+    OAuthResource {
+        /// The setting.
+        setting: String,
+    },
+    /// The OAuth scopes are not scope names.
+    #[error(
+        "{setting} must list scope names separated by spaces or commas (visible ASCII, no `\"` or \
+         `\\`), such as `mcp:tools` or `notes.read notes.write`"
+    )]
+    OAuthScopes {
+        /// The setting.
+        setting: String,
     },
 }

@@ -72,6 +72,8 @@ pub struct SettingNames {
     /// The per-person token file of mode `tokens` (`<PREFIX>_HTTP_TOKENS_FILE`).
     pub http_tokens_file: String,
     // --- issue 26 (oauth): the OAuth settings' names go here ---
+    /// The OAuth resource-server settings (`<PREFIX>_OAUTH_*`).
+    pub oauth: OAuthNames,
 }
 
 impl SettingNames {
@@ -104,6 +106,7 @@ impl SettingNames {
             state_dir: name("STATE_DIR"),
             http_auth: name("HTTP_AUTH"),
             http_tokens_file: name("HTTP_TOKENS_FILE"),
+            oauth: OAuthNames::with_prefix(prefix),
         }
     }
 }
@@ -118,11 +121,13 @@ impl Default for SettingNames {
 mod auth;
 mod bounds;
 mod error;
+mod oauth;
 mod values;
 
 pub use auth::*;
 pub use bounds::*;
 pub use error::*;
+pub use oauth::*;
 pub use values::*;
 
 /// Everything [`ServeSettings::from_env`] read: the serving settings of one process.

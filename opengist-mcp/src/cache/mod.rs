@@ -29,10 +29,13 @@
 //! without a new `updated_at` (likes, the web's visibility switch), so no tool serves them from
 //! here: `get_gist` always asks Opengist, and only stores what it read.
 //!
-//! Per owner: a server holds one Opengist token, and its cache is built for that token's
-//! [`CacheOwner`] (a digest of the instance URL and the token), which is part of every key, so
-//! one token's reads can never answer another's. The server's own writes drop every entry of
-//! the gist they touch ([`GistCache::forget_gist`]).
+//! Per owner: every key carries its [`CacheOwner`] (a digest of the instance URL and the
+//! token), so one token's reads can never answer another's. A server with one configured
+//! token reads and keeps through that token's view; a server for a team
+//! (`OPENGIST_MCP_HTTP_AUTH=opengist`) gives each person's token its own view of the same
+//! store ([`GistCache::for_owner`]), so a warm cache never shows one person what only another
+//! may read. The server's own writes drop every entry of the gist they touch, whoever's view
+//! kept it ([`GistCache::forget_gist`]).
 //!
 //! The reads that go through the cache (a gist, its topics, a raw file window, the full reads
 //! of listed gists) are in `cache/reads.rs`: this file is the store and its keys.
@@ -89,6 +92,11 @@ impl CacheOwner {
         let mut out = [0u8; 16];
         out.copy_from_slice(digest.get(..16).unwrap_or(&[0u8; 16]));
         Self(out)
+    }
+
+    /// The digest, for telling owners apart elsewhere (never the token).
+    pub fn bytes(&self) -> [u8; 16] {
+        self.0
     }
 }
 
@@ -206,10 +214,15 @@ fn at_key(updated_at: DateTime<Utc>) -> i64 {
 }
 
 /// Gist files kept for reuse; see the module documentation for why an entry is never stale.
+///
+/// A value is one owner's view of a store: [`GistCache::for_owner`] gives another owner's
+/// view of the same store (one byte budget for everyone), and every key carries the view's
+/// owner, so no view ever reads another's entries. Cheap to clone.
+#[derive(Clone)]
 pub struct GistCache {
     cache_owner: CacheOwner,
     capacity: u64,
-    entries: Option<Cache<Key, Entry, Bytes>>,
+    entries: Option<Arc<Cache<Key, Entry, Bytes>>>,
 }
 
 impl std::fmt::Debug for GistCache {
@@ -229,13 +242,30 @@ impl GistCache {
         let estimated_items = usize::try_from(capacity / 8192)
             .unwrap_or(usize::MAX)
             .max(64);
-        let entries =
-            (capacity > 0).then(|| Cache::with_weighter(estimated_items, capacity, Bytes));
+        let entries = (capacity > 0)
+            .then(|| Arc::new(Cache::with_weighter(estimated_items, capacity, Bytes)));
         Self {
             cache_owner,
             capacity,
             entries,
         }
+    }
+
+    /// `cache_owner`'s view of this cache's store: its reads and keeps are keyed by
+    /// `cache_owner`, so it never sees an entry kept through another view (and no other view
+    /// sees its entries). The byte budget and [`forget_gist`](Self::forget_gist) are the
+    /// store's, shared by every view.
+    pub fn for_owner(&self, cache_owner: CacheOwner) -> Self {
+        Self {
+            cache_owner,
+            capacity: self.capacity,
+            entries: self.entries.clone(),
+        }
+    }
+
+    /// Whose entries this view reads and keeps.
+    pub fn owner(&self) -> CacheOwner {
+        self.cache_owner
     }
 
     /// A cache that keeps nothing (no Opengist configured, or `OPENGIST_MCP_CACHE_BYTES=0`).
@@ -250,12 +280,12 @@ impl GistCache {
 
     /// Bytes held now.
     pub fn bytes(&self) -> u64 {
-        self.entries.as_ref().map_or(0, Cache::weight)
+        self.entries.as_ref().map_or(0, |entries| entries.weight())
     }
 
     /// Entries held now.
     pub fn len(&self) -> usize {
-        self.entries.as_ref().map_or(0, Cache::len)
+        self.entries.as_ref().map_or(0, |entries| entries.len())
     }
 
     /// Whether nothing is held.
@@ -629,6 +659,42 @@ mod tests {
             CacheOwner::of("http://a", None),
             CacheOwner::of("http://a", Some("og_x"))
         );
+    }
+
+    #[test]
+    fn views_of_one_store_never_see_each_others_entries() {
+        // Two people's tokens on one team server: one store, one view each.
+        let store = GistCache::new(cache_owner(), 1 << 20);
+        let a = store.for_owner(CacheOwner::of("http://127.0.0.1:1", Some("og_a")));
+        let b = store.for_owner(CacheOwner::of("http://127.0.0.1:1", Some("og_b")));
+        let again_a = store.for_owner(CacheOwner::of("http://127.0.0.1:1", Some("og_a")));
+        let d = detail("2026-12-01T08:00:00Z", "a's secret", SHA);
+        let read = read_at("Tue, 01 Dec 2026 09:00:00 GMT", 10);
+        let updated = at("2026-12-01T08:00:00Z");
+        assert!(a.keep_current(&d, read));
+        let full = Sha::parse(SHA).expect("sha");
+        assert!(a.keep_revision(&id(), &full, &d));
+        assert!(a.keep_raw_file(&id(), SHA, "a.txt", Arc::from(&b"a's secret"[..])));
+        assert!(a.keep_topics(&id(), Some(updated), &["t".to_owned()], read));
+        assert!(a.keep_head(&d, SHA, read));
+        // Positive control: the same token's view (another request of A's) hits every entry.
+        assert!(again_a.files_at_update(&id(), updated).is_some());
+        assert!(again_a.files_at_revision(&id(), SHA).is_some());
+        assert!(again_a.raw_file(&id(), SHA, "a.txt").is_some());
+        assert!(again_a.topics_at_update(&id(), updated).is_some());
+        assert!(again_a.head_at_update(&id(), updated).is_some());
+        // B's view of the same store, warm with A's reads, misses every one of them.
+        assert!(b.files_at_update(&id(), updated).is_none());
+        assert!(b.files_at_revision(&id(), SHA).is_none());
+        assert!(b.raw_file(&id(), SHA, "a.txt").is_none());
+        assert!(b.topics_at_update(&id(), updated).is_none());
+        assert!(b.head_at_update(&id(), updated).is_none());
+        // One store: the entries are counted once, and a write through any view forgets them.
+        assert_eq!(store.len(), 5);
+        assert_eq!(b.len(), 5);
+        b.forget_gist(&id());
+        assert!(again_a.files_at_update(&id(), updated).is_none());
+        assert!(store.is_empty());
     }
 
     #[test]

@@ -122,6 +122,13 @@ pub enum ConfigError {
          authentication) or `false`; unset means false"
     )]
     HttpNoAuth,
+    /// `OPENGIST_MCP_HTTP_AUTH=opengist` without `OPENGIST_URL`.
+    #[error(
+        "OPENGIST_MCP_HTTP_AUTH=opengist needs OPENGIST_URL: set it to your Opengist instance \
+         (for example https://gist.example.com); each person then connects with their own \
+         Opengist access token as the bearer, and OPENGIST_TOKEN is not needed"
+    )]
+    TeamNeedsUrl,
     /// `ELICITATION` is not exactly `true` or `false`.
     #[error(transparent)]
     Elicitation(#[from] InvalidElicitationSetting),

@@ -51,13 +51,14 @@ pub use tool_filter::ToolFilter;
 // The serving settings' types are the guard framework's (`ask_first::serve`); they are named
 // here, beside the settings that hold them.
 pub use ask_first::serve::settings::{
-    AllowedHost, AllowedOrigin, AuditLog, MAX_REPLICA_ID_LEN, MIN_HTTP_TOKEN_LEN,
-    MIN_SEAL_KEY_BYTES, OriginPort, Secret, is_loopback,
+    AllowedHost, AllowedOrigin, AuditLog, AuthMode, AuthSettings, MAX_REPLICA_ID_LEN,
+    MIN_HTTP_TOKEN_LEN, MIN_SEAL_KEY_BYTES, OriginPort, Secret, is_loopback,
 };
 
 use connection::Connection;
 use guard::GuardSettings;
 use results::ResultSettings;
+pub use serving::OPENGIST_AUTH_MODE;
 use serving::Serving;
 use tool_filter::ToolSelection;
 use var::Source;
@@ -90,6 +91,10 @@ pub struct Config {
     /// `OPENGIST_MCP_HTTP_NO_AUTH`: serve HTTP on loopback without authentication (else,
     /// without a bearer secret, the server makes one up at start and prints it).
     pub http_no_auth: bool,
+    /// `OPENGIST_MCP_HTTP_AUTH` and each mode's settings: how HTTP requests are authenticated
+    /// (`secret`, `tokens`, `oauth`, `none`: the framework's; `opengist`: each person with
+    /// their own Opengist access token, see [`Config::serves_team`]).
+    pub http_auth: AuthSettings,
     /// `OPENGIST_MCP_STATE_DIR`: where spent answers are kept with a fixed seal key and no
     /// Redis; `None`: `$XDG_STATE_HOME/opengist-mcp` or `~/.local/state/opengist-mcp`.
     pub state_dir: Option<std::path::PathBuf>,
@@ -124,6 +129,49 @@ pub struct Config {
     /// resource links in tool results and list-changed notifications). Default true; they
     /// also need `get_gist_file` enabled.
     pub resources: bool,
+}
+
+/// What `OPENGIST_MCP_HTTP_AUTH=opengist` needs: the instance's URL (each person brings their
+/// own token); `OPENGIST_TOKEN` is not used, and on stdio the setting does not apply.
+fn team_checks(
+    http_addr: Option<SocketAddr>,
+    has_url: bool,
+    has_token: bool,
+    warnings: &mut Vec<String>,
+) -> Result<(), ConfigError> {
+    if http_addr.is_none() {
+        warnings.push(
+            "OPENGIST_MCP_HTTP_AUTH=opengist only applies to HTTP (--http); on stdio the server \
+             acts as OPENGIST_TOKEN's account"
+                .to_owned(),
+        );
+        return Ok(());
+    }
+    if !has_url {
+        return Err(ConfigError::TeamNeedsUrl);
+    }
+    // Each person's own token acts: the start-up line about a missing OPENGIST_TOKEN is wrong
+    // here, and a configured one is never used.
+    warnings.retain(|line| !line.starts_with("OPENGIST_URL is set but OPENGIST_TOKEN is not"));
+    if has_token {
+        warnings.push(
+            "OPENGIST_TOKEN is set but not used: with OPENGIST_MCP_HTTP_AUTH=opengist each \
+             person connects with their own Opengist access token as the bearer; unset \
+             OPENGIST_TOKEN"
+                .to_owned(),
+        );
+    }
+    Ok(())
+}
+
+impl Config {
+    /// Whether this server serves a team over HTTP (`OPENGIST_MCP_HTTP_AUTH=opengist` with
+    /// `--http`): each request acts as the Opengist account of its own bearer token, and
+    /// `OPENGIST_TOKEN` is not used.
+    pub fn serves_team(&self) -> bool {
+        self.http_addr.is_some()
+            && self.http_auth.mode == AuthMode::Server(OPENGIST_AUTH_MODE.to_owned())
+    }
 }
 
 /// A parsed configuration and the warnings to log at start-up (none of which contains a
@@ -164,6 +212,7 @@ impl Config {
             http_addr,
             http_token,
             http_no_auth,
+            http_auth,
             state_dir,
             allowed_hosts,
             allowed_origins,
@@ -177,6 +226,14 @@ impl Config {
             cache_bytes,
             resources,
         } = ResultSettings::parse(&source)?;
+        if http_auth.mode == AuthMode::Server(OPENGIST_AUTH_MODE.to_owned()) {
+            team_checks(
+                http_addr,
+                opengist_url.is_some(),
+                token.is_some(),
+                &mut warnings,
+            )?;
+        }
 
         Ok(Loaded {
             config: Config {
@@ -191,6 +248,7 @@ impl Config {
                 http_addr,
                 http_token,
                 http_no_auth,
+                http_auth,
                 state_dir,
                 max_result_bytes,
                 allowed_hosts,

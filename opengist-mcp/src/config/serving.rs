@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use ask_first::serve::http::limits::{self, HttpLimits};
 use ask_first::serve::settings::{
-    self as serving, AllowedHost, AllowedOrigin, AuditLog, Secret, is_loopback, split_list,
+    self as serving, AllowedHost, AllowedOrigin, AuditLog, AuthMode, AuthSettings, Secret,
+    is_loopback, split_list,
 };
 
 use super::error::ConfigError;
@@ -23,11 +24,16 @@ const MAX_CONNECTIONS_SETTING: &str = "OPENGIST_MCP_HTTP_MAX_CONNECTIONS (--http
 const MAX_SESSIONS_SETTING: &str = "OPENGIST_MCP_HTTP_MAX_SESSIONS (--http-max-sessions)";
 const SESSION_IDLE_SETTING: &str = "OPENGIST_MCP_HTTP_SESSION_IDLE_SECS (--http-session-idle-secs)";
 
+/// The value of `OPENGIST_MCP_HTTP_AUTH` that serves a team: each person with their own
+/// Opengist access token as the bearer (see [`crate::team`]).
+pub const OPENGIST_AUTH_MODE: &str = "opengist";
+
 /// The serving part of [`super::Config`].
 pub(super) struct Serving {
     pub(super) http_addr: Option<SocketAddr>,
     pub(super) http_token: Option<Secret>,
     pub(super) http_no_auth: bool,
+    pub(super) http_auth: AuthSettings,
     pub(super) state_dir: Option<std::path::PathBuf>,
     pub(super) allowed_hosts: Vec<AllowedHost>,
     pub(super) allowed_origins: Vec<AllowedOrigin>,
@@ -70,9 +76,22 @@ impl Serving {
             Some(raw) => Some(serving::parse_http_addr(&raw).ok_or(ConfigError::HttpAddr)?),
             None => None,
         };
+        // The framework's parser: `secret` (the default), `tokens`, `oauth`, `none` (of which
+        // OPENGIST_MCP_HTTP_NO_AUTH=true is the alias), and this server's own `opengist`. The
+        // shared secret is read as this server reads it (its flag too), so a secret given with
+        // another mode is refused by name.
+        let names = crate::http::setting_names();
+        let http_auth = AuthSettings::from_lookup(&names, &[OPENGIST_AUTH_MODE], |name| {
+            if name == var::OPENGIST_MCP_HTTP_TOKEN {
+                source.flag_or_env(&args.http_token, name)
+            } else {
+                source.get(name)
+            }
+        })?;
         if let Some(addr) = http_addr
             && !is_loopback(addr.ip())
             && http_token.is_none()
+            && http_auth.mode == AuthMode::Secret
         {
             return Err(ConfigError::HttpTokenRequired { addr });
         }
@@ -194,6 +213,7 @@ impl Serving {
             http_addr,
             http_token,
             http_no_auth,
+            http_auth,
             state_dir,
             allowed_hosts,
             allowed_origins,

@@ -73,13 +73,28 @@ pub const HTTP_BOUNDS: [&str; 7] = [
     "OPENGIST_MCP_HTTP_STREAM_IDLE_SECS",
     "OPENGIST_MCP_HTTP_SESSIONS_PER_PRINCIPAL",
 ];
+/// How HTTP callers are authenticated: `secret`, `tokens`, `oauth`, `none`, or `opengist` (each
+/// person with their own Opengist access token; see `crate::team`).
+pub const OPENGIST_MCP_HTTP_AUTH: &str = "OPENGIST_MCP_HTTP_AUTH";
+/// The per-person token file (`OPENGIST_MCP_HTTP_AUTH=tokens`): names and token hashes.
+pub const OPENGIST_MCP_HTTP_TOKENS_FILE: &str = "OPENGIST_MCP_HTTP_TOKENS_FILE";
+/// OAuth 2.1 (`OPENGIST_MCP_HTTP_AUTH=oauth`): the authorization server's issuer URL.
+pub const OPENGIST_MCP_OAUTH_ISSUER: &str = "OPENGIST_MCP_OAUTH_ISSUER";
+/// OAuth 2.1: this server's resource identifier (the public URL of its `/mcp`).
+pub const OPENGIST_MCP_OAUTH_RESOURCE: &str = "OPENGIST_MCP_OAUTH_RESOURCE";
+/// OAuth 2.1: clock-skew leeway on `exp`/`nbf`, in seconds.
+pub const OPENGIST_MCP_OAUTH_LEEWAY_SECS: &str = "OPENGIST_MCP_OAUTH_LEEWAY_SECS";
+/// OAuth 2.1: the shortest time between two key refreshes for an unknown `kid`.
+pub const OPENGIST_MCP_OAUTH_JWKS_REFRESH_SECS: &str = "OPENGIST_MCP_OAUTH_JWKS_REFRESH_SECS";
+/// OAuth 2.1: scopes every access token must carry.
+pub const OPENGIST_MCP_OAUTH_SCOPES: &str = "OPENGIST_MCP_OAUTH_SCOPES";
 /// Serve HTTP without authentication (loopback only).
 pub const OPENGIST_MCP_HTTP_NO_AUTH: &str = "OPENGIST_MCP_HTTP_NO_AUTH";
 /// Where spent answers are kept with a fixed seal key and no Redis.
 pub const OPENGIST_MCP_STATE_DIR: &str = "OPENGIST_MCP_STATE_DIR";
 
 /// Every variable [`super::Config::from_process`] reads.
-pub const ALL: [&str; 30] = [
+pub const ALL: [&str; 37] = [
     OPENGIST_URL,
     OPENGIST_TOKEN,
     OPENGIST_READ_ONLY,
@@ -106,6 +121,13 @@ pub const ALL: [&str; 30] = [
     OPENGIST_MCP_CACHE_BYTES,
     OPENGIST_MCP_RESOURCES,
     OPENGIST_MCP_HTTP_NO_AUTH,
+    OPENGIST_MCP_HTTP_AUTH,
+    OPENGIST_MCP_HTTP_TOKENS_FILE,
+    OPENGIST_MCP_OAUTH_ISSUER,
+    OPENGIST_MCP_OAUTH_RESOURCE,
+    OPENGIST_MCP_OAUTH_LEEWAY_SECS,
+    OPENGIST_MCP_OAUTH_JWKS_REFRESH_SECS,
+    OPENGIST_MCP_OAUTH_SCOPES,
     OPENGIST_MCP_STATE_DIR,
     OPENGIST_MCP_OPENGIST_MAX_REQUESTS,
     OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL,
@@ -175,4 +197,49 @@ fn parse_number(raw: &str, setting: &'static str, min: u64, max: u64) -> Result<
         });
     }
     Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_process_reads_every_framework_setting_of_this_server() {
+        // `Config::from_process` reads only the names listed here: a framework setting missing
+        // from them would be silently ignored in a real run.
+        let names = crate::http::setting_names();
+        let read: Vec<&str> = ALL.into_iter().chain(HTTP_BOUNDS).collect();
+        let bounds = &names.bounds;
+        for name in [
+            &names.http_addr,
+            &names.http_token,
+            &names.allowed_hosts,
+            &names.allowed_origins,
+            &names.http_no_auth,
+            &names.http_auth,
+            &names.http_tokens_file,
+            &names.oauth.issuer,
+            &names.oauth.resource,
+            &names.oauth.leeway,
+            &names.oauth.refresh,
+            &names.oauth.scopes,
+            &names.redis_url,
+            &names.replica_id,
+            &names.seal_key,
+            &names.state_dir,
+            &bounds.max_dialogs,
+            &bounds.dialogs_per_session,
+            &bounds.dialogs_per_principal,
+            &bounds.max_streams,
+            &bounds.streams_per_principal,
+            &bounds.stream_idle,
+            &bounds.sessions_per_principal,
+        ] {
+            let bare = name.split(' ').next().unwrap_or_default();
+            assert!(
+                read.contains(&bare),
+                "{bare} is not read by Config::from_process"
+            );
+        }
+    }
 }

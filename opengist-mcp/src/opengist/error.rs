@@ -77,6 +77,46 @@ impl fmt::Display for TimeoutPhase {
     }
 }
 
+/// Where the access token a client acts with comes from: what a message about a rejected or
+/// too narrow token tells the person to do with a new one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TokenUse {
+    /// `OPENGIST_TOKEN`, the server's own.
+    #[default]
+    Configured,
+    /// The person's own, sent as the HTTP bearer to a team server
+    /// (`OPENGIST_MCP_HTTP_AUTH=opengist`).
+    PersonBearer,
+}
+
+impl fmt::Display for TokenUse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Configured => "set OPENGIST_TOKEN to it",
+            Self::PersonBearer => {
+                "connect to this MCP server with it as your bearer token (Authorization: Bearer <token>; the server serves a team, OPENGIST_MCP_HTTP_AUTH=opengist)"
+            }
+        })
+    }
+}
+
+impl OpengistError {
+    /// Says how to replace the token as `token_use` asks (a rejected or too narrow token's
+    /// message); other errors are unchanged.
+    pub(crate) fn with_token_use(mut self, token_use: TokenUse) -> Self {
+        if let Self::BadToken {
+            token_use: held, ..
+        }
+        | Self::MissingScope {
+            token_use: held, ..
+        } = &mut self
+        {
+            *held = token_use;
+        }
+        self
+    }
+}
+
 /// Everything that can go wrong talking to Opengist.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -90,11 +130,13 @@ pub enum OpengistError {
 
     /// 401 `Bad crendentials` (sic): the token is unknown, revoked or expired.
     #[error(
-        "Opengist rejected the access token (401: unknown, revoked or expired). Make a new one at {settings_url} (Settings → Access Tokens) and set OPENGIST_TOKEN to it"
+        "Opengist rejected the access token (401: unknown, revoked or expired). Make a new one at {settings_url} (Settings → Access Tokens) and {token_use}"
     )]
     BadToken {
         /// Where tokens are made on this instance.
         settings_url: String,
+        /// Where the token comes from, to say how to replace it.
+        token_use: TokenUse,
     },
 
     /// 401 `Requires authentication`: no token was sent, and this operation (or this
@@ -130,7 +172,7 @@ pub enum OpengistError {
 
     /// 403: the token lacks the scope this operation needs.
     #[error(
-        "the access token lacks the `{scope}` scope needed to {operation}. Make a token with `{scope}` at {settings_url} (Settings → Access Tokens) and set OPENGIST_TOKEN to it"
+        "the access token lacks the `{scope}` scope needed to {operation}. Make a token with `{scope}` at {settings_url} (Settings → Access Tokens) and {token_use}"
     )]
     MissingScope {
         /// The scope needed.
@@ -139,6 +181,8 @@ pub enum OpengistError {
         operation: &'static str,
         /// Where tokens are made on this instance.
         settings_url: String,
+        /// Where the token comes from, to say how to replace it.
+        token_use: TokenUse,
     },
 
     /// 403: the gist belongs to someone else.
@@ -543,6 +587,7 @@ pub(crate) fn from_status(status: u16, body: &[u8], call: &CallInfo, base: &Url)
         },
         401 => OpengistError::BadToken {
             settings_url: settings_url(base),
+            token_use: TokenUse::Configured,
         },
         403 if lower.contains("api is disabled") => OpengistError::ApiDisabled {
             base: display_base(base),
@@ -551,6 +596,7 @@ pub(crate) fn from_status(status: u16, body: &[u8], call: &CallInfo, base: &Url)
             scope: call.scope,
             operation: call.operation,
             settings_url: settings_url(base),
+            token_use: TokenUse::Configured,
         },
         403 if lower.contains("not the owner") => OpengistError::NotOwner {
             resource: call.resource.clone(),

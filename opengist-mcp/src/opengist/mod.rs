@@ -34,7 +34,7 @@ pub use client::{
     ListScope, MAX_JSON_BYTES, MAX_PER_PAGE, OpengistClient, RESOLVE_MAX_PAGES, RequestLimits,
     as_principal,
 };
-pub use error::{BusyCap, OpengistError, Scope, TimeoutPhase};
+pub use error::{BusyCap, OpengistError, Scope, TimeoutPhase, TokenUse};
 pub use gist_ref::{GistRef, GistRefError, Sha, ShaError};
 pub use responses::{
     ApiInfo, ChangeStatus, Commit, CommitAuthor, ForkOutcome, GistDetail, GistFile, GistSummary,

@@ -167,6 +167,7 @@ impl OpengistClient {
                     scope: Scope::GistWrite,
                     operation: call.operation,
                     settings_url: super::error::settings_url(self.base_url()),
+                    token_use: self.token_use(),
                 })
             }
             _ => Ok(()),

@@ -41,13 +41,14 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::json;
 
+use crate::account::Account;
 use crate::cache::{self, ListedGistReads};
 use crate::opengist::requests::GistId;
 use crate::opengist::{
     GistDetail, GistRef, GistRefError, GistSummary, Grant, ListScope, MAX_PER_PAGE, OpengistClient,
     OpengistError, Sha,
 };
-use crate::state::{OpengistServer, SETUP_INSTRUCTIONS};
+use crate::state::{NO_PERSON_ACCOUNT, OpengistServer, SETUP_INSTRUCTIONS};
 use crate::tools::common::list_scope::GIST_READ_NOTE;
 use crate::tools::common::unknown_file::unknown_file_message;
 use list::{Cursor, CursorError, GISTS_PER_PAGE, LIST_OVERHEAD, build_page, provenance_meta};
@@ -77,6 +78,10 @@ pub enum ResourceError {
     /// No Opengist is configured.
     #[error("{SETUP_INSTRUCTIONS}")]
     Unconfigured,
+    /// A team server got a request without a person's account (the HTTP gate refuses those
+    /// first).
+    #[error("{NO_PERSON_ACCOUNT}")]
+    NoPersonAccount,
     /// A completion reference that is not one of this server's templates.
     #[error(
         "completion is offered for this server's resource templates only ({HEAD_TEMPLATE} and {REVISION_TEMPLATE}), for their variables gist_id, revision and filename"
@@ -149,16 +154,23 @@ fn is_legacy_session(context: &RequestContext<RoleServer>) -> bool {
 }
 
 impl OpengistServer {
-    fn resource_client(&self) -> Result<&OpengistClient, ResourceError> {
-        self.shared
-            .client
-            .as_ref()
-            .ok_or(ResourceError::Unconfigured)
+    /// The request's account (see [`OpengistServer::account`]), or why there is none.
+    fn resource_account(&self) -> Result<Account, ResourceError> {
+        self.account().ok_or(if self.shared.per_person {
+            ResourceError::NoPersonAccount
+        } else {
+            ResourceError::Unconfigured
+        })
+    }
+
+    fn resource_client(&self) -> Result<OpengistClient, ResourceError> {
+        self.resource_account()
+            .map(|account| account.client().clone())
     }
 
     /// The hint for a 404: what a token without `gist:read` cannot see.
     async fn not_found_hint(&self) -> Option<&'static str> {
-        let client = self.shared.client.as_ref()?;
+        let client = &self.client().ok()?;
         let gist_read = client
             .token_access()
             .await
@@ -182,7 +194,7 @@ impl OpengistServer {
         if let Ok(id) = GistId::parse(text) {
             return Ok(id);
         }
-        let client = self.resource_client()?;
+        let client = &self.resource_client()?;
         let base = self
             .shared
             .base_url
@@ -197,12 +209,20 @@ impl OpengistServer {
         self.shared.resources.enabled()
     }
 
-    /// Tells legacy sessions that listed resources that the list changed: called after each
-    /// of this server's writes.
+    /// Tells the sessions of the request's account that listed resources (legacy) or listen
+    /// for changes that the list changed: called after each of this server's writes. Another
+    /// person's sessions on a team server are not told (their lists did not change).
     pub fn resources_changed(&self) {
-        if self.resources_enabled() {
-            self.shared.resources.watchers().changed();
+        if self.resources_enabled()
+            && let Some(account) = self.account()
+        {
+            self.shared.resources.watchers().changed(account.audience());
         }
+    }
+
+    /// Who a session is told about changes for: its account's audience ([`Account::audience`]).
+    fn audience(&self) -> Option<[u8; 16]> {
+        self.account().map(|account| account.audience())
     }
 
     /// `resources/list`.
@@ -216,8 +236,13 @@ impl OpengistServer {
                 rmcp::model::ListResourcesRequestMethod,
             >());
         }
-        if is_legacy_session(context) {
-            self.shared.resources.watchers().watch(&context.peer);
+        if is_legacy_session(context)
+            && let Some(audience) = self.audience()
+        {
+            self.shared
+                .resources
+                .watchers()
+                .watch(&context.peer, audience);
         }
         match self.list_page(cursor).await {
             Ok(result) => Ok(result),
@@ -229,10 +254,11 @@ impl OpengistServer {
         let cursor = Cursor::parse(cursor)?;
         // Unconfigured: nothing to list (registries list resources of servers without
         // secrets); a read says what to set.
-        let Some(client) = self.shared.client.as_ref() else {
+        let Some(account) = self.account() else {
             return Ok(ListResourcesResult::with_all_items(Vec::new()));
         };
-        let reads = ListedGistReads::new(&self.shared.cache, client);
+        let client = account.client();
+        let reads = ListedGistReads::new(account.cache(), client);
         let (page, read) = client
             .list_gists_timed(ListScope::Mine, cursor.page, GISTS_PER_PAGE, None)
             .await?;
@@ -332,9 +358,9 @@ impl OpengistServer {
 
     async fn read_file(&self, uri: &str) -> Result<ReadResourceResult, ResourceError> {
         let parsed = FileUri::parse(uri)?;
-        let client = self.resource_client()?;
+        let account = self.resource_account()?;
+        let (client, cache) = (account.client(), account.cache());
         let id = self.resolve_gist(&parsed.gist).await?;
-        let cache = &self.shared.cache;
         let detail = cache::read_gist_files(cache, client, &id, parsed.revision.as_ref()).await?;
         let sha = match &parsed.revision {
             Some(sha) => sha.clone(),
@@ -401,9 +427,10 @@ impl OpengistServer {
             return Err(ResourceError::NotATemplate);
         }
         let typed = request.argument.value.as_str();
-        let Some(client) = self.shared.client.as_ref() else {
+        let Some(account) = self.account() else {
             return Ok(CompletionInfo::default());
         };
+        let client = account.client();
         let given = |key: &str| {
             request
                 .context
@@ -441,18 +468,14 @@ impl OpengistServer {
                     Template::Revision => given("revision").and_then(|r| Sha::parse(&r).ok()),
                     Template::Head => None,
                 };
-                let detail = match cache::read_gist_files(
-                    &self.shared.cache,
-                    client,
-                    &id,
-                    revision.as_ref(),
-                )
-                .await
-                {
-                    Ok(detail) => detail,
-                    Err(e) if e.is_not_found() => return Ok(CompletionInfo::default()),
-                    Err(e) => return Err(e.into()),
-                };
+                let detail =
+                    match cache::read_gist_files(account.cache(), client, &id, revision.as_ref())
+                        .await
+                    {
+                        Ok(detail) => detail,
+                        Err(e) if e.is_not_found() => return Ok(CompletionInfo::default()),
+                        Err(e) => return Err(e.into()),
+                    };
                 let names = read::listed_names(&detail);
                 let (values, total) = complete::rank_names(&names, typed);
                 Ok(complete::completion(values, total, detail.truncated))

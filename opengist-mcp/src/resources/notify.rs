@@ -1,6 +1,10 @@
 //! `notifications/resources/list_changed` after this server's own writes: to every legacy
 //! (2025-11-25) session that listed resources, and to every open 2026-07-28
-//! `subscriptions/listen` stream that asked for `resourcesListChanged`.
+//! `subscriptions/listen` stream that asked for `resourcesListChanged`, of the account that
+//! wrote. Each session and stream is remembered with its [`Audience`] (the account its
+//! requests act as: one for everyone with a configured token, one per person's token on a
+//! team server), and only that audience's are told, so one person never learns when another
+//! writes.
 //!
 //! A legacy session is remembered when it calls `resources/list` over a channel that can carry
 //! a notification (a session made by `initialize`: stdio, or stateful HTTP); other 2026-07-28
@@ -19,6 +23,10 @@ use std::time::Duration;
 
 use rmcp::model::{ResourceListChangedNotification, ServerNotification};
 use rmcp::service::{Peer, RoleServer, SubscriptionSink};
+
+/// Whose sessions are told about a change: a digest naming an account (its cache owner),
+/// never a token.
+pub type Audience = [u8; 16];
 
 /// Sessions remembered at most.
 pub const MAX_WATCHERS: usize = 1024;
@@ -56,8 +64,8 @@ impl ResourceState {
 /// The sessions to tell when the resource list changed.
 #[derive(Default)]
 pub struct ListWatchers {
-    peers: Mutex<Vec<Peer<RoleServer>>>,
-    streams: Mutex<Vec<(Arc<()>, SubscriptionSink)>>,
+    peers: Mutex<Vec<(Audience, Peer<RoleServer>)>>,
+    streams: Mutex<Vec<(Arc<()>, Audience, SubscriptionSink)>>,
 }
 
 /// Forgets a `subscriptions/listen` stream when dropped (the stream ended).
@@ -69,7 +77,7 @@ pub struct Listening<'a> {
 impl Drop for Listening<'_> {
     fn drop(&mut self) {
         if let Ok(mut streams) = self.watchers.streams.lock() {
-            streams.retain(|(key, _)| !Arc::ptr_eq(key, &self.key));
+            streams.retain(|(key, _, _)| !Arc::ptr_eq(key, &self.key));
         }
     }
 }
@@ -82,35 +90,37 @@ fn list_changed() -> ServerNotification {
 }
 
 impl ListWatchers {
-    /// Remembers `peer`'s session, if it has a handshake (legacy) and is not remembered yet.
-    pub fn watch(&self, peer: &Peer<RoleServer>) {
+    /// Remembers `peer`'s session for `audience`, if it has a handshake (legacy) and is not
+    /// remembered yet.
+    pub fn watch(&self, peer: &Peer<RoleServer>, audience: Audience) {
         let Some(info) = peer.peer_info() else {
             return;
         };
         let Ok(mut peers) = self.peers.lock() else {
             return;
         };
-        peers.retain(|p| !p.is_transport_closed());
-        let known = peers
-            .iter()
-            .any(|p| p.peer_info().is_some_and(|i| Arc::ptr_eq(&i, &info)));
+        peers.retain(|(_, p)| !p.is_transport_closed());
+        let known = peers.iter().any(|(heard, p)| {
+            *heard == audience && p.peer_info().is_some_and(|i| Arc::ptr_eq(&i, &info))
+        });
         if known {
             return;
         }
         if peers.len() >= MAX_WATCHERS {
             peers.remove(0);
         }
-        peers.push(peer.clone());
+        peers.push((audience, peer.clone()));
     }
 
-    /// Remembers an open `subscriptions/listen` stream until the returned guard is dropped.
-    pub fn listen(&self, sink: &SubscriptionSink) -> Listening<'_> {
+    /// Remembers an open `subscriptions/listen` stream for `audience` until the returned guard
+    /// is dropped.
+    pub fn listen(&self, sink: &SubscriptionSink, audience: Audience) -> Listening<'_> {
         let key = Arc::new(());
         if let Ok(mut streams) = self.streams.lock() {
             if streams.len() >= MAX_WATCHERS {
                 streams.remove(0);
             }
-            streams.push((Arc::clone(&key), sink.clone()));
+            streams.push((Arc::clone(&key), audience, sink.clone()));
         }
         Listening {
             watchers: self,
@@ -129,19 +139,29 @@ impl ListWatchers {
         self.len() == 0
     }
 
-    /// Tells every remembered open session that the list changed, on a task of its own.
-    pub fn changed(&self) {
+    /// Tells every remembered open session of `audience` that the list changed, on a task of
+    /// its own.
+    pub fn changed(&self, audience: Audience) {
         let peers: Vec<Peer<RoleServer>> = match self.peers.lock() {
             Ok(mut peers) => {
-                peers.retain(|p| !p.is_transport_closed());
-                peers.clone()
+                peers.retain(|(_, p)| !p.is_transport_closed());
+                peers
+                    .iter()
+                    .filter(|(heard, _)| *heard == audience)
+                    .map(|(_, peer)| peer.clone())
+                    .collect()
             }
             Err(_) => return,
         };
         let streams: Vec<SubscriptionSink> = self
             .streams
             .lock()
-            .map(|s| s.iter().map(|(_, sink)| sink.clone()).collect())
+            .map(|s| {
+                s.iter()
+                    .filter(|(_, heard, _)| *heard == audience)
+                    .map(|(_, _, sink)| sink.clone())
+                    .collect()
+            })
             .unwrap_or_default();
         if peers.is_empty() && streams.is_empty() {
             return;

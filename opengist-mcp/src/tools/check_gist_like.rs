@@ -53,7 +53,7 @@ impl OpengistServer {
         &self,
         Parameters(args): Parameters<GistIdArg>,
     ) -> ToolResult<LikeCheck> {
-        let client = self.client()?;
+        let client = &self.client()?;
         let id = self.gist_id(&args.gist_id).await?;
         let state = client.is_liked(&id).await.map_err(opengist_failure)?;
         let visible = match state {

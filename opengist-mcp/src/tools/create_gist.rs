@@ -58,7 +58,7 @@ pub struct CreateGistArgs {
 
 impl Resolve<OpengistServer, CreateGistArgs> for CreateGist {
     async fn resolve(server: &OpengistServer, args: &CreateGistArgs) -> Result<Self, Rejection> {
-        let client = server.client().map_err(rejection)?;
+        let client = &server.client().map_err(rejection)?;
         let expiry = parse_expiry(args.expire, args.expires_at.as_deref(), chrono::Utc::now())
             .map_err(|e| Rejection::new(format!("{e}. Nothing was created.")))?;
         let files = args
@@ -116,7 +116,7 @@ impl OpengistServer {
         Parameters(_args): Parameters<CreateGistArgs>,
         clearance: Clearance<CreateGist>,
     ) -> ToolResult<Created> {
-        let client = self.client()?;
+        let client = &self.client()?;
         let cleared_by = ClearedBy::of(clearance.approved_by());
         let read_back = CreateReadBack::before(clearance.target());
         let detail = match client.create_gist(clearance).await {

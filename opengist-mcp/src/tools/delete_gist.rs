@@ -35,7 +35,7 @@ pub struct DeleteGistArgs {
 impl Resolve<OpengistServer, DeleteGistArgs> for DeleteGist {
     async fn resolve(server: &OpengistServer, args: &DeleteGistArgs) -> Result<Self, Rejection> {
         let (id, detail) = resolve_gist(server, &args.gist_id).await?;
-        let client = server.client().map_err(rejection)?;
+        let client = &server.client().map_err(rejection)?;
         preflight::before_asking(client.check_can_delete(&id).await, NOTHING_CHANGED)?;
         Ok(DeleteGist::new(id, GistFacts::of(&detail)))
     }
@@ -79,10 +79,11 @@ impl OpengistServer {
         Parameters(_args): Parameters<DeleteGistArgs>,
         approved: Approved<DeleteGist>,
     ) -> ToolResult<GistDeleted> {
-        let client = self.client()?;
+        let client = &self.client()?;
         let cleared_by = ClearedBy::of(Some(approved.approved_by()));
         let gist_id = approved.target().gist_id().to_string();
-        let _forget = self.shared.cache.forget_after(approved.target().gist_id());
+        let cache = self.cache();
+        let _forget = cache.forget_after(approved.target().gist_id());
         let read_back = DeleteReadBack::before(approved.target());
         if let Err(error) = client.delete_gist(approved).await {
             read_back.find_out(client, error).await?;

@@ -49,7 +49,7 @@ impl Resolve<OpengistServer, DeleteGistFilesArgs> for DeleteGistFiles {
         }
         let (id, detail) = resolve_gist(server, &args.gist_id).await?;
         let target = target_of(server, args, id.clone(), &detail).await?;
-        let client = server.client().map_err(rejection)?;
+        let client = &server.client().map_err(rejection)?;
         preflight::before_asking(client.check_can_delete_files(&id).await, NOTHING_CHANGED)?;
         Ok(target)
     }
@@ -113,7 +113,7 @@ impl OpengistServer {
         Parameters(_args): Parameters<DeleteGistFilesArgs>,
         approved: Approved<DeleteGistFiles>,
     ) -> ToolResult<FilesDeleted> {
-        let client = self.client()?;
+        let client = &self.client()?;
         let cleared_by = ClearedBy::of(Some(approved.approved_by()));
         let deleted: Vec<String> = approved
             .target()
@@ -123,7 +123,8 @@ impl OpengistServer {
             .cloned()
             .collect();
         let previous_revision = approved.target().previous_revision().map(str::to_owned);
-        let _forget = self.shared.cache.forget_after(approved.target().gist_id());
+        let cache = self.cache();
+        let _forget = cache.forget_after(approved.target().gist_id());
         let topics_removed = approved.target().topics_note();
         let read_back = DeleteFilesReadBack::before(approved.target());
         let detail = match client.delete_gist_files(approved).await {

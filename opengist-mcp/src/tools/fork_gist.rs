@@ -37,7 +37,7 @@ impl OpengistServer {
         output_schema = rmcp::handler::server::tool::schema_for_output::<Forked>()
     )]
     async fn fork_gist(&self, Parameters(args): Parameters<GistIdArg>) -> ToolResult<Forked> {
-        let client = self.client()?;
+        let client = &self.client()?;
         let id = self.gist_id(&args.gist_id).await?;
         let called_at = chrono::Utc::now();
         let outcome = match client.fork_gist(&id).await {

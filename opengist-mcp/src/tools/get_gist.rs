@@ -493,13 +493,14 @@ impl OpengistServer {
         let options = args
             .validate(ContentLimits::for_ceiling(self.max_result_bytes()))
             .map_err(failure)?;
-        let client = self.client()?;
+        let client = &self.client()?;
+        let view = &self.cache();
         let id = self.gist_id(&args.gist_id).await?;
-        let detail = cache::read_gist(&self.shared.cache, client, &id, options.sha.as_ref())
+        let detail = cache::read_gist(view, client, &id, options.sha.as_ref())
             .await
             .map_err(opengist_failure)?;
         // Opengist's single-gist answer always says `topics: []`; its lists carry them.
-        let topics = cache::gist_topics(&self.shared.cache, client, &detail.summary)
+        let topics = cache::gist_topics(view, client, &detail.summary)
             .await
             .ok()
             .flatten();

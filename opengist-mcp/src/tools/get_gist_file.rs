@@ -289,9 +289,10 @@ impl OpengistServer {
     ) -> ToolResult<FileWindow> {
         let max_window = max_window_bytes(self.max_result_bytes());
         let request = args.validate(max_window).map_err(failure)?;
-        let client = self.client()?;
+        let client = &self.client()?;
+        let view = &self.cache();
         let id = self.gist_id(&args.gist_id).await?;
-        let detail = cache::read_gist_files(&self.shared.cache, client, &id, request.sha.as_ref())
+        let detail = cache::read_gist_files(view, client, &id, request.sha.as_ref())
             .await
             .map_err(opengist_failure)?;
         let sha = match &request.sha {
@@ -353,7 +354,7 @@ impl OpengistServer {
         }
         let size = file.map(|f| f.size);
         let raw = cache::raw_window(
-            &self.shared.cache,
+            view,
             client,
             &id,
             &sha,

@@ -111,7 +111,7 @@ impl OpengistServer {
     )]
     async fn get_user(&self, Parameters(args): Parameters<GetUserArgs>) -> ToolResult<UserOut> {
         let query = args.validate().map_err(failure)?;
-        let client = self.client()?;
+        let client = &self.client()?;
         let (user, own) = match &query {
             UserQuery::Me => (client.get_user_me().await, true),
             UserQuery::Name(name) => (client.get_user_by_name(name).await, false),

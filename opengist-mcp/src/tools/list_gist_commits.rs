@@ -91,7 +91,7 @@ impl OpengistServer {
         Parameters(args): Parameters<GistPageArgs>,
     ) -> ToolResult<CommitList> {
         let (page, per_page) = check_paging(args.page, args.per_page).map_err(failure)?;
-        let client = self.client()?;
+        let client = &self.client()?;
         let id = self.gist_id(&args.gist_id).await?;
         let list = client
             .list_commits(&id, page, per_page)

@@ -179,7 +179,7 @@ impl OpengistServer {
         Parameters(args): Parameters<ListGistsArgs>,
     ) -> ToolResult<GistList> {
         let request = args.validate().map_err(failure)?;
-        let client = self.client()?;
+        let client = &self.client()?;
         let (page, read) = client
             .list_gists_timed(
                 request.scope.clone(),
@@ -190,7 +190,7 @@ impl OpengistServer {
             .await
             .map_err(opengist_failure)?;
         // The topics a list shows are the ones get_gist cannot read from the gist itself.
-        self.shared.cache.keep_listed(&page, read);
+        self.cache().keep_listed(&page, read);
         // Learned once per token (requests that change nothing), then remembered.
         let gist_read = client
             .token_access()

@@ -49,7 +49,7 @@ impl OpengistServer {
         &self,
         Parameters(args): Parameters<SetLikeArgs>,
     ) -> ToolResult<LikeSet> {
-        let client = self.client()?;
+        let client = &self.client()?;
         let id = self.gist_id(&args.gist_id).await?;
         let change = match client.set_like(&id, args.liked).await {
             Ok(change) => change,

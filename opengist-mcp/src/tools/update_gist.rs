@@ -160,7 +160,7 @@ impl Resolve<OpengistServer, UpdateGistArgs> for UpdateGist {
     async fn resolve(server: &OpengistServer, args: &UpdateGistArgs) -> Result<Self, Rejection> {
         let (id, detail) = resolve_gist(server, &args.gist_id).await?;
         let target = target_of(server, args, id.clone(), &detail).await?;
-        let client = server.client().map_err(rejection)?;
+        let client = &server.client().map_err(rejection)?;
         preflight::before_asking(client.check_can_update(&id).await, NOTHING_CHANGED)?;
         Ok(target)
     }
@@ -236,10 +236,11 @@ impl OpengistServer {
         Parameters(_args): Parameters<UpdateGistArgs>,
         clearance: Clearance<UpdateGist>,
     ) -> ToolResult<Updated> {
-        let client = self.client()?;
+        let client = &self.client()?;
         let cleared_by = ClearedBy::of(clearance.approved_by());
         let previous_revision = clearance.target().previous_revision().map(str::to_owned);
-        let _forget = self.shared.cache.forget_after(clearance.target().gist_id());
+        let cache = self.cache();
+        let _forget = cache.forget_after(clearance.target().gist_id());
         let topics_removed = clearance.target().topics_note();
         let read_back = UpdateReadBack::before(clearance.target());
         let detail = match client.update_gist(clearance).await {

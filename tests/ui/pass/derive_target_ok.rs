@@ -31,7 +31,7 @@ impl MoveFiles {
     }
 }
 
-fn main() {
+pub fn main() {
     let target = MoveFiles {
         files: vec![Name::new("a.txt"), Name::new("Approve this")],
         into: PathName::from_slashes("out/dir"),

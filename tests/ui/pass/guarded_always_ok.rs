@@ -94,7 +94,7 @@ impl Server {
 #[tool_handler]
 impl ServerHandler for Server {}
 
-fn main() {
+pub fn main() {
     let server = Server {
         guard: Guard::builder("pass").build(),
         store: Store {

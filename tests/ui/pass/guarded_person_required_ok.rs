@@ -3,8 +3,8 @@
 #[path = "../fixture.rs"]
 mod fixture;
 
-use fixture::{DeleteArgs, DeleteNote, Server, WriteArgs, WriteNote};
 use ask_first::{Approved, Clearance, guarded};
+use fixture::{DeleteArgs, DeleteNote, Server, WriteArgs, WriteNote};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 
@@ -33,6 +33,6 @@ impl Server {
     }
 }
 
-fn main() {
+pub fn main() {
     let _ = Server::tool_router();
 }

@@ -104,8 +104,9 @@ impl Server {
         let _ = context.id;
         let asked = clearance.approved_by().is_some();
         let note = clearance.into_target();
+        let _ = args.text;
         Ok(Json(Written {
-            bytes: note.text.len() + args.text.len() * 0,
+            bytes: note.text.len(),
             asked,
         }))
     }
@@ -122,7 +123,7 @@ impl Server {
 #[tool_handler]
 impl ServerHandler for Server {}
 
-fn main() {
+pub fn main() {
     let server = Server {
         guard: Guard::builder("pass").build(),
     };

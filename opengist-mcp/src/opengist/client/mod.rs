@@ -17,6 +17,7 @@
 use std::error::Error as _;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -28,7 +29,7 @@ use url::Url;
 
 use super::access::AccessCache;
 use super::error::{
-    self, CallInfo, OpengistError, Scope, TimeoutPhase, display_base, display_host,
+    self, CallInfo, OpengistError, Scope, TimeoutPhase, TokenUse, display_base, display_host,
 };
 use super::gist_ref::{GistRef, Sha};
 use super::read_time::ReadTime;
@@ -107,6 +108,8 @@ pub struct OpengistClient {
 }
 
 struct Inner {
+    /// The connection pool, shared by every client made from one with [`OpengistClient::with_token`]
+    /// (it carries no credential: each request adds its own `Authorization`).
     http: reqwest::Client,
     base: Url,
     has_token: bool,
@@ -115,13 +118,53 @@ struct Inner {
     retry_delays: [Duration; 2],
     /// What the token may do, once learned (see `access.rs`).
     access: AccessCache,
+    /// `Authorization: Bearer <token>`, sent with every API request. Sensitive.
+    api_auth: Option<HeaderValue>,
     /// The token, for git's Basic credentials only (see `git_head.rs`); never logged.
     git_token: Option<String>,
     /// `Authorization: Token <token>`, the form Opengist's web pages accept (its API takes
     /// `Bearer`): sent only when asking a gist page which gist a link names. Sensitive.
     web_auth: Option<HeaderValue>,
-    /// Turns for requests to Opengist (see `limit.rs`).
-    limiter: limit::Limiter,
+    /// Where the token comes from, for messages about replacing it.
+    token_use: TokenUse,
+    /// Set once Opengist answered any request with 401: the token is unknown, revoked or
+    /// expired (see [`OpengistClient::token_rejected`]).
+    rejected: AtomicBool,
+    /// Turns for requests to Opengist (see `limit.rs`), shared by every client made from one
+    /// with [`OpengistClient::with_token`], so the caps hold for the whole process.
+    limiter: Arc<limit::Limiter>,
+}
+
+/// A token's three header forms: `Bearer` for the API, the bare token for git, `Token` for
+/// web pages. `None` for no token; an error for one that cannot be sent in a header.
+type TokenHeaders = Option<(HeaderValue, String, Option<HeaderValue>)>;
+
+fn token_headers(token: Option<&str>) -> Result<TokenHeaders, OpengistError> {
+    let Some(token) = token.map(str::trim).filter(|t| !t.is_empty()) else {
+        return Ok(None);
+    };
+    let mut api = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+        OpengistError::ClientInit {
+            detail: "the access token contains characters that cannot be sent in an HTTP header; copy the token again from Opengist (Settings → Access Tokens)".into(),
+        }
+    })?;
+    api.set_sensitive(true);
+    let web = HeaderValue::from_str(&format!("Token {token}"))
+        .ok()
+        .map(|mut value| {
+            value.set_sensitive(true);
+            value
+        });
+    Ok(Some((api, token.to_owned(), web)))
+}
+
+fn split_credential(
+    credential: TokenHeaders,
+) -> (Option<HeaderValue>, Option<String>, Option<HeaderValue>) {
+    match credential {
+        Some((api, git, web)) => (Some(api), Some(git), web),
+        None => (None, None, None),
+    }
 }
 
 impl fmt::Debug for OpengistClient {
@@ -166,29 +209,7 @@ impl OpengistClient {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
-        let git_token = token
-            .as_deref()
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .map(str::to_owned);
-        let web_auth = git_token.as_deref().and_then(|token| {
-            let mut value = HeaderValue::from_str(&format!("Token {token}")).ok()?;
-            value.set_sensitive(true);
-            Some(value)
-        });
-        let has_token = match token.as_deref().map(str::trim) {
-            Some(token) if !token.is_empty() => {
-                let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
-                    OpengistError::ClientInit {
-                        detail: "OPENGIST_TOKEN contains characters that cannot be sent in an HTTP header; copy the token again from Opengist (Settings → Access Tokens)".into(),
-                    }
-                })?;
-                value.set_sensitive(true);
-                headers.insert(header::AUTHORIZATION, value);
-                true
-            }
-            _ => false,
-        };
+        let credential = token_headers(token.as_deref())?;
         let user_agent = HeaderValue::from_str(&user_agent)
             .unwrap_or_else(|_| HeaderValue::from_static("opengist-mcp"));
         let connect_timeout = request_timeout.min(MAX_CONNECT_TIMEOUT);
@@ -212,20 +233,61 @@ impl OpengistClient {
                     }
                 ),
             })?;
+        let (api_auth, git_token, web_auth) = split_credential(credential);
         Ok(Self {
             inner: Arc::new(Inner {
                 http,
                 base,
-                has_token,
+                has_token: api_auth.is_some(),
                 request_timeout,
                 connect_timeout,
                 retry_delays: RETRY_DELAYS,
                 access: AccessCache::default(),
+                api_auth,
                 git_token,
                 web_auth,
-                limiter: limit::Limiter::new(limits),
+                token_use: TokenUse::Configured,
+                rejected: AtomicBool::new(false),
+                limiter: Arc::new(limit::Limiter::new(limits)),
             }),
         })
+    }
+
+    /// Where this client's token comes from (for messages about replacing it).
+    pub(crate) fn token_use(&self) -> TokenUse {
+        self.inner.token_use
+    }
+
+    /// A client for the same instance acting with `token` (a person's own, in team mode):
+    /// it shares this client's connection pool and its caps on requests to Opengist, and
+    /// learns what its own token may do afresh. Fails only for a token that cannot be sent
+    /// in a header; never echoes it.
+    pub fn with_token(&self, token: &str) -> Result<Self, OpengistError> {
+        let (api_auth, git_token, web_auth) = split_credential(token_headers(Some(token))?);
+        let inner = &self.inner;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                http: inner.http.clone(),
+                base: inner.base.clone(),
+                has_token: api_auth.is_some(),
+                request_timeout: inner.request_timeout,
+                connect_timeout: inner.connect_timeout,
+                retry_delays: inner.retry_delays,
+                access: AccessCache::default(),
+                api_auth,
+                git_token,
+                web_auth,
+                token_use: TokenUse::PersonBearer,
+                rejected: AtomicBool::new(false),
+                limiter: Arc::clone(&inner.limiter),
+            }),
+        })
+    }
+
+    /// Whether Opengist has answered a request of this client with 401 (its token is
+    /// unknown, revoked or expired). Never reset: a client is made for one token.
+    pub fn token_rejected(&self) -> bool {
+        self.inner.rejected.load(Ordering::Relaxed)
     }
 
     /// The instance's base URL.
@@ -276,6 +338,8 @@ impl OpengistClient {
             .header(header::ACCEPT, "*/*");
         if private && let Some(token) = &self.inner.git_token {
             request = request.basic_auth(owner, Some(token));
+        } else if let Some(value) = &self.inner.api_auth {
+            request = request.header(header::AUTHORIZATION, value.clone());
         }
         let turn = self.inner.limiter.turn(&call).await?;
         let response = request
@@ -368,7 +432,7 @@ impl OpengistClient {
                 .http
                 .get(url.clone())
                 .header(header::ACCEPT, accept.clone());
-            if let Some(value) = authorization {
+            if let Some(value) = authorization.or(self.inner.api_auth.as_ref()) {
                 request = request.header(header::AUTHORIZATION, value.clone());
             }
             let turn = self.inner.limiter.turn(call).await?;
@@ -429,6 +493,9 @@ impl OpengistClient {
     ) -> Result<Response, OpengistError> {
         let started = Instant::now();
         let mut request = self.inner.http.request(method.clone(), url.clone());
+        if let Some(value) = &self.inner.api_auth {
+            request = request.header(header::AUTHORIZATION, value.clone());
+        }
         if let Some(body) = body {
             let bytes = serde_json::to_vec(body).map_err(|_| OpengistError::InvalidArgument {
                 message: "the request could not be encoded as JSON".into(),
@@ -517,12 +584,16 @@ impl OpengistClient {
             // The token or its scopes may have changed: learn them again on next use.
             self.inner.access.forget();
         }
+        if status == 401 && self.inner.has_token {
+            self.inner.rejected.store(true, Ordering::Relaxed);
+        }
         // A body that cannot be read only loses Opengist's message, not the status.
         let body = self
             .read_capped(response, MAX_ERROR_BYTES, call)
             .await
             .unwrap_or_default();
         error::from_status(status, &body, call, &self.inner.base)
+            .with_token_use(self.inner.token_use)
     }
 
     pub(super) async fn parse_json<T: DeserializeOwned>(

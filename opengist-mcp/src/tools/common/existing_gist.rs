@@ -13,7 +13,7 @@ pub(crate) async fn resolve_gist(
     server: &OpengistServer,
     gist_id: &str,
 ) -> Result<(GistId, GistDetail), Rejection> {
-    let client = server.client().map_err(rejection)?;
+    let client = &server.client().map_err(rejection)?;
     let id = server.gist_id(gist_id).await.map_err(rejection)?;
     let detail = client
         .get_gist(&id)
@@ -28,7 +28,7 @@ pub(crate) async fn reread_gist(
     server: &OpengistServer,
     id: &GistId,
 ) -> Result<GistDetail, Rejection> {
-    let client = server.client().map_err(rejection)?;
+    let client = &server.client().map_err(rejection)?;
     client
         .get_gist(id)
         .await
@@ -38,8 +38,8 @@ pub(crate) async fn reread_gist(
 /// The gist's topics for the facts of a change that drops them: `None` when they cannot be
 /// read (Opengist's single-gist answer never carries them; see `opengist/topics.rs`).
 pub(crate) async fn topics_of(server: &OpengistServer, detail: &GistDetail) -> Option<Vec<String>> {
-    let client = server.client().ok()?;
-    crate::cache::gist_topics(&server.shared.cache, client, &detail.summary)
+    let client = &server.client().ok()?;
+    crate::cache::gist_topics(&server.cache(), client, &detail.summary)
         .await
         .ok()
         .flatten()

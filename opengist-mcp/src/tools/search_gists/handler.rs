@@ -25,10 +25,11 @@ impl OpengistServer {
         Parameters(args): Parameters<SearchGistsArgs>,
     ) -> ToolResult<SearchOut> {
         let plan = args.validate().map_err(failure)?;
-        let client = self.client()?;
+        let client = &self.client()?;
+        let view = &self.cache();
         // Each gist is read at most once per search, and not at all when the cache holds its
         // files at the `updated_at` the list shows.
-        let reads = ListedGistReads::new(&self.shared.cache, client);
+        let reads = ListedGistReads::new(view, client);
         let (reads, plan) = (&reads, &plan);
         let mut out = run_search(
             plan,

@@ -1,0 +1,122 @@
+// A real OAuth 2.1 / OpenID authorization server for the end-to-end tests: oidc-provider
+// (OpenID Certified, installed pinned by scripts/oidc-env under target/oidc), configured to
+// issue JWT access tokens (RFC 9068) for resource servers named by resource indicators
+// (RFC 8707) through the client_credentials grant. Loopback only; throwaway keys.
+//
+//   node server.mjs            environment:
+//     OIDC_PORT                the loopback port to listen on (required)
+//     OIDC_ISSUER              the issuer (default http://127.0.0.1:<port>)
+//     OIDC_RESOURCE            the MCP server's resource (its public URL of /mcp)
+//     OIDC_KEYS_FILE           where the signing keys are kept: read when it exists, else
+//                              made up and written (two issuers sharing one file sign with the
+//                              same keys, so only `iss` tells their tokens apart)
+//
+// Prints `oidc-provider listening on <issuer>` on stdout once it accepts connections.
+//
+// Clients (client_secret_post or client_secret_basic): `alice` / `alice-secret`, `bob` /
+// `bob-secret`; a client_credentials token's `sub` is the client id. Resource indicators:
+//   <OIDC_RESOURCE>              aud = the resource, ES256, 5 minutes
+//   urn:e2e:rs256                aud = the resource, RS256
+//   urn:e2e:other-audience       aud = http://127.0.0.1:9/other-server
+//   urn:e2e:short-lived          aud = the resource, expires after 2 seconds
+//   urn:e2e:not-yet-valid        aud = the resource, nbf one hour ahead
+//   urn:e2e:hs256-public-key     aud = the resource, HS256 keyed with the issuer's RSA public
+//                                key (PEM): the key-confusion attack, signed by the issuer
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { createPublicKey } from 'node:crypto';
+
+import Provider, { errors } from 'oidc-provider';
+import { generateKeyPair, exportJWK } from 'jose';
+
+const port = Number(process.env.OIDC_PORT);
+if (!Number.isInteger(port) || port <= 0) {
+  console.error('OIDC_PORT must be the port to listen on');
+  process.exit(2);
+}
+const issuer = process.env.OIDC_ISSUER || `http://127.0.0.1:${port}`;
+const resource = process.env.OIDC_RESOURCE;
+if (!resource) {
+  console.error('OIDC_RESOURCE must be the MCP server resource (its public URL of /mcp)');
+  process.exit(2);
+}
+
+async function signingKeys() {
+  const file = process.env.OIDC_KEYS_FILE;
+  if (file && existsSync(file)) {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  }
+  const keys = [];
+  for (const [alg, kid] of [['ES256', 'e2e-es256'], ['RS256', 'e2e-rs256']]) {
+    const { privateKey } = await generateKeyPair(alg, { extractable: true });
+    keys.push({ ...(await exportJWK(privateKey)), alg, kid, use: 'sig' });
+  }
+  if (file) writeFileSync(file, JSON.stringify(keys), { mode: 0o600 });
+  return keys;
+}
+
+const keys = await signingKeys();
+const rsaPublicPem = createPublicKey({ key: keys.find((k) => k.kty === 'RSA'), format: 'jwk' })
+  .export({ type: 'spki', format: 'pem' });
+
+const servers = {
+  [resource]: { audience: resource, sign: { alg: 'ES256' } },
+  'urn:e2e:rs256': { audience: resource, sign: { alg: 'RS256' } },
+  'urn:e2e:other-audience': { audience: 'http://127.0.0.1:9/other-server', sign: { alg: 'ES256' } },
+  'urn:e2e:short-lived': { audience: resource, sign: { alg: 'ES256' }, ttl: 2 },
+  'urn:e2e:not-yet-valid': { audience: resource, sign: { alg: 'ES256' } },
+  'urn:e2e:hs256-public-key': {
+    audience: resource,
+    sign: { alg: 'HS256', key: Buffer.from(rsaPublicPem), kid: 'e2e-rs256' },
+  },
+};
+
+const client = (id) => ({
+  client_id: id,
+  client_secret: `${id}-secret`,
+  grant_types: ['client_credentials'],
+  redirect_uris: [],
+  response_types: [],
+  token_endpoint_auth_method: 'client_secret_post',
+});
+
+const provider = new Provider(issuer, {
+  clients: [client('alice'), client('bob')],
+  jwks: { keys },
+  features: {
+    devInteractions: { enabled: false },
+    clientCredentials: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: async (_ctx, _client, oneOf) => oneOf,
+      useGrantedResource: async () => true,
+      getResourceServerInfo: async (_ctx, indicator) => {
+        const server = servers[indicator];
+        if (!server) throw new errors.InvalidTarget(`unknown resource ${indicator}`);
+        return {
+          scope: 'mcp',
+          audience: server.audience,
+          accessTokenTTL: server.ttl ?? 300,
+          accessTokenFormat: 'jwt',
+          jwt: { sign: server.sign },
+        };
+      },
+    },
+  },
+  formats: {
+    customizers: {
+      jwt: async (_ctx, token, jwt) => {
+        if (token.resourceServer?.identifier() === 'urn:e2e:not-yet-valid') {
+          jwt.payload.nbf = Math.floor(Date.now() / 1000) + 3600;
+        }
+      },
+    },
+  },
+});
+provider.on('server_error', (_ctx, error) => console.error('oidc-provider server_error:', error));
+
+const server = provider.listen(port, '127.0.0.1', () => {
+  console.log(`oidc-provider listening on ${issuer}`);
+});
+for (const signal of ['SIGTERM', 'SIGINT']) {
+  process.on(signal, () => server.close(() => process.exit(0)));
+}

@@ -1,0 +1,956 @@
+//! The OAuth 2.1 resource server (`<PREFIX>_HTTP_AUTH=oauth`): every request carries a JWT
+//! access token from one authorization server, checked here against that server's published
+//! keys; the principal is `oauth:<iss>#<sub>`, one per person (or client) the issuer knows.
+//!
+//! What is checked, in this order (any failure is a `401` with
+//! `WWW-Authenticate: Bearer error="invalid_token", resource_metadata="…"`):
+//! 1. `Authorization: Bearer <jwt>` is present (else `401` with the metadata pointer and no
+//!    error code, RFC 6750 §3.1);
+//! 2. the header's `alg` is asymmetric: RS256/384/512, PS256/384/512, ES256/384 or EdDSA.
+//!    `none` and the HMAC algorithms are refused before any key is looked at, so a token
+//!    "signed" with the issuer's public key as an HMAC secret never verifies. A `typ`, when
+//!    present, is `JWT` or `at+jwt` (RFC 9068). Keys embedded in the token (`jwk`, `jku`,
+//!    `x5u`, `x5c`) are ignored;
+//! 3. the signature verifies under a key from the issuer's JWKS (found through its metadata,
+//!    RFC 8414 `/.well-known/oauth-authorization-server` or OpenID
+//!    `/.well-known/openid-configuration`), chosen by `kid`; a key that says its own `alg`
+//!    is used only for that one; symmetric (`oct`) keys in the set are never used. An unknown
+//!    `kid` re-reads the keys, at most once per `<PREFIX>_OAUTH_JWKS_REFRESH_SECS`;
+//! 4. `iss` equals `<PREFIX>_OAUTH_ISSUER` and `aud` is or contains `<PREFIX>_OAUTH_RESOURCE`
+//!    (byte for byte); `exp` is present and not past, `nbf` (when present) not future, both
+//!    within `<PREFIX>_OAUTH_LEEWAY_SECS`; `sub` is a non-empty string of at most 256
+//!    characters without control characters. A claim of the wrong JSON type is a refusal,
+//!    never "absent".
+//!
+//! A token that verified is remembered by its SHA-256 (at most 4096, for at most a minute, never
+//! past its `exp` nor past a re-read of the keys), so a client repeating its token pays for the
+//! signature once, not on every request.
+//!
+//! With `<PREFIX>_OAUTH_SCOPES` set, a token that passes all of this but lacks one of those
+//! scopes (in `scope`, or `scp`) is a `403` with `error="insufficient_scope"`.
+//!
+//! The authorization server unreachable while no keys are known yet is a `503` (the request
+//! may be retried); later failures keep the keys last read. Metadata and keys are fetched
+//! with bounded time and size and without following redirects. Tokens are never logged.
+//!
+//! [`OAuthVerifier::metadata_document`] is this server's Protected Resource Metadata
+//! (RFC 9728), served without a token at [`METADATA_PATH`] and at the path-suffixed form
+//! ([`OAuthVerifier::metadata_paths`]).
+
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use axum::response::IntoResponse as _;
+use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation, errors::ErrorKind};
+use serde::Deserialize;
+use sha2::Digest as _;
+use url::Url;
+
+use crate::settings::{OAuthNames, OAuthSettings};
+
+/// Where Protected Resource Metadata is served (RFC 9728 §3), also with the MCP endpoint's
+/// path appended.
+pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// How long one metadata or JWKS request may take, connection included.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long connecting to the authorization server may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Largest metadata or JWKS document read.
+const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
+/// Most keys kept from one JWKS.
+const MAX_KEYS: usize = 32;
+/// Keys older than this are re-read on the next request (a key the issuer withdrew stops
+/// verifying within this time), subject to the refresh bound.
+const MAX_KEY_AGE: Duration = Duration::from_secs(15 * 60);
+/// After a failed fetch, the next attempt waits at least this long (or the refresh bound, if
+/// shorter), so an unreachable issuer is not asked on every request.
+const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(5);
+/// Longest accepted access token, in bytes.
+const MAX_TOKEN_BYTES: usize = 16 * 1024;
+/// Longest accepted `sub`, in characters.
+const MAX_SUBJECT_CHARS: usize = 256;
+/// Tokens remembered as verified (by their SHA-256), so that a client repeating one token
+/// does not pay for its signature on every request.
+const VERIFIED_CAPACITY: usize = 4096;
+/// How long a verified token is remembered at most (and never past its `exp`, nor past a
+/// re-read of the keys).
+const VERIFIED_TTL: Duration = Duration::from_secs(60);
+
+/// The algorithms accepted: asymmetric only.
+const ACCEPTED_ALGORITHMS: [Algorithm; 9] = [
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::PS384,
+    Algorithm::PS512,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
+
+/// The settings an [`OAuthVerifier`] needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthConfig {
+    /// The issuer, exactly as the tokens' `iss` spells it.
+    pub issuer: String,
+    /// This server's resource identifier, exactly as the tokens' `aud` carries it.
+    pub resource: String,
+    /// Clock-skew leeway on `exp` and `nbf`.
+    pub leeway: Duration,
+    /// Shortest time between two key refreshes.
+    pub refresh_interval: Duration,
+    /// Scopes every token must carry (none: any token for the resource).
+    pub scopes: Vec<String>,
+}
+
+impl OAuthConfig {
+    /// The configuration the settings give, or the error naming the missing setting.
+    pub fn from_settings(
+        settings: &OAuthSettings,
+        names: &OAuthNames,
+        mode_setting: &str,
+    ) -> Result<Self, OAuthError> {
+        let missing = |setting: &String, what| OAuthError::Missing {
+            setting: setting.clone(),
+            what,
+            mode_setting: mode_setting.to_owned(),
+        };
+        Ok(Self {
+            issuer: settings.issuer.clone().ok_or_else(|| {
+                missing(
+                    &names.issuer,
+                    "the issuer URL of the authorization server whose access tokens this \
+                     server accepts (e.g. https://login.example.com/realms/team)",
+                )
+            })?,
+            resource: settings.resource.clone().ok_or_else(|| {
+                missing(
+                    &names.resource,
+                    "this server's public URL of /mcp, the audience its access tokens must \
+                     carry (e.g. https://mcp.example.com/mcp)",
+                )
+            })?,
+            leeway: settings.leeway,
+            refresh_interval: settings.refresh_interval,
+            scopes: settings.scopes.clone(),
+        })
+    }
+}
+
+/// Why OAuth mode could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum OAuthError {
+    /// OAuth mode without the issuer or the resource.
+    #[error(
+        "{mode_setting}=oauth needs {setting}: set it to {what}, or choose another {mode_setting}"
+    )]
+    Missing {
+        /// The missing setting.
+        setting: String,
+        /// What it holds.
+        what: &'static str,
+        /// The authentication-mode setting.
+        mode_setting: String,
+    },
+    /// The HTTP client for metadata and keys could not be built.
+    #[error("the HTTP client for the authorization server could not be built: {source}")]
+    Client {
+        /// What reqwest said.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// A URL could not be derived from the settings.
+    #[error("{setting} is not a URL this server can derive its metadata address from")]
+    Url {
+        /// The setting.
+        setting: String,
+    },
+}
+
+/// A verified access token: who it is for. The gate puts it in the request's extensions beside
+/// the [`Identity`](super::Identity); a tool reads it (e.g. its `scope`) as
+/// `context.extensions.get::<http::request::Parts>().and_then(|parts| parts.extensions.get::<Verified>())`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    /// `oauth:<iss>#<sub>`.
+    pub principal: String,
+    /// The token's `sub`.
+    pub subject: String,
+    /// The token's `scope`, when it has one.
+    pub scope: Option<String>,
+}
+
+/// Why a request was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenRefusal {
+    /// No bearer token: `401` with the metadata pointer, no error code.
+    Missing(String),
+    /// A bearer token that does not verify: `401 invalid_token`.
+    Invalid(String),
+    /// The authorization server's keys could not be read and none are known: `503`.
+    Unavailable(String),
+    /// A valid token without a scope this server requires: `403 insufficient_scope`.
+    InsufficientScope(String),
+}
+
+impl TokenRefusal {
+    /// The message for the caller.
+    pub fn message(&self) -> &str {
+        match self {
+            Self::Missing(message)
+            | Self::Invalid(message)
+            | Self::Unavailable(message)
+            | Self::InsufficientScope(message) => message,
+        }
+    }
+}
+
+/// One usable verification key.
+struct Key {
+    kid: Option<String>,
+    /// The algorithms it may verify (one when the JWK names its `alg`).
+    algorithms: Vec<Algorithm>,
+    key: DecodingKey,
+}
+
+/// The keys read at one time.
+struct KeySet {
+    keys: Vec<Key>,
+    fetched: Instant,
+    /// Counts successful reads, so a waiter sees whether another request refreshed meanwhile.
+    generation: u64,
+}
+
+impl KeySet {
+    fn candidates<'a>(
+        &'a self,
+        kid: Option<&'a str>,
+        alg: Algorithm,
+    ) -> impl Iterator<Item = &'a Key> + 'a {
+        self.keys.iter().filter(move |key| {
+            key.algorithms.contains(&alg)
+                && match kid {
+                    Some(kid) => key.kid.as_deref() == Some(kid),
+                    None => true,
+                }
+        })
+    }
+}
+
+/// When the next fetch may happen, and why the last one failed.
+#[derive(Default)]
+struct RefreshClock {
+    next_allowed: Option<Instant>,
+    last_error: Option<String>,
+    /// Successful fetches so far (tests read it).
+    fetches: u64,
+}
+
+/// A token already verified: who it is, until when.
+#[derive(Clone)]
+struct Remembered {
+    verified: Verified,
+    /// Its `exp`, in seconds since the epoch.
+    expires: u64,
+    /// The key set it was verified under: a re-read of the keys forgets it.
+    generation: u64,
+    at: Instant,
+}
+
+/// Checks access tokens from one issuer for one resource. Cheap to share (`Arc`).
+pub struct OAuthVerifier {
+    config: OAuthConfig,
+    verified: quick_cache::sync::Cache<[u8; 32], Remembered>,
+    client: reqwest::Client,
+    keys: RwLock<Option<Arc<KeySet>>>,
+    refresh: tokio::sync::Mutex<RefreshClock>,
+    metadata_url: String,
+    metadata_document: String,
+    metadata_paths: Vec<String>,
+    validation: Validation,
+}
+
+impl std::fmt::Debug for OAuthVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthVerifier")
+            .field("issuer", &self.config.issuer)
+            .field("resource", &self.config.resource)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `scp` as providers send it: a space-separated string, or a list.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ScopeList {
+    Text(String),
+    List(Vec<String>),
+}
+
+#[derive(Deserialize)]
+struct AccessClaims {
+    iss: String,
+    sub: String,
+    #[serde(default)]
+    scp: Option<ScopeList>,
+    /// Also checked by jsonwebtoken (required, not past); read here for the cache.
+    #[serde(default)]
+    exp: Option<f64>,
+    #[serde(default)]
+    scope: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ServerMetadata {
+    issuer: String,
+    #[serde(default)]
+    jwks_uri: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawKeySet {
+    keys: Vec<serde_json::Value>,
+}
+
+impl OAuthVerifier {
+    /// A verifier for `config`. Nothing is fetched yet: the issuer's metadata and keys are
+    /// read on the first request (or by [`OAuthVerifier::prefetch`]).
+    pub fn new(config: OAuthConfig, names: &OAuthNames) -> Result<Self, OAuthError> {
+        // reqwest needs a process-wide TLS crypto provider when built without its own: ring,
+        // unless the process installed one already (then that one is used).
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
+        let client = reqwest::Client::builder()
+            .timeout(FETCH_TIMEOUT)
+            .connect_timeout(CONNECT_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|source| OAuthError::Client { source })?;
+        let resource = Url::parse(&config.resource).map_err(|_| OAuthError::Url {
+            setting: names.resource.clone(),
+        })?;
+        let resource_path = resource.path().trim_end_matches('/').to_owned();
+        let mut metadata_url = resource.clone();
+        metadata_url.set_path(&format!("{METADATA_PATH}{resource_path}"));
+        metadata_url.set_query(None);
+        let mut metadata_paths = vec![METADATA_PATH.to_owned()];
+        for suffix in [super::MCP_PATH, resource_path.as_str()] {
+            let path = format!("{METADATA_PATH}{suffix}");
+            if !metadata_paths.contains(&path) {
+                metadata_paths.push(path);
+            }
+        }
+        let mut metadata_document = serde_json::json!({
+            "resource": config.resource,
+            "authorization_servers": [config.issuer],
+            "bearer_methods_supported": ["header"],
+        });
+        if !config.scopes.is_empty() {
+            metadata_document["scopes_supported"] = serde_json::json!(config.scopes);
+        }
+        let metadata_document = metadata_document.to_string();
+        let mut validation = Validation::new(Algorithm::RS256);
+        validation.algorithms = Vec::new();
+        validation.leeway = config.leeway.as_secs();
+        validation.validate_exp = true;
+        validation.validate_nbf = true;
+        validation.validate_aud = true;
+        validation.set_issuer(&[&config.issuer]);
+        validation.set_audience(&[&config.resource]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        Ok(Self {
+            config,
+            verified: quick_cache::sync::Cache::new(VERIFIED_CAPACITY),
+            client,
+            keys: RwLock::new(None),
+            refresh: tokio::sync::Mutex::new(RefreshClock::default()),
+            metadata_url: metadata_url.to_string(),
+            metadata_document,
+            metadata_paths,
+            validation,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &OAuthConfig {
+        &self.config
+    }
+
+    /// The URL of this server's Protected Resource Metadata, as `401`s point to it.
+    pub fn metadata_url(&self) -> &str {
+        &self.metadata_url
+    }
+
+    /// The Protected Resource Metadata (RFC 9728), a JSON object.
+    pub fn metadata_document(&self) -> &str {
+        &self.metadata_document
+    }
+
+    /// The paths the metadata is served at: [`METADATA_PATH`], and it followed by the MCP
+    /// endpoint's path and by the resource URL's path.
+    pub fn metadata_paths(&self) -> &[String] {
+        &self.metadata_paths
+    }
+
+    /// The `WWW-Authenticate` value of a `401`: with `error="invalid_token"` when a token was
+    /// presented and refused.
+    pub fn challenge(&self, invalid_token: bool) -> String {
+        if invalid_token {
+            format!(
+                "Bearer error=\"invalid_token\", resource_metadata=\"{}\"",
+                self.metadata_url
+            )
+        } else {
+            format!("Bearer resource_metadata=\"{}\"", self.metadata_url)
+        }
+    }
+
+    /// Reads the issuer's metadata and keys now, logging (not failing) when it cannot.
+    pub async fn prefetch(&self) {
+        if let Err(problem) = self.refresh_keys(None).await {
+            tracing::warn!(
+                "the authorization server's keys could not be read at start (requests get 503 \
+                 until they can): {}",
+                problem.message()
+            );
+        }
+    }
+
+    /// Successful key reads so far.
+    #[doc(hidden)]
+    pub async fn key_fetches(&self) -> u64 {
+        self.refresh.lock().await.fetches
+    }
+
+    /// Checks the `Authorization` header of one request.
+    pub async fn verify_header(
+        &self,
+        authorization: Option<&http::HeaderValue>,
+    ) -> Result<Verified, TokenRefusal> {
+        let token = authorization
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| {
+                let (scheme, token) = value.trim().split_once(' ')?;
+                scheme
+                    .eq_ignore_ascii_case("bearer")
+                    .then(|| token.trim_start())
+            })
+            .filter(|token| !token.is_empty());
+        match token {
+            Some(token) => self.verify(token).await,
+            None => Err(TokenRefusal::Missing(format!(
+                "this server needs `Authorization: Bearer <access token>`, a JWT access token \
+                 from {} for the resource {}; the metadata at {} says where to get one",
+                self.config.issuer, self.config.resource, self.metadata_url
+            ))),
+        }
+    }
+
+    /// Checks one access token.
+    pub async fn verify(&self, token: &str) -> Result<Verified, TokenRefusal> {
+        let invalid = |why: &str| {
+            tracing::warn!("refused an OAuth access token: {why}");
+            TokenRefusal::Invalid(format!("the access token was refused: {why}"))
+        };
+        if token.len() > MAX_TOKEN_BYTES {
+            return Err(invalid(
+                "it is longer than any access token this server accepts",
+            ));
+        }
+        let header = jsonwebtoken::decode_header(token).map_err(|_| {
+            invalid(
+                "it is not a signed JWT with an asymmetric algorithm (RS*, PS*, ES256, ES384 \
+                 or EdDSA; `none` and HS* are never accepted)",
+            )
+        })?;
+        if !ACCEPTED_ALGORITHMS.contains(&header.alg) {
+            return Err(invalid(
+                "its algorithm is not accepted (only RS*, PS*, ES256, ES384 and EdDSA; `none` \
+                 and HS* never are)",
+            ));
+        }
+        if let Some(typ) = &header.typ {
+            let typ = typ.to_ascii_lowercase();
+            if !matches!(typ.as_str(), "jwt" | "at+jwt" | "application/at+jwt") {
+                return Err(invalid("its `typ` says it is not an access token"));
+            }
+        }
+        let digest: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
+        if let Some(hit) = self.remembered(&digest) {
+            return Ok(hit);
+        }
+        let kid = header.kid.as_deref();
+        let mut keys = self.current_keys().await?;
+        if keys.candidates(kid, header.alg).next().is_none() && kid.is_some() {
+            // Perhaps the issuer rotated its keys: read them again (bounded).
+            keys = self
+                .refresh_keys(Some(keys.generation))
+                .await
+                .unwrap_or(keys);
+        }
+        let mut validation = self.validation.clone();
+        validation.algorithms = vec![header.alg];
+        let mut last = None;
+        for key in keys.candidates(kid, header.alg) {
+            match jsonwebtoken::decode::<AccessClaims>(token, &key.key, &validation) {
+                Ok(data) => {
+                    let expires = data.claims.exp.unwrap_or(0.0);
+                    let missing: Vec<String> = {
+                        let granted = granted_scopes(&data.claims);
+                        self.config
+                            .scopes
+                            .iter()
+                            .filter(|scope| !granted.contains(&scope.as_str()))
+                            .cloned()
+                            .collect()
+                    };
+                    let verified = self.accept(data.claims).map_err(&invalid)?;
+                    if !missing.is_empty() {
+                        tracing::warn!("refused an OAuth access token without a required scope");
+                        return Err(TokenRefusal::InsufficientScope(format!(
+                            "the access token lacks the scope {} this server requires; request \
+                             a token with scope \"{}\"",
+                            missing.join(" "),
+                            self.config.scopes.join(" ")
+                        )));
+                    }
+                    self.verified.insert(
+                        digest,
+                        Remembered {
+                            verified: verified.clone(),
+                            // `as` saturates: a negative or NaN `exp` never remembers.
+                            expires: expires as u64,
+                            generation: keys.generation,
+                            at: Instant::now(),
+                        },
+                    );
+                    return Ok(verified);
+                }
+                Err(error) => {
+                    let signature = matches!(
+                        error.kind(),
+                        ErrorKind::InvalidSignature
+                            | ErrorKind::InvalidEcdsaKey
+                            | ErrorKind::InvalidRsaKey(_)
+                            | ErrorKind::InvalidEddsaKey
+                            | ErrorKind::InvalidKeyFormat
+                    );
+                    if !signature {
+                        return Err(invalid(&self.describe(error.kind())));
+                    }
+                    last = Some(error);
+                }
+            }
+        }
+        Err(match last {
+            Some(_) => invalid("its signature does not verify under the issuer's keys"),
+            None => invalid(&format!(
+                "it is signed with a key {} does not publish (unknown `kid`, or no key for its \
+                 algorithm)",
+                self.config.issuer
+            )),
+        })
+    }
+
+    /// The token of `digest` if it was verified under the keys held now, less than
+    /// [`VERIFIED_TTL`] ago, and has not expired since.
+    fn remembered(&self, digest: &[u8; 32]) -> Option<Verified> {
+        let hit = self.verified.get(digest)?;
+        let generation = self
+            .keys
+            .read()
+            .ok()
+            .and_then(|keys| keys.as_ref().map(|keys| keys.generation));
+        (Some(hit.generation) == generation
+            && hit.at.elapsed() < VERIFIED_TTL
+            && jsonwebtoken::get_current_timestamp() < hit.expires)
+            .then_some(hit.verified)
+    }
+
+    fn accept(&self, claims: AccessClaims) -> Result<Verified, &'static str> {
+        // jsonwebtoken checked `iss` against the setting; check again, byte for byte.
+        if claims.iss != self.config.issuer {
+            return Err("it was issued by another authorization server");
+        }
+        let subject = claims.sub;
+        if subject.is_empty()
+            || subject.chars().count() > MAX_SUBJECT_CHARS
+            || subject.chars().any(char::is_control)
+        {
+            return Err("its `sub` is empty, too long or has control characters");
+        }
+        Ok(Verified {
+            principal: format!("oauth:{}#{}", claims.iss, subject),
+            subject,
+            scope: claims.scope,
+        })
+    }
+
+    fn describe(&self, kind: &ErrorKind) -> String {
+        match kind {
+            ErrorKind::ExpiredSignature => {
+                "it has expired (`exp`); get a new one from the authorization server".to_owned()
+            }
+            ErrorKind::ImmatureSignature => "it is not valid yet (`nbf`)".to_owned(),
+            ErrorKind::InvalidIssuer => format!(
+                "it was issued by another authorization server (its `iss` is not {})",
+                self.config.issuer
+            ),
+            ErrorKind::InvalidAudience => format!(
+                "it is not for this server: its `aud` does not contain {} (request the token \
+                 with resource={})",
+                self.config.resource, self.config.resource
+            ),
+            ErrorKind::MissingRequiredClaim(claim) => {
+                format!("it lacks the `{claim}` claim (exp, iss, aud and sub are required)")
+            }
+            ErrorKind::InvalidClaimFormat(claim) => {
+                format!("its `{claim}` claim has the wrong type")
+            }
+            ErrorKind::InvalidAlgorithm => "its algorithm does not fit the key".to_owned(),
+            _ => "it is malformed".to_owned(),
+        }
+    }
+
+    /// The keys to verify with: those held, re-read when none are held yet or when they are
+    /// older than [`MAX_KEY_AGE`].
+    async fn current_keys(&self) -> Result<Arc<KeySet>, TokenRefusal> {
+        let held = self.keys.read().ok().and_then(|keys| keys.clone());
+        match held {
+            Some(keys) if keys.fetched.elapsed() < MAX_KEY_AGE => Ok(keys),
+            // Stale: re-read them, unless another request is already doing so (then these
+            // keys still serve meanwhile, rather than every request queueing on the fetch).
+            Some(keys) => match self.refresh.try_lock() {
+                Ok(clock) => Ok(self
+                    .refresh_locked(clock, Some(keys.generation))
+                    .await
+                    .unwrap_or(keys)),
+                Err(_) => Ok(keys),
+            },
+            None => self.refresh_keys(None).await,
+        }
+    }
+
+    /// Reads the metadata and the keys again, unless another request did since `seen` (the
+    /// generation the caller holds) or the last attempt was too recent. Returns the keys held
+    /// afterwards; an error only when none are held.
+    async fn refresh_keys(&self, seen: Option<u64>) -> Result<Arc<KeySet>, TokenRefusal> {
+        let clock = self.refresh.lock().await;
+        self.refresh_locked(clock, seen).await
+    }
+
+    /// [`OAuthVerifier::refresh_keys`] with the refresh lock held.
+    async fn refresh_locked(
+        &self,
+        mut clock: tokio::sync::MutexGuard<'_, RefreshClock>,
+        seen: Option<u64>,
+    ) -> Result<Arc<KeySet>, TokenRefusal> {
+        let held = self.keys.read().ok().and_then(|keys| keys.clone());
+        if let Some(keys) = &held
+            && Some(keys.generation) != seen
+        {
+            return Ok(keys.clone());
+        }
+        let unavailable = |why: &str| {
+            TokenRefusal::Unavailable(format!(
+                "the keys of the authorization server {} could not be read ({why}); try again \
+                 shortly",
+                self.config.issuer
+            ))
+        };
+        if clock.next_allowed.is_some_and(|next| Instant::now() < next) {
+            return match held {
+                Some(keys) => Ok(keys),
+                None => Err(unavailable(
+                    clock.last_error.as_deref().unwrap_or("not read yet"),
+                )),
+            };
+        }
+        match self.fetch_keys().await {
+            Ok(keys) => {
+                clock.next_allowed = Some(Instant::now() + self.config.refresh_interval);
+                clock.last_error = None;
+                clock.fetches += 1;
+                let generation = held.as_ref().map_or(1, |keys| keys.generation + 1);
+                let set = Arc::new(KeySet {
+                    keys,
+                    fetched: Instant::now(),
+                    generation,
+                });
+                if let Ok(mut slot) = self.keys.write() {
+                    *slot = Some(set.clone());
+                }
+                Ok(set)
+            }
+            Err(problem) => {
+                tracing::warn!(
+                    issuer = %self.config.issuer,
+                    "could not read the authorization server's keys: {problem}"
+                );
+                clock.next_allowed =
+                    Some(Instant::now() + RETRY_AFTER_FAILURE.min(self.config.refresh_interval));
+                let result = match held {
+                    Some(keys) => Ok(keys),
+                    None => Err(unavailable(&problem)),
+                };
+                clock.last_error = Some(problem);
+                result
+            }
+        }
+    }
+
+    /// The metadata's `jwks_uri`, then the keys it lists.
+    async fn fetch_keys(&self) -> Result<Vec<Key>, String> {
+        let jwks_uri = self.discover().await?;
+        let set: RawKeySet = self.fetch_json(&jwks_uri).await?;
+        let keys: Vec<Key> = set
+            .keys
+            .into_iter()
+            .filter_map(usable_key)
+            .take(MAX_KEYS)
+            .collect();
+        if keys.is_empty() {
+            return Err(format!(
+                "{jwks_uri} lists no signature key this server can use (RSA, EC P-256/P-384, \
+                 Ed25519)"
+            ));
+        }
+        Ok(keys)
+    }
+
+    /// RFC 8414 metadata first, then OpenID Connect discovery, each where the issuer's path
+    /// puts it; the document's `issuer` must equal the setting.
+    async fn discover(&self) -> Result<String, String> {
+        let mut problems = Vec::new();
+        for url in metadata_candidates(&self.config.issuer) {
+            match self.fetch_json::<ServerMetadata>(&url).await {
+                Ok(metadata) if metadata.issuer != self.config.issuer => {
+                    problems.push(format!(
+                        "{url} names the issuer {:?}, not {:?} (set the issuer setting to \
+                         exactly the metadata's `issuer`)",
+                        metadata.issuer, self.config.issuer
+                    ));
+                }
+                Ok(metadata) => {
+                    let Some(jwks_uri) = metadata.jwks_uri else {
+                        problems.push(format!("{url} has no `jwks_uri`"));
+                        continue;
+                    };
+                    let secure = Url::parse(&jwks_uri).is_ok_and(|parsed| {
+                        parsed.scheme() == "https"
+                            || (parsed.scheme() == "http"
+                                && crate::settings::is_loopback_url(&parsed))
+                    });
+                    if !secure {
+                        return Err(format!(
+                            "the `jwks_uri` in {url} is not an https URL (plain http only on \
+                             loopback)"
+                        ));
+                    }
+                    return Ok(jwks_uri);
+                }
+                Err(problem) => problems.push(problem),
+            }
+        }
+        Err(problems.join("; "))
+    }
+
+    async fn fetch_json<T: serde::de::DeserializeOwned>(&self, url: &str) -> Result<T, String> {
+        let mut response = self
+            .client
+            .get(url)
+            .header(http::header::ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(|error| format!("{url}: {}", describe_fetch_error(&error)))?;
+        if response.status() != reqwest::StatusCode::OK {
+            return Err(format!("{url} answered {}", response.status()));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|error| format!("{url}: {}", describe_fetch_error(&error)))?
+        {
+            if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
+                return Err(format!("{url} sent more than {MAX_DOCUMENT_BYTES} bytes"));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        serde_json::from_slice(&body).map_err(|_| format!("{url} did not send the JSON expected"))
+    }
+}
+
+/// The scopes a token grants: its `scope` (RFC 9068) and its `scp` (a string or a list, as
+/// some providers send them).
+fn granted_scopes(claims: &AccessClaims) -> Vec<&str> {
+    let mut granted: Vec<&str> = claims
+        .scope
+        .as_deref()
+        .map(|scope| scope.split(' ').collect())
+        .unwrap_or_default();
+    match &claims.scp {
+        Some(ScopeList::Text(text)) => granted.extend(text.split(' ')),
+        Some(ScopeList::List(list)) => granted.extend(list.iter().map(String::as_str)),
+        None => {}
+    }
+    granted.retain(|scope| !scope.is_empty());
+    granted
+}
+
+fn describe_fetch_error(error: &reqwest::Error) -> &'static str {
+    if error.is_timeout() {
+        "timed out"
+    } else if error.is_connect() {
+        "could not connect"
+    } else if error.is_redirect() {
+        "redirected (not followed)"
+    } else {
+        "the request failed"
+    }
+}
+
+/// The metadata URLs of `issuer`, in the order tried: RFC 8414 (well-known before the path),
+/// OpenID Connect with the well-known before the path, then after it.
+fn metadata_candidates(issuer: &str) -> Vec<String> {
+    let Ok(url) = Url::parse(issuer) else {
+        return Vec::new();
+    };
+    let path = url.path().trim_end_matches('/');
+    let origin = url.origin().ascii_serialization();
+    if path.is_empty() {
+        vec![
+            format!("{origin}/.well-known/oauth-authorization-server"),
+            format!("{origin}/.well-known/openid-configuration"),
+        ]
+    } else {
+        vec![
+            format!("{origin}/.well-known/oauth-authorization-server{path}"),
+            format!("{origin}/.well-known/openid-configuration{path}"),
+            format!("{origin}{path}/.well-known/openid-configuration"),
+        ]
+    }
+}
+
+/// A JWK as a verification key, when it is an asymmetric signature key this server can use.
+fn usable_key(value: serde_json::Value) -> Option<Key> {
+    let jwk: Jwk = serde_json::from_value(value).ok()?;
+    if matches!(
+        &jwk.common.public_key_use,
+        Some(usage) if *usage != PublicKeyUse::Signature
+    ) {
+        return None;
+    }
+    let by_type: &[Algorithm] = match &jwk.algorithm {
+        AlgorithmParameters::RSA(_) => &ACCEPTED_ALGORITHMS[..6],
+        AlgorithmParameters::EllipticCurve(params) => match params.curve {
+            EllipticCurve::P256 => &[Algorithm::ES256],
+            EllipticCurve::P384 => &[Algorithm::ES384],
+            _ => return None,
+        },
+        AlgorithmParameters::OctetKeyPair(params) => match params.curve {
+            EllipticCurve::Ed25519 => &[Algorithm::EdDSA],
+            _ => return None,
+        },
+        // Symmetric and unknown key types are never used.
+        _ => return None,
+    };
+    let algorithms: Vec<Algorithm> = match jwk.common.key_algorithm {
+        Some(named) => {
+            let named = key_algorithm(named)?;
+            by_type.contains(&named).then(|| vec![named])?
+        }
+        None => by_type.to_vec(),
+    };
+    let key = DecodingKey::from_jwk(&jwk).ok()?;
+    Some(Key {
+        kid: jwk.common.key_id,
+        algorithms,
+        key,
+    })
+}
+
+fn key_algorithm(named: KeyAlgorithm) -> Option<Algorithm> {
+    let algorithm = Algorithm::try_from(named).ok()?;
+    ACCEPTED_ALGORITHMS
+        .contains(&algorithm)
+        .then_some(algorithm)
+}
+
+impl super::Authenticate for OAuthVerifier {
+    /// The `Authorization` header's access token: its principal as the [`Identity`](super::Identity), and the
+    /// [`Verified`] token (subject, scope) in the request's extensions, where a tool finds it
+    /// through `RequestContext::extensions` (in the `http::request::Parts` rmcp puts there).
+    fn authenticate<'a>(&'a self, parts: &'a mut http::request::Parts) -> super::AuthFuture<'a> {
+        Box::pin(async move {
+            match self
+                .verify_header(parts.headers.get(http::header::AUTHORIZATION))
+                .await
+            {
+                Ok(verified) => {
+                    let identity = super::Identity::new(verified.principal.clone());
+                    parts.extensions.insert(verified);
+                    Ok(identity)
+                }
+                Err(TokenRefusal::Missing(message)) => Err(super::Refusal::unauthorized(message)
+                    .with_challenge(self.challenge_header(false))),
+                Err(TokenRefusal::Invalid(message)) => Err(super::Refusal::invalid_token(message)
+                    .with_challenge(self.challenge_header(true))),
+                Err(TokenRefusal::Unavailable(message)) => {
+                    Err(super::Refusal::unavailable(message))
+                }
+                Err(TokenRefusal::InsufficientScope(message)) => {
+                    Err(super::Refusal::forbidden(message).with_challenge(
+                        http::HeaderValue::from_str(&format!(
+                            "Bearer error=\"insufficient_scope\", scope=\"{}\", \
+                             resource_metadata=\"{}\"",
+                            self.config.scopes.join(" "),
+                            self.metadata_url
+                        ))
+                        .unwrap_or_else(|_| http::HeaderValue::from_static("Bearer")),
+                    ))
+                }
+            }
+        })
+    }
+
+    /// The Protected Resource Metadata, at each of [`OAuthVerifier::metadata_paths`], for
+    /// anyone (a client learns from it where to get a token).
+    fn public_routes(&self) -> Option<axum::Router> {
+        let document = axum::body::Bytes::from(self.metadata_document.clone());
+        let mut router = axum::Router::new();
+        for path in &self.metadata_paths {
+            let document = document.clone();
+            router = router.route(
+                path,
+                axum::routing::get(move || {
+                    std::future::ready(
+                        (
+                            [(
+                                http::header::CONTENT_TYPE,
+                                http::HeaderValue::from_static("application/json"),
+                            )],
+                            document,
+                        )
+                            .into_response(),
+                    )
+                }),
+            );
+        }
+        Some(router)
+    }
+}
+
+impl OAuthVerifier {
+    fn challenge_header(&self, invalid_token: bool) -> http::HeaderValue {
+        http::HeaderValue::from_str(&self.challenge(invalid_token))
+            .unwrap_or_else(|_| http::HeaderValue::from_static("Bearer"))
+    }
+}
+
+#[cfg(test)]
+mod tests;
