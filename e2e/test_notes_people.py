@@ -294,13 +294,18 @@ def test_one_person_cannot_take_every_session_place(people):
 
 
 @pytest.mark.anyio
-async def test_the_python_client_connects_as_each_person(people):
-    """The real `mcp` client, each person with their own token: both are served."""
+async def test_the_python_client_connects_as_each_person_and_each_is_asked(people, era):
+    """The real `mcp` client, each person with their own token, in both eras: both are served,
+    and each one's own dialog runs their own delete."""
     server = people()
-    for person in ("alice", "bob"):
-        async with connect(server.as_person(person), "legacy", Dialog("accept")) as client:
-            listed = await client.call_tool("list_notes", {})
-            assert not listed.is_error
+    for person, note in (("alice", "n1"), ("bob", "n2")):
+        dialog = Dialog("accept")
+        async with connect(server.as_person(person), era, dialog) as client:
+            done = await client.call_tool("delete_note", {"note_id": note})
+            assert not done.is_error and done.structured_content == {"deleted": note}, done
+            assert len(dialog.calls) == 1, dialog.calls
+    principals = audit_principals(server.audit)
+    assert len(principals) == 2 and all("executed" in outcomes for outcomes in principals.values()), principals
 
 
 # --- start-up lines -------------------------------------------------------------------------

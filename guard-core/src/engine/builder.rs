@@ -137,6 +137,8 @@ impl GuardBuilder {
     /// request's [`Identity`] (set by the HTTP gate), else a hash of the HTTP `Authorization`
     /// header when the call came over HTTP with one, else `"local"`. Served over
     /// HTTP through `ask-first-serve`, the same function decides who owns a legacy session.
+    /// A rule of your own replaces the default entirely: to keep the gate's verdict (per-person
+    /// tokens, OAuth, a server's own check), start from [`Caller::identity`].
     pub fn principal(
         mut self,
         principal: impl Fn(&Caller<'_>) -> String + Send + Sync + 'static,

@@ -81,7 +81,8 @@ pub trait Authenticate: Send + Sync + 'static {
 
     /// Routes this way of authenticating serves to anyone, outside the gate (no Host, Origin
     /// or credential check), such as OAuth protected-resource metadata at
-    /// `/.well-known/oauth-protected-resource`. Their paths must not be `/mcp` or `/healthz`.
+    /// `/.well-known/oauth-protected-resource`. Their paths must not be `/mcp` or `/healthz`,
+    /// and the router must have no fallback of its own (the server's answers every other path).
     /// Default: none.
     fn public_routes(&self) -> Option<axum::Router> {
         None
