@@ -90,12 +90,14 @@ fn rmcp_config() -> StreamableHttpServerConfig {
 
 /// `ping` through the framework's HTTP stack.
 async fn serve_framework(server: Ping) -> io::Result<SocketAddr> {
-    let mut options = HttpOptions::default();
-    options.bearer_token = Some(Secret::new(TOKEN));
-    options.limits = HttpLimits {
-        max_connections: 4096,
-        max_sessions: 4096,
-        ..HttpLimits::default()
+    let options = HttpOptions {
+        bearer_token: Some(Secret::new(TOKEN)),
+        limits: HttpLimits {
+            max_connections: 4096,
+            max_sessions: 4096,
+            ..HttpLimits::default()
+        },
+        ..HttpOptions::default()
     };
     let bound = bind_http(
         "127.0.0.1:0".parse().expect("address"),
