@@ -650,14 +650,17 @@ async fn bench_framework(plan: &Plan, framework: SocketAddr, bare: SocketAddr) -
             }
             print_row("bare rmcp", era, n, &bare_figures);
             print_row("framework", era, n, &framework_figures);
-            // Per request, at the same concurrency: the mean latency's difference (a client
+            // Per request: the server's time per request at this load (1 / throughput: the
+            // server is saturated from a few clients on), framework minus bare; and the mean
+            // latency's difference, which from a few clients on is mostly queueing (a client
             // waits for each answer, so mean latency x throughput = n).
             println!(
-                "  {:<22} {:<10} {n:>4} clients: framework adds {:+.1} µs per request (mean latency), {:.1}% of bare throughput",
+                "  {:<22} {:<10} {n:>4} clients: framework adds {:+.1} µs of server time per request ({:.1}% of bare throughput); mean latency {:+.1} µs",
                 "=> overhead",
                 era.name(),
+                1e6 / framework_figures.per_second() - 1e6 / bare_figures.per_second(),
+                100.0 * framework_figures.per_second() / bare_figures.per_second(),
                 framework_figures.mean() - bare_figures.mean(),
-                100.0 * framework_figures.per_second() / bare_figures.per_second()
             );
         }
     }
