@@ -144,6 +144,12 @@ impl RedisNonceStoreBuilder {
             (Some(host), None) => format!("{}://{host}", parsed.scheme()),
             (None, _) => "Redis".to_owned(),
         };
+        if parsed.scheme() == "rediss" {
+            // TLS (rustls, certificates verified against the system's roots) with the `ring`
+            // crypto provider, made the process default unless the program chose one: without
+            // a default, rustls picks one only when exactly one is compiled in.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
         let client =
             redis::Client::open(self.url.as_str()).map_err(|error| RedisStoreError::Unusable {
                 setting: self.setting.clone(),

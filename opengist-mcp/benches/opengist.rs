@@ -104,6 +104,7 @@ struct Opengist {
 
 impl Opengist {
     fn new(base: String, token: String) -> BenchResult<Self> {
+        opengist_mcp::opengist::install_tls_provider();
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(60))
             .build()?;

@@ -625,6 +625,7 @@ fn bench_http(plan: Plan) -> BenchResult<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
+        opengist_mcp::opengist::install_tls_provider();
         let client = reqwest::Client::builder()
             .default_headers(bench_headers()?)
             .pool_max_idle_per_host(HTTP_SESSIONS)

@@ -47,6 +47,7 @@ pub async fn run(config: &Config) -> ExitCode {
         return ExitCode::FAILURE;
     }
     let url = format!("http://{}{HEALTH_PATH}", probe_addr(bound));
+    crate::opengist::install_tls_provider();
     let client = match reqwest::Client::builder()
         .no_proxy()
         .timeout(PROBE_TIMEOUT)

@@ -35,10 +35,17 @@ fn main() -> ExitCode {
     if !config.elicitation {
         eprintln!("{}", ask_first::elicitation_off_notice(SERVER_NAME));
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // On stdio one client talks over one pipe: a single-threaded runtime serves it without
+    // worker threads to start (quicker start-up, less memory; tokio's blocking pool still
+    // takes the reads of stdin and the long lines). HTTP serves many clients at once: one
+    // worker per core. (Issue 29.)
+    let stdio = args.command.is_none() && config.http_addr.is_none();
+    let mut builder = if stdio {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => return fail(format!("could not start the async runtime: {error}"), 1),
     };

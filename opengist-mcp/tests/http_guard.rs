@@ -96,6 +96,8 @@ impl Running {
 }
 
 async fn start(options: HttpOptions) -> Running {
+    // reqwest is built without a crypto provider of its own (the binary installs ring's).
+    opengist_mcp::opengist::install_tls_provider();
     let bound: BoundHttp = bind_http(
         "127.0.0.1:0".parse().expect("address"),
         || Ok(Ping::new()),

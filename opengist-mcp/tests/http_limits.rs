@@ -27,6 +27,8 @@ struct Running {
 }
 
 async fn start(limits: HttpLimits) -> Running {
+    // reqwest is built without a crypto provider of its own (the binary installs ring's).
+    opengist_mcp::opengist::install_tls_provider();
     let options = HttpOptions {
         bearer_token: Some(Secret::new(TOKEN)),
         limits,

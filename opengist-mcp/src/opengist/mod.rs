@@ -32,7 +32,7 @@ pub(crate) use client::utf8_window;
 pub use client::{
     ClientOptions, DEFAULT_MAX_REQUESTS, DEFAULT_MAX_REQUESTS_PER_PRINCIPAL, DEFAULT_QUEUE_SECS,
     ListScope, MAX_JSON_BYTES, MAX_PER_PAGE, OpengistClient, RESOLVE_MAX_PAGES, RequestLimits,
-    as_principal,
+    as_principal, install_tls_provider,
 };
 pub use error::{BusyCap, OpengistError, Scope, TimeoutPhase, TokenUse};
 pub use gist_ref::{GistRef, GistRefError, Sha, ShaError};

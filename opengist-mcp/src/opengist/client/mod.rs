@@ -16,8 +16,8 @@
 
 use std::error::Error as _;
 use std::fmt;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -108,9 +108,15 @@ pub struct OpengistClient {
 }
 
 struct Inner {
-    /// The connection pool, shared by every client made from one with [`OpengistClient::with_token`]
-    /// (it carries no credential: each request adds its own `Authorization`).
-    http: reqwest::Client,
+    /// The connection pool, built on the first request ([`OpengistClient::http`]): building it
+    /// reads and parses the system's CA certificates and sets up TLS, start-up time and memory
+    /// that a server never called (or called only with tools that make no request) does not
+    /// need (issue 29). Shared by every client made from one with
+    /// [`OpengistClient::with_token`] (it carries no credential: each request adds its own
+    /// `Authorization`).
+    http: Arc<OnceLock<reqwest::Client>>,
+    /// What the connection pool is built from.
+    http_setup: Arc<HttpSetup>,
     base: Url,
     has_token: bool,
     request_timeout: Duration,
@@ -167,6 +173,51 @@ fn split_credential(
     }
 }
 
+/// What the HTTP client is built from (see [`Inner::http`]).
+struct HttpSetup {
+    /// `Accept` and `Content-Type` (each request adds its own `Authorization`).
+    headers: HeaderMap,
+    user_agent: HeaderValue,
+    request_timeout: Duration,
+    connect_timeout: Duration,
+    insecure_tls: bool,
+}
+
+impl HttpSetup {
+    fn build(&self) -> Result<reqwest::Client, OpengistError> {
+        install_tls_provider();
+        reqwest::Client::builder()
+            .default_headers(self.headers.clone())
+            .user_agent(self.user_agent.clone())
+            // Never follow a redirect: the token must not travel to another address, and a
+            // POST must not silently turn into a GET.
+            .redirect(redirect::Policy::none())
+            .timeout(self.request_timeout)
+            .connect_timeout(self.connect_timeout)
+            .tls_danger_accept_invalid_certs(self.insecure_tls)
+            .build()
+            .map_err(|e| OpengistError::ClientInit {
+                detail: match e.source() {
+                    // The TLS set-up's own words (e.g. that no CA certificate was found on
+                    // the system); they never hold the token.
+                    Some(cause) if e.is_builder() => format!(
+                        "the HTTP client could not be built (TLS set-up: {cause}; the system's CA certificates are read from SSL_CERT_FILE or SSL_CERT_DIR, else the usual places such as /etc/ssl/certs: install them, e.g. the ca-certificates package)"
+                    ),
+                    _ => "the HTTP client could not be built (TLS or configuration)".to_owned(),
+                },
+            })
+    }
+}
+
+/// Makes rustls's `ring` crypto provider the process default, which the HTTP clients use (reqwest
+/// is built with rustls but without a provider of its own: `ring` instead of aws-lc-rs keeps the
+/// binary several MB smaller, with the same certificate verification). Call it before building
+/// any `reqwest::Client`; [`OpengistClient`] does. Idempotent: when a provider is already
+/// installed (by an earlier call, or by a program embedding this crate), that one stays.
+pub fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 impl fmt::Debug for OpengistClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OpengistClient")
@@ -213,30 +264,17 @@ impl OpengistClient {
         let user_agent = HeaderValue::from_str(&user_agent)
             .unwrap_or_else(|_| HeaderValue::from_static("opengist-mcp"));
         let connect_timeout = request_timeout.min(MAX_CONNECT_TIMEOUT);
-        let http = reqwest::Client::builder()
-            .default_headers(headers)
-            .user_agent(user_agent)
-            // Never follow a redirect: the token must not travel to another address, and a
-            // POST must not silently turn into a GET.
-            .redirect(redirect::Policy::none())
-            .timeout(request_timeout)
-            .connect_timeout(connect_timeout)
-            .tls_danger_accept_invalid_certs(insecure_tls)
-            .build()
-            .map_err(|e| OpengistError::ClientInit {
-                detail: format!(
-                    "the HTTP client could not be built ({})",
-                    if e.is_builder() {
-                        "TLS or configuration"
-                    } else {
-                        "unknown cause"
-                    }
-                ),
-            })?;
         let (api_auth, git_token, web_auth) = split_credential(credential);
         Ok(Self {
             inner: Arc::new(Inner {
-                http,
+                http: Arc::new(OnceLock::new()),
+                http_setup: Arc::new(HttpSetup {
+                    headers,
+                    user_agent,
+                    request_timeout,
+                    connect_timeout,
+                    insecure_tls,
+                }),
                 base,
                 has_token: api_auth.is_some(),
                 request_timeout,
@@ -267,7 +305,8 @@ impl OpengistClient {
         let inner = &self.inner;
         Ok(Self {
             inner: Arc::new(Inner {
-                http: inner.http.clone(),
+                http: Arc::clone(&inner.http),
+                http_setup: Arc::clone(&inner.http_setup),
                 base: inner.base.clone(),
                 has_token: api_auth.is_some(),
                 request_timeout: inner.request_timeout,
@@ -288,6 +327,17 @@ impl OpengistClient {
     /// unknown, revoked or expired). Never reset: a client is made for one token.
     pub fn token_rejected(&self) -> bool {
         self.inner.rejected.load(Ordering::Relaxed)
+    }
+
+    /// The HTTP client, built on first use (see [`Inner::http`]). A failure (no CA
+    /// certificates on the system, say) is this request's error, and the next request tries
+    /// again.
+    fn http(&self) -> Result<&reqwest::Client, OpengistError> {
+        if let Some(http) = self.inner.http.get() {
+            return Ok(http);
+        }
+        let built = self.inner.http_setup.build()?;
+        Ok(self.inner.http.get_or_init(|| built))
     }
 
     /// The instance's base URL.
@@ -330,8 +380,7 @@ impl OpengistClient {
         );
         let started = Instant::now();
         let mut request = self
-            .inner
-            .http
+            .http()?
             .get(url.clone())
             // Opengist routes git requests by a `git/` user agent.
             .header(header::USER_AGENT, "git/2 (opengist-mcp)")
@@ -428,8 +477,7 @@ impl OpengistClient {
         loop {
             let started = Instant::now();
             let mut request = self
-                .inner
-                .http
+                .http()?
                 .get(url.clone())
                 .header(header::ACCEPT, accept.clone());
             if let Some(value) = authorization.or(self.inner.api_auth.as_ref()) {
@@ -492,7 +540,7 @@ impl OpengistClient {
         call: &CallInfo,
     ) -> Result<Response, OpengistError> {
         let started = Instant::now();
-        let mut request = self.inner.http.request(method.clone(), url.clone());
+        let mut request = self.http()?.request(method.clone(), url.clone());
         if let Some(value) = &self.inner.api_auth {
             request = request.header(header::AUTHORIZATION, value.clone());
         }
