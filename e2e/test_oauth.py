@@ -57,6 +57,7 @@ from support import (
     connect,
     free_port,
     notes_bin,
+    opengist_mcp_bin,
     require_binary,
     text_of,
     wait_listening,
@@ -463,3 +464,39 @@ def test_a_required_scope_is_checked(deployment: Deployment) -> None:
     assert b"first note" not in body
     status, _, body = post(url, LIST_NOTES, f"Bearer {with_scope}")
     assert status == 200 and b"first note" in body, (status, body)
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_opengist_mcp_serves_the_framework_oauth_mode(deployment: Deployment, era: str) -> None:
+    """opengist-mcp reads the same OAuth settings under its own prefix (OPENGIST_MCP_OAUTH_*):
+    a token from the issuer for its resource lists its tools; a token for another resource (the
+    notes server's) is refused with the pointer to opengist-mcp's own metadata. No Opengist is
+    needed: listing tools asks it nothing."""
+    binary = require_binary(opengist_mcp_bin(), "cargo build --bin opengist-mcp")
+    command = oidc_command()
+    port = free_port()
+    resource = f"http://127.0.0.1:{port}/mcp"
+    # An issuer whose default resource is opengist-mcp's (same keys as the others).
+    issuer = start_issuer(command, deployment.workdir, f"og-issuer-{era}", resource, deployment.workdir / "keys.json", deployment.started)
+    env = {
+        "OPENGIST_URL": "http://127.0.0.1:9",
+        "OPENGIST_MCP_HTTP_AUTH": "oauth",
+        "OPENGIST_MCP_OAUTH_ISSUER": issuer,
+        "OPENGIST_MCP_OAUTH_RESOURCE": resource,
+        "XDG_STATE_HOME": str(deployment.workdir / f"og-state-{era}"),
+    }
+    server = start([str(binary), "--http", f"127.0.0.1:{port}"], env, deployment.workdir, f"opengist-mcp-{era}", deployment.started)
+    assert wait_listening(server.proc, port), f"opengist-mcp did not start:\n{server.output()}"
+    good = deployment.token("alice", resource, issuer=issuer)
+    assert claims_of(good)["aud"] == resource
+    async with connect(HttpTarget(resource, good), era, dialog=None) as client:
+        tools = await client.list_tools()
+        assert len(tools.tools) == 14, [tool.name for tool in tools.tools]
+    # A token for another audience is refused, pointing at opengist-mcp's own metadata.
+    other = deployment.token("alice", "urn:e2e:other-audience", issuer=issuer)
+    assert claims_of(other)["aud"] != resource
+    status, headers, body = post(resource, LIST_NOTES, f"Bearer {other}")
+    assert status == 401, (status, body)
+    assert 'error="invalid_token"' in headers["www-authenticate"], headers
+    assert f'resource_metadata="http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp"' in headers["www-authenticate"], headers
+    assert "eyJ" not in server.output(), "a token reached opengist-mcp's output"
