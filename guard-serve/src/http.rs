@@ -69,7 +69,7 @@ mod streams;
 pub mod tokens;
 pub mod wire;
 
-pub use auth::{AuthFuture, Authenticate, Identity, Refusal};
+pub use auth::{AuthFuture, Authenticate, Identity, Refusal, bearer_of};
 pub use limits::HttpLimits;
 pub use sessions::ReplicaSessionManager;
 pub use tokens::{TokenFile, TokenFileError, add_token, run_tokens_add};

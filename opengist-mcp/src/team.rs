@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use ask_first::serve::http::{AuthFuture, Authenticate, Identity, Refusal};
+use ask_first::serve::http::{AuthFuture, Authenticate, Identity, Refusal, bearer_of};
 use sha2::{Digest, Sha256};
 
 use crate::account::PersonCredential;
@@ -134,15 +134,7 @@ impl TeamAuthenticator {
         &self,
         authorization: Option<&http::HeaderValue>,
     ) -> Result<PersonCredential, TeamRefusal> {
-        let token = authorization
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| {
-                let (scheme, token) = value.trim().split_once(' ')?;
-                scheme
-                    .eq_ignore_ascii_case("bearer")
-                    .then(|| token.trim())
-                    .filter(|token| !token.is_empty())
-            });
+        let token = bearer_of(authorization);
         match token {
             Some(token) => self.check(token).await,
             None => Err(TeamRefusal::Missing {

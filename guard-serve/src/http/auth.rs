@@ -192,8 +192,14 @@ impl From<Refusal> for Response<Body> {
 
 /// The bearer token of an `Authorization: Bearer <token>` header, if the request has one.
 pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get(header::AUTHORIZATION)
+    bearer_of(headers.get(header::AUTHORIZATION))
+}
+
+/// The token of an `Authorization` header's value when its scheme is `Bearer` (any case) and
+/// the token is not empty; `None` otherwise, or without a value. Every credential check reads
+/// the header through this one parser.
+pub fn bearer_of(authorization: Option<&HeaderValue>) -> Option<&str> {
+    authorization
         .and_then(|value| value.to_str().ok())
         .and_then(|value| {
             let (scheme, token) = value.trim().split_once(' ')?;
@@ -201,6 +207,7 @@ pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
                 .eq_ignore_ascii_case("bearer")
                 .then(|| token.trim_start())
         })
+        .filter(|token| !token.is_empty())
 }
 
 /// The first 12 bytes of a SHA-256 digest, as hex.

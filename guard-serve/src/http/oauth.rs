@@ -431,15 +431,7 @@ impl OAuthVerifier {
         &self,
         authorization: Option<&http::HeaderValue>,
     ) -> Result<Verified, TokenRefusal> {
-        let token = authorization
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| {
-                let (scheme, token) = value.trim().split_once(' ')?;
-                scheme
-                    .eq_ignore_ascii_case("bearer")
-                    .then(|| token.trim_start())
-            })
-            .filter(|token| !token.is_empty());
+        let token = super::auth::bearer_of(authorization);
         match token {
             Some(token) => self.verify(token).await,
             None => Err(TokenRefusal::Missing(format!(
