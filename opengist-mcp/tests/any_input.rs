@@ -23,18 +23,13 @@
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant};
 
 use ask_first::testing::{Era, Person, Reply, text_of};
-use axum::Router;
-use axum::http::{Method, StatusCode, Uri};
 use opengist_mcp::OpengistServer;
 use opengist_mcp::catalog;
-use opengist_mcp::cli::CliArgs;
-use opengist_mcp::config::Config;
 use opengist_mcp::opengist::GistRef;
 use rmcp::model::{CallToolRequestParams, ErrorCode, ProtocolVersion};
 use rmcp::service::{RoleClient, RunningService, ServiceError};
@@ -42,8 +37,10 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use serde_json::{Map, Value, json};
 use url::Url;
 
-/// The Opengist token the configured server holds: no answer may contain it.
-const OPENGIST_TOKEN: &str = "og_0f1e2d3c4b5a69780f1e2d3c4b5a69780f1e2d3c4b5a69780f1e2d3c4b5a6978";
+mod support;
+// OPENGIST_TOKEN: the token the configured server holds; no answer may contain it.
+use support::{Faulty, OPENGIST_TOKEN};
+
 /// A well-formed gist id, the base of most argument objects.
 const ID: &str = "0123456789abcdef0123456789abcdef";
 /// The generator's seed; each tool mixes in its name.
@@ -55,100 +52,10 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 /// 1 MiB.
 const MIB: usize = 1024 * 1024;
 
-// ---- the Opengist stand-in: a 500 for everything ----------------------------------------
-
-/// An Opengist stand-in that fails every request with a 500 and records its method and path.
-///
-/// A guarded tool checks, before asking, whether its call can succeed, with a request Opengist
-/// refuses before changing anything: the body `{}` sent to `POST /api/gists`,
-/// `PATCH /api/gists/<id>` or `PATCH /api/user` (see `opengist/probes.rs`). Those are recorded
-/// apart as probes, and only exactly those; any other non-GET is a write.
-struct Faulty {
-    addr: SocketAddr,
-    seen: Arc<Mutex<Vec<(Method, String)>>>,
-}
-
-/// Whether a request is one of the side-effect-free probes: an empty JSON object sent to a
-/// route whose validation refuses it before anything is written.
-fn is_probe(method: &Method, path: &str, body: &[u8]) -> bool {
-    let probe_route = match *method {
-        Method::POST => path == "/api/gists",
-        Method::PATCH => {
-            path == "/api/user"
-                || path
-                    .strip_prefix("/api/gists/")
-                    .is_some_and(|id| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()))
-        }
-        _ => false,
-    };
-    probe_route && body == b"{}"
-}
-
-impl Faulty {
-    async fn start() -> Self {
-        let seen: Arc<Mutex<Vec<(Method, String)>>> = Arc::default();
-        let record = seen.clone();
-        let app =
-            Router::new().fallback(move |method: Method, uri: Uri, body: axum::body::Bytes| {
-                let record = record.clone();
-                async move {
-                    let path = uri.path().to_owned();
-                    // A probe is still a request: it is recorded, as a GET-like read.
-                    let method = if is_probe(&method, &path, &body) {
-                        Method::GET
-                    } else {
-                        method
-                    };
-                    record.lock().expect("seen lock").push((method, path));
-                    (
-                        StatusCode::INTERNAL_SERVER_ERROR,
-                        [("content-type", "application/json")],
-                        r#"{"message":"injected fault","status":500}"#,
-                    )
-                }
-            });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind loopback");
-        let addr = listener.local_addr().expect("local addr");
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        Self { addr, seen }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    fn requests(&self) -> usize {
-        self.seen.lock().expect("seen lock").len()
-    }
-
-    fn writes(&self) -> Vec<(Method, String)> {
-        self.seen
-            .lock()
-            .expect("seen lock")
-            .iter()
-            .filter(|(method, _)| *method != Method::GET)
-            .cloned()
-            .collect()
-    }
-}
+// ---- the Opengist stand-in: a 500 for everything (support::Faulty) ------------------------
 
 fn configured_server(url: &str) -> OpengistServer {
-    let url = url.to_owned();
-    let env = move |name: &str| -> Option<String> {
-        match name {
-            "OPENGIST_URL" => Some(url.clone()),
-            "OPENGIST_TOKEN" => Some(OPENGIST_TOKEN.to_owned()),
-            "ELICITATION" => Some("true".to_owned()),
-            "OPENGIST_MCP_REQUEST_TIMEOUT_SECS" => Some("5".to_owned()),
-            _ => None,
-        }
-    };
-    let loaded = Config::from_env_and_args(&CliArgs::default(), &env).expect("valid config");
-    OpengistServer::from_config(&loaded.config).expect("server builds")
+    support::server_for(url, true)
 }
 
 // ---- the client: a person who always declines (ask_first::testing's scripted person) -------

@@ -10,108 +10,16 @@
 //! with the visibility explicit; and, for the tools that must read the gist first, that an
 //! Opengist fault is reported as such and no one is asked.
 
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
-
 use ask_first::protocol::APPROVE_PROPERTY;
 use ask_first::testing::{Era, Person, Reply, confirm_token_in, connect, text_of};
-use axum::Router;
-use axum::body::Bytes;
-use axum::http::{Method, StatusCode, Uri};
+use axum::http::Method;
 use opengist_mcp::OpengistServer;
-use opengist_mcp::cli::CliArgs;
-use opengist_mcp::config::Config;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult};
 use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Value, json};
 
-/// One request the stand-in received.
-#[derive(Debug, Clone)]
-struct Seen {
-    method: Method,
-    path: String,
-    body: Value,
-}
-
-/// Whether a request is the check a guarded tool makes before asking: the body `{}` sent to
-/// `POST /api/gists` or `PATCH /api/gists/<id>`, which Opengist refuses (422) before changing
-/// anything (see `opengist/probes.rs`). Exactly that: any other body or route is a write.
-fn is_probe(seen: &Seen) -> bool {
-    let route = match seen.method {
-        Method::POST => seen.path == "/api/gists",
-        Method::PATCH => seen
-            .path
-            .strip_prefix("/api/gists/")
-            .is_some_and(|id| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())),
-        _ => false,
-    };
-    route && seen.body == json!({})
-}
-
-/// An Opengist stand-in that fails every request with a 500 and records it.
-struct Faulty {
-    addr: SocketAddr,
-    seen: Arc<Mutex<Vec<Seen>>>,
-}
-
-impl Faulty {
-    async fn start() -> Self {
-        let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
-        let record = seen.clone();
-        let app = Router::new().fallback(move |method: Method, uri: Uri, body: Bytes| {
-            let record = record.clone();
-            async move {
-                let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                record.lock().expect("seen lock").push(Seen {
-                    method,
-                    path: uri.path().to_owned(),
-                    body,
-                });
-                (
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    [("content-type", "application/json")],
-                    r#"{"message":"injected fault","status":500}"#,
-                )
-            }
-        });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind loopback");
-        let addr = listener.local_addr().expect("local addr");
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        Self { addr, seen }
-    }
-
-    fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().expect("seen lock").clone()
-    }
-
-    /// Every request but GETs and the side-effect-free probes a guarded tool sends before
-    /// asking (see [`is_probe`]).
-    fn writes(&self) -> Vec<Seen> {
-        self.seen()
-            .into_iter()
-            .filter(|s| s.method != Method::GET && !is_probe(s))
-            .collect()
-    }
-}
-
-fn server_for(url: &str, elicitation: bool) -> OpengistServer {
-    let url = url.to_owned();
-    let env = move |name: &str| -> Option<String> {
-        match name {
-            "OPENGIST_URL" => Some(url.clone()),
-            "OPENGIST_TOKEN" => Some(format!("og_{}", "a".repeat(64))),
-            "ELICITATION" => Some(elicitation.to_string()),
-            "OPENGIST_MCP_REQUEST_TIMEOUT_SECS" => Some("5".to_owned()),
-            _ => None,
-        }
-    };
-    let loaded = Config::from_env_and_args(&CliArgs::default(), &env).expect("valid config");
-    OpengistServer::from_config(&loaded.config).expect("server builds")
-}
+mod support;
+use support::{Faulty, server_for};
 
 struct Session {
     client: RunningService<RoleClient, Person>,
@@ -170,7 +78,7 @@ async fn private_create_asks_nobody_and_sends_the_exact_body() {
         let opengist = Faulty::start().await;
         let session = Session::open(
             era,
-            server_for(&format!("http://{}", opengist.addr), true),
+            server_for(&opengist.url(), true),
             Person::new(Reply::Approve),
         )
         .await;
@@ -217,7 +125,7 @@ async fn public_create_waits_for_the_person_and_shows_facts_only() {
             let opengist = Faulty::start().await;
             let session = Session::open(
                 era,
-                server_for(&format!("http://{}", opengist.addr), true),
+                server_for(&opengist.url(), true),
                 Person::new(reply.clone()),
             )
             .await;
@@ -260,7 +168,7 @@ async fn invalid_arguments_cost_no_question_and_no_request() {
         let opengist = Faulty::start().await;
         let session = Session::open(
             era,
-            server_for(&format!("http://{}", opengist.addr), true),
+            server_for(&opengist.url(), true),
             Person::new(Reply::Approve),
         )
         .await;
@@ -310,7 +218,7 @@ async fn the_token_path_sends_nothing_until_the_token_comes_back() {
             let opengist = Faulty::start().await;
             let session = Session::open(
                 era,
-                server_for(&format!("http://{}", opengist.addr), elicitation),
+                server_for(&opengist.url(), elicitation),
                 Person::new(Reply::Approve).declaring_elicitation(can_elicit),
             )
             .await;
@@ -373,7 +281,7 @@ async fn reading_faults_are_reported_before_anyone_is_asked() {
         let opengist = Faulty::start().await;
         let session = Session::open(
             era,
-            server_for(&format!("http://{}", opengist.addr), true),
+            server_for(&opengist.url(), true),
             Person::new(Reply::Approve),
         )
         .await;
@@ -421,7 +329,7 @@ async fn a_modern_retry_for_another_gist_body_is_asked_again() {
     let opengist = Faulty::start().await;
     let session = Session::open(
         Era::Modern,
-        server_for(&format!("http://{}", opengist.addr), true),
+        server_for(&opengist.url(), true),
         Person::new(Reply::Approve),
     )
     .await;
