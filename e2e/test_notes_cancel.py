@@ -3,14 +3,13 @@ example (issue 9 item 1; the Opengist server has its own test in test_opengist_a
 
 Raw JSON-RPC, legacy era, stdio and streamable HTTP: `tools/call delete_note`, the server pushes
 `elicitation/create`, the client sends `notifications/cancelled` for the call and answers the
-dialog accept + approve a second later. The note must still be listed; an honest approval on the
+dialog accept + approve once a ping sent after the cancellation is answered. The note must still be listed; an honest approval on the
 same session still deletes (so the test can fail).
 """
 
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from raw_mcp import RawHttp, RawStdio, approve, call, cancelled, is_elicitation, is_response_to
@@ -41,7 +40,10 @@ def test_a_note_whose_delete_was_cancelled_is_kept_though_the_dialog_is_approved
     session.send(call(10, "delete_note", {"note_id": "n1"}))
     dialog = session.must(is_elicitation, WAIT_S, "elicitation/create")
     session.send(cancelled(10))
-    time.sleep(1.0)
+    # The event that says the cancellation has been read: the answer to a ping sent after it
+    # (the session reads its messages in order), not a pause.
+    session.send({"jsonrpc": "2.0", "id": 12, "method": "ping"})
+    session.must(is_response_to(12), WAIT_S, "the ping after the cancellation")
     session.send(approve(dialog))
     late = session.wait_for(is_response_to(10), 2.0)
     assert "n1" in listed(session, 2), f"the note of a cancelled call was deleted (server said {late})"

@@ -14,7 +14,6 @@ Raw JSON-RPC (e2e/raw_mcp.py): the attacks are what a well-behaved client never 
 
 from __future__ import annotations
 
-import time
 
 import pytest
 from raw_mcp import RawHttp, approve, approving, call, is_elicitation, is_input_required, is_response_to, per_request
@@ -66,11 +65,13 @@ def test_another_principal_cannot_answer_call_close_or_stream_the_session(notes_
     assert alice.open_stream(authorization=intruder) == 403, "GET stream on another principal's session"
     assert alice.delete(authorization=intruder) == 403, "DELETE of another principal's session"
 
-    time.sleep(1.0)
-    # Nothing the intruder sent reached the session: no answer to its calls, the notes kept.
-    for request_id in (21, 22, 23):
-        assert alice.wait_for(is_response_to(request_id), 0.2) is None, f"the intruder's request {request_id} was served"
+    # Nothing the intruder sent reached the session: the owner's own call, sent after them, is
+    # answered (the positive control, and the event: anything the session had taken from the
+    # intruder it would have handled first), the notes are kept, and no answer to the
+    # intruder's calls came before the owner's.
     assert note_ids(alice, 30) == ["n1", "n2", "n3"], "the intruder's answer or call deleted a note"
+    for request_id in (21, 22, 23):
+        assert alice.wait_for(is_response_to(request_id), 0) is None, f"the intruder's request {request_id} was served"
 
     # The owner's own answer is accepted, on the session the intruder could not close.
     alice.send(approve(dialog))
@@ -138,14 +139,15 @@ def test_a_custom_principal_rule_decides_who_owns_a_session(notes_http):
     assert status == 403, f"HTTP {status} for bob's call on alice's session"
     assert alice.open_stream(headers=bob) == 403
     assert alice.delete(headers=bob) == 403
-    time.sleep(0.5)
-    assert alice.wait_for(is_response_to(41), 0.2) is None
 
     # Alice with another Authorization header is still alice: the rule, not the header, decides.
+    # Her call is also the event for the check on bob's: answered after it was sent, with no
+    # answer to bob's call before it.
     status, _ = alice.post(call(42, "list_notes", {}), authorization="Bearer alice-other-device-01")
     assert status in (200, 202), f"HTTP {status} for alice's own call under another Authorization"
     listed = alice.must(is_response_to(42), WAIT_S, "alice's list")
     assert sorted(n["id"] for n in listed["result"]["structuredContent"]["notes"]) == ["n1", "n2", "n3"]
+    assert alice.wait_for(is_response_to(41), 0) is None, "bob's call on alice's session was served"
 
     alice.send(approve(dialog))
     done = alice.must(is_response_to(40), WAIT_S, "alice's delete result")
