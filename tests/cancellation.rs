@@ -41,6 +41,68 @@ struct NoteArgs {
     #[allow(dead_code)]
     #[serde(default)]
     confirm_token: Option<String>,
+    /// Says when this call is over (see [`Calls`]).
+    #[serde(skip)]
+    end: CallEnd,
+}
+
+/// The calls that reached the server (entered `resolve`) and those that are over: their
+/// arguments, which a call holds from `resolve` to the end of its body, were dropped (it
+/// finished, or it was cancelled and dropped). Once every call that entered is over, nothing
+/// of a cancelled one can still run: the event a "nothing ran" check waits for.
+#[derive(Default)]
+struct Calls {
+    entered: AtomicUsize,
+    ended: AtomicUsize,
+    changed: Notify,
+}
+
+impl Calls {
+    /// Waits until every call that reached the server is over (at most 10 s: then it fails).
+    async fn all_ended(&self, what: &str) {
+        let settled = async {
+            loop {
+                let changed = self.changed.notified();
+                if self.ended.load(Ordering::SeqCst) == self.entered.load(Ordering::SeqCst) {
+                    return;
+                }
+                changed.await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), settled)
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "{what}: {} call(s) reached the server and only {} ended within 10 s",
+                    self.entered.load(Ordering::SeqCst),
+                    self.ended.load(Ordering::SeqCst)
+                )
+            });
+    }
+}
+
+/// Held in a call's arguments once the call reaches the server; tells [`Calls`] when it is over.
+#[derive(Default)]
+struct CallEnd(std::sync::Mutex<Option<Arc<Calls>>>);
+
+impl CallEnd {
+    fn arm(&self, calls: &Arc<Calls>) {
+        let mut slot = self.0.lock().expect("call end lock");
+        if slot.is_none() {
+            calls.entered.fetch_add(1, Ordering::SeqCst);
+            *slot = Some(calls.clone());
+        }
+    }
+}
+
+impl Drop for CallEnd {
+    fn drop(&mut self) {
+        let calls = self.0.get_mut().ok().and_then(Option::take);
+        if let Some(calls) = calls {
+            calls.ended.fetch_add(1, Ordering::SeqCst);
+            calls.changed.notify_waiters();
+        }
+    }
 }
 
 /// Holds a call inside `resolve` until the test lets it go: the window in which the client
@@ -67,6 +129,7 @@ struct NotesServer {
     store: Arc<Store>,
     bodies: Arc<AtomicUsize>,
     gate: Arc<Gate>,
+    calls: Arc<Calls>,
 }
 
 impl Guarded for NotesServer {
@@ -86,6 +149,7 @@ fn existing(server: &NotesServer, id: &str) -> Result<(Id, u64), Rejection> {
 
 impl Resolve<NotesServer, NoteArgs> for DeleteNote {
     async fn resolve(server: &NotesServer, args: &NoteArgs) -> Result<Self, Rejection> {
+        args.end.arm(&server.calls);
         server.gate.pass().await;
         let (id, bytes) = existing(server, &args.id)?;
         Ok(Self { id, bytes })
@@ -94,6 +158,7 @@ impl Resolve<NotesServer, NoteArgs> for DeleteNote {
 
 impl Resolve<NotesServer, NoteArgs> for WriteNote {
     async fn resolve(server: &NotesServer, args: &NoteArgs) -> Result<Self, Rejection> {
+        args.end.arm(&server.calls);
         server.gate.pass().await;
         Ok(Self {
             id: existing(server, &args.id)?.0,
@@ -140,6 +205,7 @@ impl NotesServer {
             store: Arc::new(Store::seeded()),
             bodies: Arc::default(),
             gate: Arc::default(),
+            calls: Arc::default(),
         }
     }
 
@@ -194,9 +260,10 @@ impl Session {
         self.client.list_tools(None).await.expect("round trip");
     }
 
-    /// Lets anything that would still run after a cancellation run, then checks that nothing did.
+    /// Waits until every call that reached the server is over (the event: nothing of a
+    /// cancelled call can run after it), then checks that no body ran.
     async fn assert_nothing_ran(&self, what: &str) {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        self.server.calls.all_ended(what).await;
         assert_eq!(
             self.server.bodies.load(Ordering::SeqCst),
             0,
@@ -227,6 +294,9 @@ impl Session {
             assert_eq!(text_of(&response), "deleted n2");
         }
         assert!(!self.server.has("n2"));
+        // The positive control of the event: the calls that ran are counted as over too.
+        self.server.calls.all_ended("the approved delete").await;
+        assert!(self.server.calls.ended.load(Ordering::SeqCst) > 0);
     }
 }
 
