@@ -39,6 +39,7 @@ pub fn one_dependency_build() {
     // environment while it changes (before trybuild starts any process or thread).
     unsafe {
         std::env::set_var("CARGO_ENCODED_RUSTFLAGS", FLAGS);
+        std::env::set_var("CARGO_PROFILE_DEV_DEBUG", "false");
         for name in per_package {
             std::env::remove_var(name);
         }
