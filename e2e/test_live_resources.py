@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from live import DIAGONAL, TcpProxy, WebSession, api, follow, marker, ok
+from live import DIAGONAL, TcpProxy, WebSession, api, follow, marker, ok, since_now
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 from support import CLIENT_READ_TIMEOUT_S, client_target
@@ -352,13 +352,16 @@ async def test_completion_of_gist_ids_filenames_and_revisions(opengist_env, live
 async def test_resource_links_in_tool_results_read_back_the_same_bytes(opengist_env, live_server, era):
     og = api(opengist_env)
     m = marker()
+    # The search below reads file contents within a 2 MiB budget: from this test's start on
+    # only, so the gists other tests made before (some of 300 KiB) are not what it reads.
+    since = since_now()
     gist_id = og.create({"one.txt": f"{m} one\n", "two.json": '{"k": 2}\n'}, "private", title=m)
     og.update(gist_id, {"files": {"one.txt": {"content": f"{m} one, again\n"}}})
     oldest = og.commits(gist_id)[-1]["version"]
     async with resource_client(live_server, era) as client:
         shown = await client.call_tool("get_gist", {"gist_id": gist_id})
         pinned = await client.call_tool("get_gist", {"gist_id": gist_id, "sha": oldest})
-        found = await client.call_tool("search_gists", {"query": f"{m} one", "fields": ["content"], "limit": 5})
+        found = await client.call_tool("search_gists", {"query": f"{m} one", "fields": ["content"], "limit": 5, "since": since})
         listed = await client.call_tool("list_gists", {"per_page": 5})
         reads = {}
         for result in (shown, pinned, found):
