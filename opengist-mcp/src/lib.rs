@@ -41,7 +41,6 @@
 #![warn(missing_docs)]
 
 pub mod account;
-pub mod cache;
 pub mod catalog;
 pub mod cli;
 pub mod client_config;
@@ -51,7 +50,6 @@ pub mod guard_stores;
 pub mod healthcheck;
 pub mod http;
 pub mod logging;
-pub mod opengist;
 pub mod resources;
 pub mod result_budget;
 pub mod server;
@@ -61,4 +59,5 @@ pub mod team;
 pub mod tokens;
 pub mod tools;
 
+pub use opengist_mcp_client::{cache, opengist};
 pub use state::OpengistServer;
