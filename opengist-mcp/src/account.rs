@@ -47,7 +47,7 @@ impl Account {
         &self.cache
     }
 
-    /// Who is told about this account's changes (see [`crate::resources::notify`]): the
+    /// Who is told about this account's changes (see [`crate::notify`]): the
     /// cache owner, a digest of the instance and the token.
     pub fn audience(&self) -> [u8; 16] {
         self.cache.owner().bytes()

@@ -50,12 +50,14 @@ pub mod guard_stores;
 pub mod healthcheck;
 pub mod http;
 pub mod logging;
+pub mod notify;
 pub mod resources;
 pub mod result_budget;
 pub mod server;
 pub mod state;
 pub mod stdio;
 pub mod team;
+pub mod text;
 pub mod tokens;
 pub mod tools;
 

@@ -42,8 +42,8 @@ pub struct Shared {
     /// On a team server, the authenticator that checks each HTTP request's bearer with
     /// Opengist and gives it its person's account (see [`crate::team`]).
     pub team: Option<Arc<crate::team::TeamAuthenticator>>,
-    /// Resources: on or off, and the sessions told about changes (see [`crate::resources`]).
-    pub resources: crate::resources::notify::ResourceState,
+    /// Resources: on or off, and the sessions told about changes (see [`crate::resources`] and [`crate::notify`]).
+    pub resources: crate::notify::ResourceState,
 }
 
 /// The MCP server: one per session, cheap to clone.

@@ -19,8 +19,7 @@ use super::uri::FileUri;
 use crate::opengist::requests::GistId;
 use crate::opengist::{GistDetail, GistFile, GistSummary};
 use crate::result_budget::json_len;
-use crate::tools::common::gist_shapes::LIST_DESCRIPTION_CHARS;
-use crate::tools::common::text::rfc3339;
+use crate::text::{LIST_DESCRIPTION_CHARS, rfc3339};
 
 /// Gists per Opengist page read for one `resources/list` page.
 pub const GISTS_PER_PAGE: u32 = 30;

@@ -13,7 +13,7 @@
 //!   they name ([`links`]).
 //! - After this server's own writes, legacy sessions that listed resources, and 2026-07-28
 //!   `subscriptions/listen` streams that asked for it, are told the list changed
-//!   ([`notify`]). `resources/subscribe` is not offered (see the README).
+//!   ([`crate::notify`]). `resources/subscribe` is not offered (see the README).
 //!
 //! The same rules as the tools: everything read is marked untrusted (`_meta.untrusted`),
 //! every answer is bounded, nothing of a gist is logged. Resources exist only when
@@ -24,11 +24,10 @@ pub mod complete;
 pub mod links;
 pub mod list;
 pub mod mime;
-pub mod notify;
 pub mod read;
 pub mod uri;
 
-pub use notify::ResourceState;
+pub use crate::notify::ResourceState;
 
 use std::sync::Arc;
 
@@ -49,8 +48,8 @@ use crate::opengist::{
     OpengistError, Sha,
 };
 use crate::state::{NO_PERSON_ACCOUNT, OpengistServer, SETUP_INSTRUCTIONS};
-use crate::tools::common::list_scope::GIST_READ_NOTE;
-use crate::tools::common::unknown_file::unknown_file_message;
+use crate::text::GIST_READ_NOTE;
+use crate::text::unknown_file::unknown_file_message;
 use list::{Cursor, CursorError, GISTS_PER_PAGE, LIST_OVERHEAD, build_page, provenance_meta};
 use uri::{FileUri, HEAD_TEMPLATE, REVISION_TEMPLATE, Template, UriError};
 

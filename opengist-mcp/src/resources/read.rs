@@ -16,7 +16,7 @@ use super::mime::mime_type;
 use crate::catalog;
 use crate::opengist::requests::GistId;
 use crate::opengist::{GistDetail, RawFile};
-use crate::tools::common::text::call_text;
+use crate::text::call_text;
 
 /// Bytes of a read answer besides the content itself (the URI twice, `_meta`, the note).
 pub const READ_OVERHEAD: usize = 4096;

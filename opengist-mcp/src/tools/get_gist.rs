@@ -16,12 +16,12 @@ use serde_json::{Value, json};
 
 use super::common::Parameters;
 use super::common::gist_shapes::CommitOut;
-use super::common::text::{call_text, cut_at_char, rfc3339};
 use crate::cache;
 use crate::opengist::requests::Visibility;
 use crate::opengist::{GistDetail, Sha};
 use crate::result_budget::{fit_within, serialized_len};
 use crate::state::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
+use crate::text::{call_text, cut_at_char, rfc3339};
 
 /// Default `max_file_bytes` of `get_gist`.
 pub const DEFAULT_MAX_FILE_BYTES: usize = 32 * 1024;

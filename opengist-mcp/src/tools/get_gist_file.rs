@@ -10,13 +10,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::common::Parameters;
-use super::common::text::call_text;
-use super::common::unknown_file::unknown_file_message;
 use crate::cache;
 use crate::opengist::requests::GistId;
 use crate::opengist::{RawFile, Sha};
 use crate::result_budget::fit_within;
 use crate::state::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
+use crate::text::call_text;
+use crate::text::unknown_file::unknown_file_message;
 
 /// Default `max_bytes` of `get_gist_file`.
 pub const DEFAULT_MAX_WINDOW_BYTES: usize = 64 * 1024;

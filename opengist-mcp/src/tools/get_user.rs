@@ -10,9 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use super::common::Parameters;
 use super::common::arguments::check_username;
-use super::common::text::rfc3339;
 use crate::opengist::User;
 use crate::state::{OpengistServer, ToolResult, failure, opengist_failure};
+use crate::text::rfc3339;
 
 /// Arguments of `get_user`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]

@@ -12,10 +12,10 @@ use serde_json::json;
 use super::common::Parameters;
 use super::common::gist_shapes::CommitOut;
 use super::common::paging::{GistPageArgs, check_paging, next_page_call};
-use super::common::text::call_text;
 use crate::opengist::requests::GistId;
 use crate::opengist::{Commit, Page};
 use crate::state::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
+use crate::text::call_text;
 
 /// Result of `list_gist_commits`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -13,12 +13,13 @@ use serde_json::{Value, json};
 
 use super::common::Parameters;
 use super::common::arguments::check_username;
-use super::common::gist_shapes::{GistSummaryOut, LIST_DESCRIPTION_CHARS};
-use super::common::list_scope::{GIST_READ_NOTE, ListScopeArg, list_scope, parse_since};
+use super::common::gist_shapes::GistSummaryOut;
+use super::common::list_scope::{ListScopeArg, list_scope, parse_since};
 use super::common::paging::check_paging;
-use super::common::text::call_text;
 use crate::opengist::{GistSummary, Grant, ListScope, Page};
 use crate::state::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
+use crate::text::call_text;
+use crate::text::{GIST_READ_NOTE, LIST_DESCRIPTION_CHARS};
 
 /// Arguments of `list_gists`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]

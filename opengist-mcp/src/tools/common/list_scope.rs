@@ -64,6 +64,3 @@ pub(crate) fn parse_since(since: Option<&str>) -> Result<Option<DateTime<Utc>>, 
             "`since` must be an RFC 3339 date-time with a zone, for example 2025-01-31T00:00:00Z; only gists updated at or after it are listed.".into()
         })
 }
-
-/// What Opengist silently does to a token without `gist:read`.
-pub const GIST_READ_NOTE: &str = "A token without the gist:read scope makes Opengist silently return public gists only: if private or unlisted gists you expect are missing, the token needs gist:read (Settings -> Access Tokens).";

@@ -5,8 +5,6 @@
 //! - [`list_scope`]: which gist list to read (`list_gists`, `search_gists`).
 //! - [`paging`]: `page`/`per_page` and the next-page call of per-gist lists.
 //! - [`gist_shapes`]: output shapes several results carry (a listed gist, a commit).
-//! - [`text`]: continuation calls, text cuts on character boundaries, RFC 3339 dates.
-//! - [`unknown_file`]: the refusal for a filename the gist does not have.
 //! - [`tool_schemas`]: the post-processing of every tool's schemas.
 //! - [`guard_texts`]: what the guarded tools' descriptions and the instructions say about the
 //!   guard, for the running `ELICITATION` setting.
@@ -20,9 +18,7 @@ pub mod gist_shapes;
 pub mod guard_texts;
 pub mod list_scope;
 pub mod paging;
-pub mod text;
 pub mod tool_schemas;
-pub mod unknown_file;
 
 pub(crate) mod existing_gist;
 pub(crate) mod preflight;

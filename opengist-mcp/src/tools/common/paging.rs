@@ -5,9 +5,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::text::call_text;
 use crate::opengist::MAX_PER_PAGE;
 use crate::opengist::requests::GistId;
+use crate::text::call_text;
 
 /// Default `per_page` of the paged lists.
 pub const DEFAULT_PER_PAGE: u32 = 30;

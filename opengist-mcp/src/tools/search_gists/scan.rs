@@ -15,9 +15,9 @@ use super::matching::{DetailScan, Field, Hits, Snippet, matched_fields, meta_hit
 use crate::opengist::requests::GistId;
 use crate::opengist::{GistDetail, GistSummary, OpengistError, Page};
 use crate::state::Provenance;
-use crate::tools::common::gist_shapes::{GistSummaryOut, LIST_DESCRIPTION_CHARS};
-use crate::tools::common::list_scope::{GIST_READ_NOTE, ListScopeArg};
-use crate::tools::common::text::call_text;
+use crate::text::{GIST_READ_NOTE, LIST_DESCRIPTION_CHARS, call_text};
+use crate::tools::common::gist_shapes::GistSummaryOut;
+use crate::tools::common::list_scope::ListScopeArg;
 
 /// Content bytes read (over all gists' files) after which the scan stops.
 pub const CONTENT_BYTE_BUDGET: u64 = 2 * 1024 * 1024;
