@@ -39,8 +39,9 @@
 //! nothing else from this crate (checked by `tests/layout.rs`).
 
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
-pub mod account;
+mod account;
 pub mod catalog;
 pub mod cli;
 pub mod client_config;
@@ -50,16 +51,16 @@ pub mod guard_stores;
 pub mod healthcheck;
 pub mod http;
 pub mod logging;
-pub mod notify;
-pub mod resources;
-pub mod result_budget;
+mod notify;
+mod resources;
+mod result_budget;
 pub mod server;
-pub mod state;
+mod state;
 pub mod stdio;
-pub mod team;
-pub mod text;
+mod team;
+mod text;
 pub mod tokens;
-pub mod tools;
+mod tools;
 
 pub use opengist_mcp_client::{cache, opengist};
 pub use state::OpengistServer;

@@ -20,14 +20,14 @@
 //! `OPENGIST_MCP_RESOURCES` is not `false` and `get_gist_file` is enabled (they read what it
 //! reads, so denying it, or allowing only other tools, turns them off too).
 
-pub mod complete;
-pub mod links;
-pub mod list;
-pub mod mime;
-pub mod read;
-pub mod uri;
+pub(crate) mod complete;
+pub(crate) mod links;
+pub(crate) mod list;
+pub(crate) mod mime;
+pub(crate) mod read;
+pub(crate) mod uri;
 
-pub use crate::notify::ResourceState;
+pub(crate) use crate::notify::ResourceState;
 
 use std::sync::Arc;
 
@@ -54,11 +54,11 @@ use list::{Cursor, CursorError, GISTS_PER_PAGE, LIST_OVERHEAD, build_page, prove
 use uri::{FileUri, HEAD_TEMPLATE, REVISION_TEMPLATE, Template, UriError};
 
 /// Gists of a list page read at once.
-pub const LIST_CONCURRENCY: usize = 4;
+pub(crate) const LIST_CONCURRENCY: usize = 4;
 
 /// Why a resource request failed, before it becomes a protocol error.
 #[derive(Debug, thiserror::Error)]
-pub enum ResourceError {
+pub(crate) enum ResourceError {
     /// The URI is not one of this server's.
     #[error(transparent)]
     Uri(#[from] UriError),
@@ -127,7 +127,7 @@ impl ResourceError {
 }
 
 /// The two templates.
-pub fn templates() -> Vec<ResourceTemplate> {
+pub(crate) fn templates() -> Vec<ResourceTemplate> {
     let mut meta = MetaObject::new();
     meta.insert("untrusted".into(), json!(true));
     meta.insert("source".into(), json!("opengist"));

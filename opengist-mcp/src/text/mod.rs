@@ -6,13 +6,13 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::Value;
 
-pub mod unknown_file;
+pub(crate) mod unknown_file;
 
 /// What Opengist silently does to a token without `gist:read`.
-pub const GIST_READ_NOTE: &str = "A token without the gist:read scope makes Opengist silently return public gists only: if private or unlisted gists you expect are missing, the token needs gist:read (Settings -> Access Tokens).";
+pub(crate) const GIST_READ_NOTE: &str = "A token without the gist:read scope makes Opengist silently return public gists only: if private or unlisted gists you expect are missing, the token needs gist:read (Settings -> Access Tokens).";
 
 /// Descriptions longer than this (in characters) are cut in list results.
-pub const LIST_DESCRIPTION_CHARS: usize = 300;
+pub(crate) const LIST_DESCRIPTION_CHARS: usize = 300;
 
 /// A date as RFC 3339 (UTC, seconds).
 pub(crate) fn rfc3339(at: Option<DateTime<Utc>>) -> Option<String> {

@@ -69,7 +69,7 @@ impl GistSummaryOut {
 
 /// One commit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct CommitOut {
+pub(crate) struct CommitOut {
     /// The commit sha: pass it as `sha` to read the gist at this revision.
     pub version: String,
     /// The git author's name.
@@ -87,7 +87,7 @@ pub struct CommitOut {
 
 impl CommitOut {
     /// The output form of a commit.
-    pub fn from_commit(commit: &Commit) -> Self {
+    pub(crate) fn from_commit(commit: &Commit) -> Self {
         Self {
             version: commit.version.clone(),
             author: commit.author.name.clone(),

@@ -10,7 +10,7 @@ use crate::opengist::ListScope;
 /// Which gist list to read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum ListScopeArg {
+pub(crate) enum ListScopeArg {
     /// The token owner's gists (or, with `username`, that user's gists).
     #[default]
     Mine,
@@ -24,7 +24,7 @@ pub enum ListScopeArg {
 
 impl ListScopeArg {
     /// The word used in arguments.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Mine => "mine",
             Self::Public => "public",

@@ -13,12 +13,12 @@
 //! - `write_outcome`: what became of a write whose answer was lost (the read-back).
 //! - `write_answer`: a failed write's result, with its outcome named for the audit log.
 
-pub mod arguments;
-pub mod gist_shapes;
-pub mod guard_texts;
-pub mod list_scope;
-pub mod paging;
-pub mod tool_schemas;
+pub(crate) mod arguments;
+pub(crate) mod gist_shapes;
+pub(crate) mod guard_texts;
+pub(crate) mod list_scope;
+pub(crate) mod paging;
+pub(crate) mod tool_schemas;
 
 pub(crate) mod existing_gist;
 pub(crate) mod preflight;
@@ -28,4 +28,4 @@ pub(crate) mod write_outcome;
 #[cfg(test)]
 pub(crate) mod fixtures;
 
-pub use arguments::{GistIdArg, Parameters};
+pub(crate) use arguments::{GistIdArg, Parameters};

@@ -11,18 +11,18 @@ use crate::tools::common::arguments::check_username;
 use crate::tools::common::list_scope::{ListScopeArg, list_scope, parse_since};
 
 /// Default and largest `limit`.
-pub const DEFAULT_LIMIT: usize = 20;
+pub(crate) const DEFAULT_LIMIT: usize = 20;
 /// Largest `limit`.
-pub const MAX_LIMIT: usize = 100;
+pub(crate) const MAX_LIMIT: usize = 100;
 /// Default `max_pages`.
-pub const DEFAULT_MAX_PAGES: u32 = 5;
+pub(crate) const DEFAULT_MAX_PAGES: u32 = 5;
 /// Largest `max_pages`.
-pub const MAX_PAGES: u32 = 20;
+pub(crate) const MAX_PAGES: u32 = 20;
 
 /// Arguments of `search_gists`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SearchGistsArgs {
+pub(crate) struct SearchGistsArgs {
     /// What to look for, 1 to 200 characters. Case-insensitive; matches the whole phrase, or
     /// every whitespace-separated word somewhere in the chosen fields.
     pub query: String,
@@ -58,7 +58,7 @@ pub struct SearchGistsArgs {
 
 /// A validated search.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SearchPlan {
+pub(crate) struct SearchPlan {
     /// The query.
     pub query: Query,
     /// The chosen fields, sorted, distinct.
@@ -95,7 +95,7 @@ impl SearchPlan {
 
 impl SearchGistsArgs {
     /// Validates the arguments; the error names the problem and the fix.
-    pub fn validate(&self) -> Result<SearchPlan, String> {
+    pub(crate) fn validate(&self) -> Result<SearchPlan, String> {
         let query = Query::parse(&self.query)?;
         let mut fields = match &self.fields {
             Some(f) if f.is_empty() => {

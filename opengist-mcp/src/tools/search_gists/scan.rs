@@ -20,11 +20,11 @@ use crate::tools::common::gist_shapes::GistSummaryOut;
 use crate::tools::common::list_scope::ListScopeArg;
 
 /// Content bytes read (over all gists' files) after which the scan stops.
-pub const CONTENT_BYTE_BUDGET: u64 = 2 * 1024 * 1024;
+pub(crate) const CONTENT_BYTE_BUDGET: u64 = 2 * 1024 * 1024;
 /// Gists read in full per call, at most.
-pub const MAX_DETAIL_READS: u64 = 500;
+pub(crate) const MAX_DETAIL_READS: u64 = 500;
 /// Full reads in flight at once.
-pub const FETCH_CONCURRENCY: usize = 4;
+pub(crate) const FETCH_CONCURRENCY: usize = 4;
 
 /// One gist that matched.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -41,7 +41,7 @@ pub struct SearchMatch {
 
 /// The outcome of reading one gist in full.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Fetched {
+pub(crate) enum Fetched {
     /// Read and scanned.
     Scan(DetailScan),
     /// 404 now: deleted or hidden since it was listed. Passed over.
@@ -52,7 +52,7 @@ pub enum Fetched {
 
 /// Why a scan stopped before the end of the list.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StopKind {
+pub(crate) enum StopKind {
     /// `limit` matches are in hand.
     Limit,
     /// The content byte budget is used up.
@@ -69,7 +69,7 @@ pub enum StopKind {
 
 /// What to do next with a page.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// The next gist in list order waits for its full read.
     NeedFetch,
     /// Every gist of the page is examined.
@@ -80,7 +80,7 @@ pub enum Step {
 
 /// Totals kept across pages, counted at the frontier (in list order).
 #[derive(Debug, Clone, Default)]
-pub struct ScanState {
+pub(crate) struct ScanState {
     /// Matches so far, in list order.
     pub matches: Vec<SearchMatch>,
     /// Gists examined up to the frontier.
@@ -118,14 +118,14 @@ struct Entry {
 /// One page of a scan: every gist classified from its metadata, then consumed in list order
 /// as full reads arrive (in any order).
 #[derive(Debug, Clone)]
-pub struct PageScan {
+pub(crate) struct PageScan {
     entries: Vec<Entry>,
     pos: usize,
 }
 
 impl PageScan {
     /// Classifies `items` by metadata, without any request.
-    pub fn new(plan: &SearchPlan, items: &[GistSummary]) -> Self {
+    pub(crate) fn new(plan: &SearchPlan, items: &[GistSummary]) -> Self {
         let needs_files = plan.needs_files();
         let entries = items
             .iter()
@@ -153,7 +153,7 @@ impl PageScan {
 
     /// The gists to read in full, in list order: only those before the point where metadata
     /// matches alone reach `remaining` matches, and at most `reads_left` of them.
-    pub fn to_fetch(&self, remaining: usize, reads_left: u64) -> Vec<(usize, GistId)> {
+    pub(crate) fn to_fetch(&self, remaining: usize, reads_left: u64) -> Vec<(usize, GistId)> {
         let mut wanted = Vec::new();
         let mut matched = 0usize;
         for (i, entry) in self.entries.iter().enumerate().skip(self.pos) {
@@ -177,19 +177,19 @@ impl PageScan {
     }
 
     /// Records the full read of entry `index`.
-    pub fn resolve(&mut self, index: usize, fetched: Fetched) {
+    pub(crate) fn resolve(&mut self, index: usize, fetched: Fetched) {
         if let Some(entry) = self.entries.get_mut(index) {
             entry.fetched = Some(fetched);
         }
     }
 
     /// How many gists of the page are examined.
-    pub fn position(&self) -> usize {
+    pub(crate) fn position(&self) -> usize {
         self.pos
     }
 
     /// Consumes examined gists in list order, as far as their reads allow.
-    pub fn advance(&mut self, plan: &SearchPlan, state: &mut ScanState) -> Step {
+    pub(crate) fn advance(&mut self, plan: &SearchPlan, state: &mut ScanState) -> Step {
         while let Some(entry) = self.entries.get_mut(self.pos) {
             match &entry.kind {
                 Kind::Filtered | Kind::NoMatch => {}
@@ -280,7 +280,7 @@ pub struct SearchOut {
 }
 
 /// The call that resumes `plan` at page `page`, passing over `skip` gists.
-pub fn resume_call(plan: &SearchPlan, page: u32, skip: usize) -> String {
+pub(crate) fn resume_call(plan: &SearchPlan, page: u32, skip: usize) -> String {
     let mut args: Vec<(&str, Value)> = vec![("query", json!(plan.query.text))];
     if plan.fields_given {
         args.push(("fields", json!(plan.fields)));
@@ -336,7 +336,7 @@ fn stop_reason(plan: &SearchPlan, kind: &StopKind, state: &ScanState, resume_pag
 /// Runs a search with `list` (one page of 100 gists by page number) and `fetch` (one gist in
 /// full, owned or shared: a cached gist is scanned where it lies, never copied). Fails only when the very first page cannot be listed; any later failure ends the
 /// search early with what was found and the call that resumes it.
-pub async fn run_search<L, LF, F, FF, D>(
+pub(crate) async fn run_search<L, LF, F, FF, D>(
     plan: &SearchPlan,
     mut list: L,
     fetch: F,
