@@ -10,10 +10,10 @@
 use std::path::Path;
 
 /// What stands for the token in every configuration printed.
-pub const TOKEN_PLACEHOLDER: &str = "og_...";
+pub(crate) const TOKEN_PLACEHOLDER: &str = "og_...";
 
 /// What stands for the instance when `OPENGIST_URL` is not set.
-pub const URL_PLACEHOLDER: &str = "https://gist.example.com";
+pub(crate) const URL_PLACEHOLDER: &str = "https://gist.example.com";
 
 /// The name the server is registered under in every client's configuration.
 const ENTRY: &str = "opengist";

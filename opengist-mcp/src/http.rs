@@ -23,7 +23,7 @@ pub fn http_options() -> HttpOptions {
 }
 
 /// The options a parsed configuration asks for.
-pub fn options_from_config(config: &Config) -> HttpOptions {
+pub(crate) fn options_from_config(config: &Config) -> HttpOptions {
     HttpOptions {
         bearer_token: config.http_token.clone(),
         no_auth: config.http_no_auth,

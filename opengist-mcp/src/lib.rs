@@ -29,14 +29,36 @@
 //!
 //! # Where a tool lives
 //!
-//! Each tool is one file, [`tools`]`/<name>.rs` (a folder for `search_gists`): its arguments,
+//! Each tool is one file, `tools/<name>.rs` (a folder for `search_gists`): its arguments,
 //! its handler, its result, and for a write its read-back after a lost answer. A guarded
 //! tool has a second file, [`opengist`]`/<name>.rs`: the request body, the guard target
 //! (what an approval is bound to, the question a person sees, when it is asked), the check
 //! made before asking, and the client method that takes the approval. The [`catalog`] is the
-//! one list of tools; [`state`] holds the server type, [`server`] builds it and answers MCP.
-//! Dependencies run one way, tools → [`cache`] → [`opengist`], and `opengist/` imports
-//! nothing else from this crate (checked by `tests/layout.rs`).
+//! one list of tools; `state` holds the server type, [`server`] builds it and answers MCP.
+//!
+//! # Layers
+//!
+//! Dependencies run one way, each folder using only those below it:
+//!
+//! ```text
+//! server, http, stdio, doctor, healthcheck, guard_stores   serving and the commands
+//!   tools            one file per tool (tools/common: what several share)
+//!   resources        gist files as MCP resources, and the resource links tools return
+//!   catalog          the one list of tools
+//!   state            the server type, bounded results, failures
+//!   team, account    whose Opengist account a request acts as
+//!   text, notify, result_budget   what tools and resources both say; list-changed
+//!                    notifications; the result-size ceiling
+//! opengist-mcp-client (another crate): cache -> opengist (the REST client)
+//! ```
+//!
+//! The client and its cache are the crate `opengist-mcp-client`, which does not depend on
+//! this one: a module there that imports the server does not compile. They are re-exported
+//! here as [`opengist`] and [`cache`] under their old paths. (Their log events have the
+//! target `opengist_mcp_client::…`, which the default filter `opengist_mcp=info` matches: a
+//! filter directive matches targets by prefix.) Inside this crate the modules are private
+//! and `pub(crate)` unless the binary, the tests, the benches or the fuzz targets use them,
+//! so rustc reports what nothing uses (`#![warn(unreachable_pub)]` keeps the spelling).
 
 #![warn(missing_docs)]
 #![warn(unreachable_pub)]

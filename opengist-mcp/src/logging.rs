@@ -26,11 +26,9 @@ use tracing_subscriber::prelude::*;
 
 mod redact;
 
-pub use redact::redact;
-
 /// The switch that lets the SDK's message logging through (still redacted): `1`, `true`, `yes`
 /// or `on`. Unset, empty, `0`, `false`, `no` or `off`: off.
-pub const PROTOCOL_TRACE_VAR: &str = "OPENGIST_MCP_PROTOCOL_TRACE";
+pub(crate) const PROTOCOL_TRACE_VAR: &str = "OPENGIST_MCP_PROTOCOL_TRACE";
 
 /// The crates whose message logging is held back below `warn` without the protocol-trace
 /// switch: the MCP SDK logs whole protocol messages and session ids.
@@ -45,7 +43,7 @@ fn is_sdk(target: &str) -> bool {
 }
 
 /// Reads the protocol-trace switch's value.
-pub fn parse_protocol_trace(value: Option<&str>) -> Result<bool, LoggingError> {
+pub(crate) fn parse_protocol_trace(value: Option<&str>) -> Result<bool, LoggingError> {
     let Some(value) = value else {
         return Ok(false);
     };
@@ -59,7 +57,7 @@ pub fn parse_protocol_trace(value: Option<&str>) -> Result<bool, LoggingError> {
 }
 
 /// The filter used when `RUST_LOG` is unset, empty or invalid.
-pub const DEFAULT_FILTER: &str = "opengist_mcp=info,warn";
+pub(crate) const DEFAULT_FILTER: &str = "opengist_mcp=info,warn";
 
 /// Why logging could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -105,7 +103,7 @@ pub fn init(rust_log: Option<&str>) -> Result<(), LoggingError> {
 }
 
 /// [`init`], with the SDK's protocol messages let through (redacted) when `protocol_trace`.
-pub fn init_with(rust_log: Option<&str>, protocol_trace: bool) -> Result<(), LoggingError> {
+pub(crate) fn init_with(rust_log: Option<&str>, protocol_trace: bool) -> Result<(), LoggingError> {
     let (filter, replaced) = filter(rust_log);
     let sdk_cap = filter_fn(move |meta| {
         protocol_trace || !is_sdk(meta.target()) || *meta.level() <= Level::WARN

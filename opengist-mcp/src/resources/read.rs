@@ -144,7 +144,11 @@ pub(crate) struct Target<'a> {
 }
 
 /// Shapes the answer of a read within the ceiling `ceiling`.
-pub(crate) fn shape_read(target: &Target<'_>, content: Content, ceiling: usize) -> ReadResourceResult {
+pub(crate) fn shape_read(
+    target: &Target<'_>,
+    content: Content,
+    ceiling: usize,
+) -> ReadResourceResult {
     let allowance = allowance(ceiling);
     let mut meta = provenance_meta();
     meta.insert("gist_id".into(), json!(target.gist_id.as_str()));

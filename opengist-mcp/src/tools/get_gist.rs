@@ -465,7 +465,11 @@ pub(crate) fn shape_gist(detail: &GistDetail, options: &GistViewOptions) -> Gist
 }
 
 /// [`shape_gist`], with the total content budget lowered until the JSON fits `budget` bytes.
-pub(crate) fn shape_gist_within(detail: &GistDetail, options: &GistViewOptions, budget: usize) -> GistOut {
+pub(crate) fn shape_gist_within(
+    detail: &GistDetail,
+    options: &GistViewOptions,
+    budget: usize,
+) -> GistOut {
     fit_within(budget, options.max_total_bytes, |allowance| {
         let mut fitted = options.clone();
         fitted.max_total_bytes = allowance;

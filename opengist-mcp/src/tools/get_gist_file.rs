@@ -253,7 +253,12 @@ pub(crate) fn shape_window(
 }
 
 /// The answer for a binary file: nothing shown, and why.
-pub(crate) fn binary_window(filename: &str, sha: &str, offset: u64, size: Option<u64>) -> FileWindow {
+pub(crate) fn binary_window(
+    filename: &str,
+    sha: &str,
+    offset: u64,
+    size: Option<u64>,
+) -> FileWindow {
     let omitted = match size {
         Some(n) => format!("binary file ({n} bytes): not shown"),
         None => "binary file: not shown".into(),

@@ -59,7 +59,13 @@ pub(crate) fn commit_json(version: &str) -> Value {
 }
 
 /// A file of a gist in full, as Opengist sends it.
-pub(crate) fn file_json(name: &str, content: &str, size: usize, truncated: bool, encoding: &str) -> Value {
+pub(crate) fn file_json(
+    name: &str,
+    content: &str,
+    size: usize,
+    truncated: bool,
+    encoding: &str,
+) -> Value {
     json!({
         "filename": name, "type": "text/plain", "language": "Text",
         "size": size, "truncated": truncated, "content": content, "encoding": encoding

@@ -150,7 +150,11 @@ pub(crate) fn matched_fields(query: &Query, hits: &[(Field, Hits)]) -> Option<Ve
 }
 
 /// The metadata hits of a summary, for the chosen metadata fields.
-pub(crate) fn meta_hits(query: &Query, fields: &[Field], summary: &GistSummary) -> Vec<(Field, Hits)> {
+pub(crate) fn meta_hits(
+    query: &Query,
+    fields: &[Field],
+    summary: &GistSummary,
+) -> Vec<(Field, Hits)> {
     fields
         .iter()
         .filter_map(|field| {
