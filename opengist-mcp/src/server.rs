@@ -162,7 +162,7 @@ impl OpengistServer {
     }
 
     /// The MCP principal of a request, as the guard tells callers apart: what requests to
-    /// Opengist made for it are counted against (see `opengist/client/limit.rs`).
+    /// Opengist made for it are counted against (see `opengist-mcp-client/src/opengist/client/limit.rs`).
     fn principal(&self, context: &RequestContext<RoleServer>) -> String {
         self.shared.guard.principal_of(&Caller::of(context))
     }
