@@ -422,6 +422,7 @@ fn params_of(tool: &str) -> &'static [Param] {
                     opt("max_pages", Count),
                     opt("page_start", Count),
                     opt("skip", Count),
+                    opt("after", GistId),
                 ]
             }
         }

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::matching::{Field, Query};
-use crate::opengist::requests::Visibility;
+use crate::opengist::requests::{GistId, Visibility};
 use crate::opengist::{ListScope, MAX_PER_PAGE};
 use crate::tools::common::arguments::check_username;
 use crate::tools::common::list_scope::{ListScopeArg, list_scope, parse_since};
@@ -54,6 +54,11 @@ pub(crate) struct SearchGistsArgs {
     /// Gists at the start of `page_start` to pass over (from `next_call`), 0 to 99. Default 0.
     #[serde(default)]
     pub skip: Option<usize>,
+    /// The last gist the previous call examined (from `next_call`): the search goes on right
+    /// after it when it is still on `page_start`, so gists deleted or added meanwhile do not
+    /// make it pass over any; else after `skip` gists.
+    #[serde(default)]
+    pub after: Option<String>,
 }
 
 /// A validated search.
@@ -83,8 +88,10 @@ pub(crate) struct SearchPlan {
     pub max_pages: u32,
     /// First page.
     pub page_start: u32,
-    /// Gists of the first page to pass over.
+    /// Gists of the first page to pass over when `after` is not on it.
     pub skip: usize,
+    /// The last gist the previous call examined.
+    pub after: Option<GistId>,
 }
 
 impl SearchPlan {
@@ -139,6 +146,12 @@ impl SearchGistsArgs {
                 return Err("`skip` must be 0 to 99 (gists of the first page to pass over); copy it from `next_call`.".into());
             }
         };
+        let after = match self.after.as_deref() {
+            None => None,
+            Some(id) => Some(GistId::parse(id.trim()).map_err(|_| {
+                "`after` is the id of the last gist a search examined (32 hex characters): copy it from `next_call`, or leave it out to start at `page_start`.".to_owned()
+            })?),
+        };
         Ok(SearchPlan {
             query,
             fields,
@@ -153,6 +166,7 @@ impl SearchGistsArgs {
             max_pages,
             page_start,
             skip,
+            after,
         })
     }
 }

@@ -279,8 +279,32 @@ pub struct SearchOut {
     pub provenance: Provenance,
 }
 
-/// The call that resumes `plan` at page `page`, passing over `skip` gists.
-pub(crate) fn resume_call(plan: &SearchPlan, page: u32, skip: usize) -> String {
+/// Where a search goes on: on list page `page`, right after gist `after` when it is still
+/// there, else after `skip` gists. A position alone would pass over gists whenever some listed
+/// before it are deleted between two calls (the list is ordered by `updated_at`, newest
+/// first, so others' writes shift it all the time).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Resume {
+    /// The list page.
+    pub(crate) page: u32,
+    /// Gists of `page` to pass over when `after` is not on it.
+    pub(crate) skip: usize,
+    /// The last gist examined before this point, if any.
+    pub(crate) after: Option<GistId>,
+}
+
+impl Resume {
+    /// Where on `items` (this point's page as Opengist lists it now) the scan starts.
+    pub(crate) fn start_on(&self, items: &[GistSummary]) -> usize {
+        self.after
+            .as_ref()
+            .and_then(|after| items.iter().position(|g| &g.id == after))
+            .map_or(self.skip, |at| at + 1)
+    }
+}
+
+/// The call that resumes `plan` at `at`.
+pub(crate) fn resume_call(plan: &SearchPlan, at: &Resume) -> String {
     let mut args: Vec<(&str, Value)> = vec![("query", json!(plan.query.text))];
     if plan.fields_given {
         args.push(("fields", json!(plan.fields)));
@@ -303,9 +327,12 @@ pub(crate) fn resume_call(plan: &SearchPlan, page: u32, skip: usize) -> String {
     if plan.max_pages != DEFAULT_MAX_PAGES {
         args.push(("max_pages", json!(plan.max_pages)));
     }
-    args.push(("page_start", json!(page)));
-    if skip > 0 {
-        args.push(("skip", json!(skip)));
+    args.push(("page_start", json!(at.page)));
+    if at.skip > 0 {
+        args.push(("skip", json!(at.skip)));
+    }
+    if let Some(after) = &at.after {
+        args.push(("after", json!(after.as_str())));
     }
     call_text("search_gists", &args)
 }
@@ -350,26 +377,24 @@ where
 {
     let mut state = ScanState::default();
     let mut scanned = Scanned::default();
-    let mut page_no = plan.page_start;
-    let mut skip = plan.skip;
+    let mut at = Resume {
+        page: plan.page_start,
+        skip: plan.skip,
+        after: plan.after.clone(),
+    };
     // `None`: the list was searched to its end.
-    let stop: Option<(StopKind, u32, usize)> = loop {
+    let stop: Option<StopKind> = loop {
         if scanned.pages >= plan.max_pages {
-            break Some((StopKind::PageBudget, page_no, skip));
+            break Some(StopKind::PageBudget);
         }
-        let page = match list(page_no).await {
+        let page = match list(at.page).await {
             Ok(page) => page,
             Err(error) if scanned.pages == 0 => return Err(error),
-            Err(error) => {
-                break Some((
-                    StopKind::ListFailed(page_no, error.to_string()),
-                    page_no,
-                    skip,
-                ));
-            }
+            Err(error) => break Some(StopKind::ListFailed(at.page, error.to_string())),
         };
         scanned.pages += 1;
-        let items = page.items.get(skip..).unwrap_or_default();
+        let start = at.start_on(&page.items).min(page.items.len());
+        let items = page.items.get(start..).unwrap_or_default();
         let mut scan = PageScan::new(plan, items);
         let wanted = scan.to_fetch(
             plan.limit.saturating_sub(state.matches.len()),
@@ -405,23 +430,24 @@ where
             }
             // Dropping `reads` here cancels reads still in flight.
         };
-        let at = skip + scan.position();
+        // The first gist not examined, and the last one that was (on this page or before).
+        let next = start + scan.position();
+        if let Some(last) = next.checked_sub(1).and_then(|i| page.items.get(i)) {
+            at.after = Some(last.id.clone());
+        }
+        let page_done = next >= page.items.len();
         match step {
+            Step::Stop(kind) if !page_done => {
+                at.skip = next;
+                break Some(kind);
+            }
+            _ if !page.has_next => break None,
             Step::Stop(kind) => {
-                if at >= page.items.len() {
-                    if !page.has_next {
-                        break None;
-                    }
-                    break Some((kind, page_no.saturating_add(1), 0));
-                }
-                break Some((kind, page_no, at));
+                (at.page, at.skip) = (at.page.saturating_add(1), 0);
+                break Some(kind);
             }
             Step::PageDone | Step::NeedFetch => {
-                if !page.has_next {
-                    break None;
-                }
-                page_no = page_no.saturating_add(1);
-                skip = 0;
+                (at.page, at.skip) = (at.page.saturating_add(1), 0);
             }
         }
     };
@@ -453,10 +479,10 @@ where
     }
     let (stopped_early, stop_reason, next_call) = match &stop {
         None => (false, None, None),
-        Some((kind, page, skip)) => (
+        Some(kind) => (
             true,
-            Some(stop_reason(plan, kind, &state, *page)),
-            Some(resume_call(plan, *page, *skip)),
+            Some(stop_reason(plan, kind, &state, at.page)),
+            Some(resume_call(plan, &at)),
         ),
     };
     Ok(SearchOut {
