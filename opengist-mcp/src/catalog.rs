@@ -6,7 +6,7 @@
 //! lists and read-only mode against it, `doctor` derives which tools each scope serves from
 //! it, and the tests iterate it. A tool's own file holds everything else about it (arguments,
 //! handler, result). Adding a tool is one file (its arguments, its `#[tool_router]` impl,
-//! its result), its `mod` line in [`crate::tools`], and one row here naming its router.
+//! its result), its `mod` line in `crate::tools`, and one row here naming its router.
 
 use rmcp::handler::server::router::tool::ToolRouter;
 

@@ -6,14 +6,14 @@
 //! facts: a tool name, a gist id, a status code, a count, a duration. On stdio, stdout carries
 //! the MCP protocol, so nothing here ever writes to stdout.
 //!
-//! The filter comes from `RUST_LOG` (default [`DEFAULT_FILTER`]). Colours are used only when
+//! The filter comes from `RUST_LOG` (default `DEFAULT_FILTER`). Colours are used only when
 //! stderr is a terminal.
 //!
 //! The MCP SDK (rmcp) logs every message it sends and receives at `debug`/`trace`, and session
 //! ids at `info`: questions, answers, `requestState` seals, confirm tokens, gist titles, file
 //! names and contents. So whatever `RUST_LOG` says, the SDK's events below `warn` are dropped,
-//! unless the protocol-trace switch [`PROTOCOL_TRACE_VAR`] is set: then they are logged, after
-//! a loud warning, and even then every line goes through [`redact`], which blanks seals,
+//! unless the protocol-trace switch `PROTOCOL_TRACE_VAR` is set: then they are logged, after
+//! a loud warning, and even then every line goes through `redact`, which blanks seals,
 //! confirm tokens, dialog answers and session ids (it runs on every line, switch or not).
 
 use std::io::IsTerminal as _;
@@ -97,7 +97,7 @@ pub fn filter(rust_log: Option<&str>) -> (EnvFilter, bool) {
 
 /// Installs the global subscriber: formatted lines on stderr, filtered by `rust_log` (pass the
 /// value of `RUST_LOG`), no ANSI colours unless stderr is a terminal. An invalid filter falls
-/// back to [`DEFAULT_FILTER`] and says so in a warning once logging is up.
+/// back to `DEFAULT_FILTER` and says so in a warning once logging is up.
 pub fn init(rust_log: Option<&str>) -> Result<(), LoggingError> {
     init_with(rust_log, false)
 }
@@ -135,7 +135,7 @@ pub(crate) fn init_with(rust_log: Option<&str>, protocol_trace: bool) -> Result<
 }
 
 /// [`init`] with the process's `RUST_LOG` (a value that is not UTF-8 counts as invalid).
-/// Also reads [`PROTOCOL_TRACE_VAR`].
+/// Also reads `PROTOCOL_TRACE_VAR`.
 pub fn init_from_env() -> Result<(), LoggingError> {
     let protocol_trace = match std::env::var(PROTOCOL_TRACE_VAR) {
         Ok(value) => parse_protocol_trace(Some(&value))?,
