@@ -273,7 +273,7 @@ impl Server {
             .env("OPENGIST_URL", base)
             .env("OPENGIST_TOKEN", token)
             // One debug line per Opengist request: how requests are counted.
-            .env("RUST_LOG", "warn,opengist_mcp_client::opengist=debug")
+            .env("RUST_LOG", "warn,opengist_mcp::opengist=debug")
             .env_remove("ELICITATION")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -54,9 +54,9 @@
 //!
 //! The client and its cache are the crate `opengist-mcp-client`, which does not depend on
 //! this one: a module there that imports the server does not compile. They are re-exported
-//! here as [`opengist`] and [`cache`] under their old paths. (Their log events have the
-//! target `opengist_mcp_client::…`, which the default filter `opengist_mcp=info` matches: a
-//! filter directive matches targets by prefix.) Inside this crate the modules are private
+//! here as [`opengist`] and [`cache`] under their old paths, and the client's log events keep
+//! their old target (`opengist_mcp::opengist::client`), so `RUST_LOG` filters stay as they
+//! were. Inside this crate the modules are private
 //! and `pub(crate)` unless the binary, the tests, the benches or the fuzz targets use them,
 //! so rustc reports what nothing uses (`#![warn(unreachable_pub)]` keeps the spelling).
 
