@@ -10,6 +10,7 @@ it, never for being exactly one test's gists.
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from live import DIAGONAL, WebSession, api, follow, marker, ok, refused, session, since_now
@@ -197,6 +198,36 @@ async def test_search_limit_stops_early_and_next_call_goes_on(opengist_env, live
             if not call:
                 break
     assert found == made, f"next_call lost or repeated gists: {found} vs {made}"
+
+
+async def test_search_next_call_survives_deletions_before_it(opengist_env, live_server, era):
+    """Lists are newest first, so a gist deleted ahead of where a search stopped shifts the
+    rest back by one: a resume by position alone would pass over a match. `next_call` names
+    the last gist examined, and the search goes on right after it."""
+    m = marker()
+    og = api(opengist_env)
+    since = since_now()
+    made = {og.create({"x.txt": "x\n"}, "private", title=f"{m} {i}") for i in range(3)}
+    # Opengist keeps updated_at in whole seconds: a second later, this gist is listed ahead of
+    # the three (setup, not evidence).
+    time.sleep(1.1)
+    ahead = og.create({"x.txt": "x\n"}, "private", title=f"other {marker()}")
+    async with session(live_server, era) as client:
+        first = await ok(client, "search_gists", {"query": m, "fields": ["title"], "since": since, "limit": 1})
+        found = [g["id"] for g in first["matches"]]
+        assert len(found) == 1 and found[0] in made, first
+        tool, args = follow(first["next_call"])
+        assert args.get("after") == found[0], first["next_call"]
+        deleted = og.request("DELETE", f"/api/gists/{ahead}")
+        assert deleted.status in (200, 204), deleted
+        assert og.request("GET", f"/api/gists/{ahead}").status == 404
+        for _ in range(5):
+            more = await ok(client, tool, args)
+            found += [g["id"] for g in more["matches"]]
+            if not more.get("next_call"):
+                break
+            tool, args = follow(more["next_call"])
+    assert sorted(found) == sorted(made), f"a deletion made next_call pass over or repeat a gist: {found}"
 
 
 async def test_search_budgets_are_bounded_and_reported(live_server, era):

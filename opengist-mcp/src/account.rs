@@ -47,7 +47,7 @@ impl Account {
         &self.cache
     }
 
-    /// Who is told about this account's changes (see [`crate::resources::notify`]): the
+    /// Who is told about this account's changes (see [`crate::notify`]): the
     /// cache owner, a digest of the instance and the token.
     pub fn audience(&self) -> [u8; 16] {
         self.cache.owner().bytes()
@@ -55,7 +55,7 @@ impl Account {
 }
 
 /// Runs `future` acting as `account` (when given): every [`current`] inside it answers it.
-pub async fn acting_as<F: Future>(account: Option<Account>, future: F) -> F::Output {
+pub(crate) async fn acting_as<F: Future>(account: Option<Account>, future: F) -> F::Output {
     match account {
         Some(account) => ACCOUNT.scope(account, future).await,
         None => future.await,
@@ -63,7 +63,7 @@ pub async fn acting_as<F: Future>(account: Option<Account>, future: F) -> F::Out
 }
 
 /// The account of the request being handled, when one was given with [`acting_as`].
-pub fn current() -> Option<Account> {
+pub(crate) fn current() -> Option<Account> {
     ACCOUNT.try_with(Clone::clone).ok()
 }
 

@@ -6,7 +6,7 @@
 //! lists and read-only mode against it, `doctor` derives which tools each scope serves from
 //! it, and the tests iterate it. A tool's own file holds everything else about it (arguments,
 //! handler, result). Adding a tool is one file (its arguments, its `#[tool_router]` impl,
-//! its result), its `mod` line in [`crate::tools`], and one row here naming its router.
+//! its result), its `mod` line in `crate::tools`, and one row here naming its router.
 
 use rmcp::handler::server::router::tool::ToolRouter;
 
@@ -64,7 +64,7 @@ const fn row(
 /// `get_gist_file`: the tool resources stand beside (they read what it reads, so they exist
 /// only when it is enabled).
 #[rustfmt::skip]
-pub const GET_GIST_FILE: ToolEntry =
+pub(crate) const GET_GIST_FILE: ToolEntry =
     row("get_gist_file", Reads, true, Scope::GistRead, OpengistServer::get_gist_file_router);
 
 /// Every tool, in the order they are listed: the reading tools, then the writing ones.
@@ -109,7 +109,7 @@ pub fn essential_names() -> impl Iterator<Item = &'static str> + Clone {
 }
 
 /// The names of the tools that need `scope`, in order.
-pub fn names_needing(scope: Scope) -> impl Iterator<Item = &'static str> + Clone {
+pub(crate) fn names_needing(scope: Scope) -> impl Iterator<Item = &'static str> + Clone {
     TOOLS
         .iter()
         .filter(move |tool| tool.scope == scope)
@@ -221,5 +221,78 @@ mod tests {
         );
         assert_eq!(entry("delete_gist").map(|t| t.access), Some(Access::Writes));
         assert!(entry("Delete_gist").is_none() && entry("").is_none());
+    }
+
+    /// The production source of every file under `src/` but the catalog's and the tools'
+    /// (the client's files are another crate): its `#[cfg(test)]` tail and comments left out.
+    fn other_sources() -> Vec<(String, String)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut found = Vec::new();
+        let mut stack = vec![root.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).expect("src is readable") {
+                let path = entry.expect("entry").path();
+                let name = path
+                    .strip_prefix(&root)
+                    .expect("under src")
+                    .to_string_lossy();
+                if name == "catalog.rs" || name.starts_with("tools") {
+                    continue;
+                }
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).expect("source is readable");
+                    let production = text.split("\n#[cfg(test)]\nmod ").next().unwrap_or("");
+                    let code: Vec<&str> = production
+                        .lines()
+                        .map(|line| line.split("//").next().unwrap_or_default())
+                        .collect();
+                    found.push((name.into_owned(), code.join("\n")));
+                }
+            }
+        }
+        found
+    }
+
+    /// Carried over from the deleted tests/layout.rs (the one check there that was not about
+    /// structure, which the compiler now holds): a tool's name is written here and in its own
+    /// file, and everything else reads it from this catalog.
+    #[test]
+    fn tool_names_are_written_in_the_catalog_and_in_tools_only() {
+        let sources = other_sources();
+        assert!(sources.len() > 20, "the walk found the sources");
+        assert!(
+            sources.iter().any(|(name, _)| name == "server.rs"),
+            "server.rs among them"
+        );
+        let found = names_in(&sources);
+        assert!(
+            found.is_empty(),
+            "a tool name written outside the catalog and the tools (read it from crate::catalog):\n{}",
+            found.join("\n")
+        );
+    }
+
+    /// `file: "name"` for each tool name written as a string in `sources`.
+    fn names_in(sources: &[(String, String)]) -> Vec<String> {
+        sources
+            .iter()
+            .flat_map(|(file, code)| {
+                TOOLS
+                    .iter()
+                    .filter(|tool| code.contains(&format!("\"{}\"", tool.name)))
+                    .map(move |tool| format!("{file}: \"{}\"", tool.name))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_tool_name_check_sees_a_name_outside_the_catalog() {
+        let sources = [
+            ("a.rs".to_owned(), "let x = \"get_gist\";".to_owned()),
+            ("b.rs".to_owned(), "let y = \"get_gists\";".to_owned()),
+        ];
+        assert_eq!(names_in(&sources), ["a.rs: \"get_gist\""]);
     }
 }

@@ -1,19 +1,19 @@
 //! `opengist-mcp client-config CLIENT`: the configuration a named MCP client needs to start
 //! this binary, printed with the binary's real path.
 //!
-//! It never prints a token: `OPENGIST_TOKEN` is always the placeholder [`TOKEN_PLACEHOLDER`],
+//! It never prints a token: `OPENGIST_TOKEN` is always the placeholder `TOKEN_PLACEHOLDER`,
 //! whatever the environment holds, so the output can be pasted into a chat or an issue. The
 //! instance URL is the configured one when `OPENGIST_URL` is set (it is no secret), else
-//! [`URL_PLACEHOLDER`]. Which clients show the approval dialog and which get the two-call
+//! `URL_PLACEHOLDER`. Which clients show the approval dialog and which get the two-call
 //! token is in `docs/CLIENTS.md`.
 
 use std::path::Path;
 
 /// What stands for the token in every configuration printed.
-pub const TOKEN_PLACEHOLDER: &str = "og_...";
+pub(crate) const TOKEN_PLACEHOLDER: &str = "og_...";
 
 /// What stands for the instance when `OPENGIST_URL` is not set.
-pub const URL_PLACEHOLDER: &str = "https://gist.example.com";
+pub(crate) const URL_PLACEHOLDER: &str = "https://gist.example.com";
 
 /// The name the server is registered under in every client's configuration.
 const ENTRY: &str = "opengist";

@@ -20,10 +20,10 @@ use ask_first_redis::{RedisNonceStore, RedisStoreError};
 use crate::config::{Config, var};
 
 /// The prefix of this server's keys in Redis.
-pub const REDIS_KEY_PREFIX: &str = "opengist-mcp:spent:";
+pub(crate) const REDIS_KEY_PREFIX: &str = "opengist-mcp:spent:";
 
 /// The directory under the XDG state directory that holds this server's spent-answer log.
-pub const STATE_DIR_NAME: &str = "opengist-mcp";
+pub(crate) const STATE_DIR_NAME: &str = "opengist-mcp";
 
 /// Why the guard's Redis store or audit log could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -63,7 +63,7 @@ pub fn redis_store(config: &Config) -> Result<Option<RedisNonceStore>, GuardStor
 /// `OPENGIST_MCP_REDIS_URL` calls for (answers sealed before a restart still open after it):
 /// the log in `OPENGIST_MCP_STATE_DIR`, else `$XDG_STATE_HOME/opengist-mcp` or
 /// `~/.local/state/opengist-mcp`, locked to this process. `None` otherwise.
-pub fn spent_log(config: &Config) -> Result<Option<FileNonceStore>, GuardStoreError> {
+pub(crate) fn spent_log(config: &Config) -> Result<Option<FileNonceStore>, GuardStoreError> {
     if !config.seal_key_configured || config.redis_url.is_some() {
         return Ok(None);
     }
@@ -84,7 +84,7 @@ pub fn spent_log(config: &Config) -> Result<Option<FileNonceStore>, GuardStoreEr
 }
 
 /// The audit sink `OPENGIST_MCP_AUDIT_LOG` asks for, if any.
-pub fn audit_sink(config: &Config) -> Result<Option<Arc<dyn AuditSink>>, GuardStoreError> {
+pub(crate) fn audit_sink(config: &Config) -> Result<Option<Arc<dyn AuditSink>>, GuardStoreError> {
     let Some(log) = &config.audit_log else {
         return Ok(None);
     };

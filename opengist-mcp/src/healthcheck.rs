@@ -18,12 +18,12 @@ use crate::config::Config;
 use crate::http::HEALTH_PATH;
 
 /// How long the probe waits for the whole answer.
-pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Where a probe of a server bound at `bound` connects: the loopback of the same family for an
 /// unspecified address (`0.0.0.0`, `[::]`), else the bound address itself. Both pass the HTTP
 /// gate's `Host` check (loopback with the bound port, or the bound address).
-pub fn probe_addr(bound: SocketAddr) -> SocketAddr {
+pub(crate) fn probe_addr(bound: SocketAddr) -> SocketAddr {
     let ip = match bound.ip() {
         IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
         IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),

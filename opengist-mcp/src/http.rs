@@ -23,7 +23,7 @@ pub fn http_options() -> HttpOptions {
 }
 
 /// The options a parsed configuration asks for.
-pub fn options_from_config(config: &Config) -> HttpOptions {
+pub(crate) fn options_from_config(config: &Config) -> HttpOptions {
     HttpOptions {
         bearer_token: config.http_token.clone(),
         no_auth: config.http_no_auth,
@@ -36,9 +36,9 @@ pub fn options_from_config(config: &Config) -> HttpOptions {
     }
 }
 
-/// The options for serving `server` as `config` asks: [`options_from_config`], and on a team
+/// The options for serving `server` as `config` asks: `options_from_config`, and on a team
 /// server (`OPENGIST_MCP_HTTP_AUTH=opengist`) its authenticator, which checks every request's
-/// bearer with Opengist (see [`crate::team`]); then one line on stderr says how callers
+/// bearer with Opengist (see `crate::team`); then one line on stderr says how callers
 /// authenticate.
 pub fn options_for(server: &crate::OpengistServer, config: &Config) -> HttpOptions {
     let mut options = options_from_config(config);

@@ -29,19 +29,41 @@
 //!
 //! # Where a tool lives
 //!
-//! Each tool is one file, [`tools`]`/<name>.rs` (a folder for `search_gists`): its arguments,
+//! Each tool is one file, `tools/<name>.rs` (a folder for `search_gists`): its arguments,
 //! its handler, its result, and for a write its read-back after a lost answer. A guarded
 //! tool has a second file, [`opengist`]`/<name>.rs`: the request body, the guard target
 //! (what an approval is bound to, the question a person sees, when it is asked), the check
 //! made before asking, and the client method that takes the approval. The [`catalog`] is the
-//! one list of tools; [`state`] holds the server type, [`server`] builds it and answers MCP.
-//! Dependencies run one way, tools → [`cache`] → [`opengist`], and `opengist/` imports
-//! nothing else from this crate (checked by `tests/layout.rs`).
+//! one list of tools; `state` holds the server type, [`server`] builds it and answers MCP.
+//!
+//! # Layers
+//!
+//! Dependencies run one way, each folder using only those below it:
+//!
+//! ```text
+//! server, http, stdio, doctor, healthcheck, guard_stores   serving and the commands
+//!   tools            one file per tool (tools/common: what several share)
+//!   resources        gist files as MCP resources, and the resource links tools return
+//!   catalog          the one list of tools
+//!   state            the server type, bounded results, failures
+//!   team, account    whose Opengist account a request acts as
+//!   text, notify, result_budget   what tools and resources both say; list-changed
+//!                    notifications; the result-size ceiling
+//! opengist-mcp-client (another crate): cache -> opengist (the REST client)
+//! ```
+//!
+//! The client and its cache are the crate `opengist-mcp-client`, which does not depend on
+//! this one: a module there that imports the server does not compile. They are re-exported
+//! here as [`opengist`] and [`cache`] under their old paths, and the client's log events keep
+//! their old target (`opengist_mcp::opengist::client`), so `RUST_LOG` filters stay as they
+//! were. Inside this crate the modules are private
+//! and `pub(crate)` unless the binary, the tests, the benches or the fuzz targets use them,
+//! so rustc reports what nothing uses (`#![warn(unreachable_pub)]` keeps the spelling).
 
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
-pub mod account;
-pub mod cache;
+mod account;
 pub mod catalog;
 pub mod cli;
 pub mod client_config;
@@ -51,14 +73,16 @@ pub mod guard_stores;
 pub mod healthcheck;
 pub mod http;
 pub mod logging;
-pub mod opengist;
-pub mod resources;
-pub mod result_budget;
+mod notify;
+mod resources;
+mod result_budget;
 pub mod server;
-pub mod state;
+mod state;
 pub mod stdio;
-pub mod team;
+mod team;
+mod text;
 pub mod tokens;
-pub mod tools;
+mod tools;
 
+pub use opengist_mcp_client::{cache, opengist};
 pub use state::OpengistServer;

@@ -6,14 +6,14 @@
 //! facts: a tool name, a gist id, a status code, a count, a duration. On stdio, stdout carries
 //! the MCP protocol, so nothing here ever writes to stdout.
 //!
-//! The filter comes from `RUST_LOG` (default [`DEFAULT_FILTER`]). Colours are used only when
+//! The filter comes from `RUST_LOG` (default `DEFAULT_FILTER`). Colours are used only when
 //! stderr is a terminal.
 //!
 //! The MCP SDK (rmcp) logs every message it sends and receives at `debug`/`trace`, and session
 //! ids at `info`: questions, answers, `requestState` seals, confirm tokens, gist titles, file
 //! names and contents. So whatever `RUST_LOG` says, the SDK's events below `warn` are dropped,
-//! unless the protocol-trace switch [`PROTOCOL_TRACE_VAR`] is set: then they are logged, after
-//! a loud warning, and even then every line goes through [`redact`], which blanks seals,
+//! unless the protocol-trace switch `PROTOCOL_TRACE_VAR` is set: then they are logged, after
+//! a loud warning, and even then every line goes through `redact`, which blanks seals,
 //! confirm tokens, dialog answers and session ids (it runs on every line, switch or not).
 
 use std::io::IsTerminal as _;
@@ -26,11 +26,9 @@ use tracing_subscriber::prelude::*;
 
 mod redact;
 
-pub use redact::redact;
-
 /// The switch that lets the SDK's message logging through (still redacted): `1`, `true`, `yes`
 /// or `on`. Unset, empty, `0`, `false`, `no` or `off`: off.
-pub const PROTOCOL_TRACE_VAR: &str = "OPENGIST_MCP_PROTOCOL_TRACE";
+pub(crate) const PROTOCOL_TRACE_VAR: &str = "OPENGIST_MCP_PROTOCOL_TRACE";
 
 /// The crates whose message logging is held back below `warn` without the protocol-trace
 /// switch: the MCP SDK logs whole protocol messages and session ids.
@@ -45,7 +43,7 @@ fn is_sdk(target: &str) -> bool {
 }
 
 /// Reads the protocol-trace switch's value.
-pub fn parse_protocol_trace(value: Option<&str>) -> Result<bool, LoggingError> {
+pub(crate) fn parse_protocol_trace(value: Option<&str>) -> Result<bool, LoggingError> {
     let Some(value) = value else {
         return Ok(false);
     };
@@ -59,7 +57,7 @@ pub fn parse_protocol_trace(value: Option<&str>) -> Result<bool, LoggingError> {
 }
 
 /// The filter used when `RUST_LOG` is unset, empty or invalid.
-pub const DEFAULT_FILTER: &str = "opengist_mcp=info,warn";
+pub(crate) const DEFAULT_FILTER: &str = "opengist_mcp=info,warn";
 
 /// Why logging could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -99,13 +97,13 @@ pub fn filter(rust_log: Option<&str>) -> (EnvFilter, bool) {
 
 /// Installs the global subscriber: formatted lines on stderr, filtered by `rust_log` (pass the
 /// value of `RUST_LOG`), no ANSI colours unless stderr is a terminal. An invalid filter falls
-/// back to [`DEFAULT_FILTER`] and says so in a warning once logging is up.
+/// back to `DEFAULT_FILTER` and says so in a warning once logging is up.
 pub fn init(rust_log: Option<&str>) -> Result<(), LoggingError> {
     init_with(rust_log, false)
 }
 
 /// [`init`], with the SDK's protocol messages let through (redacted) when `protocol_trace`.
-pub fn init_with(rust_log: Option<&str>, protocol_trace: bool) -> Result<(), LoggingError> {
+pub(crate) fn init_with(rust_log: Option<&str>, protocol_trace: bool) -> Result<(), LoggingError> {
     let (filter, replaced) = filter(rust_log);
     let sdk_cap = filter_fn(move |meta| {
         protocol_trace || !is_sdk(meta.target()) || *meta.level() <= Level::WARN
@@ -137,7 +135,7 @@ pub fn init_with(rust_log: Option<&str>, protocol_trace: bool) -> Result<(), Log
 }
 
 /// [`init`] with the process's `RUST_LOG` (a value that is not UTF-8 counts as invalid).
-/// Also reads [`PROTOCOL_TRACE_VAR`].
+/// Also reads `PROTOCOL_TRACE_VAR`.
 pub fn init_from_env() -> Result<(), LoggingError> {
     let protocol_trace = match std::env::var(PROTOCOL_TRACE_VAR) {
         Ok(value) => parse_protocol_trace(Some(&value))?,

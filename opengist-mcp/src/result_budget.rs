@@ -13,16 +13,16 @@
 use serde_json::Value;
 
 /// Appended to a string that was shortened to fit the ceiling.
-pub const CUT_MARK: &str = "…[cut to fit the result-size ceiling]";
+pub(crate) const CUT_MARK: &str = "…[cut to fit the result-size ceiling]";
 
 /// Serialized size of `value` in bytes.
-pub fn json_len(value: &Value) -> usize {
+pub(crate) fn json_len(value: &Value) -> usize {
     serialized_len(value)
 }
 
 /// Serialized JSON size of anything serializable, in bytes, counted without building the
 /// text (or a `Value`) in memory. `usize::MAX` if it cannot be serialized.
-pub fn serialized_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
+pub(crate) fn serialized_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
@@ -64,7 +64,7 @@ pub(crate) fn fit_within<T: serde::Serialize>(
 /// Shortens the longest strings in `value` until its JSON form is at most `budget` bytes.
 /// Returns whether anything was cut. Gives up (returning `true`) only if no string is left to
 /// shorten, which a caller must treat as "still too large".
-pub fn fit_to_budget(value: &mut Value, budget: usize) -> bool {
+pub(crate) fn fit_to_budget(value: &mut Value, budget: usize) -> bool {
     let mut cut = false;
     // Each round at least halves the longest string, so this ends quickly.
     for _ in 0..256 {

@@ -25,7 +25,7 @@ use crate::team::TeamAuthenticator;
 pub const SERVER_NAME: &str = "opengist-mcp";
 
 /// The tool resources stand beside: they read what it reads, so they exist only when it does.
-pub const RESOURCE_TOOL: &str = catalog::GET_GIST_FILE.name;
+pub(crate) const RESOURCE_TOOL: &str = catalog::GET_GIST_FILE.name;
 
 /// What clients are told about this server, for the running `ELICITATION` setting (see
 /// [`crate::tools::common::guard_texts`]).
@@ -33,7 +33,7 @@ pub use crate::tools::common::guard_texts::instructions;
 
 /// How to reach the configured Opengist: `None` until both `OPENGIST_URL` and
 /// `OPENGIST_TOKEN` are set.
-pub fn client_options(config: &Config) -> Option<ClientOptions> {
+pub(crate) fn client_options(config: &Config) -> Option<ClientOptions> {
     let (url, token) = (config.opengist_url.as_ref()?, config.token.as_ref()?);
     Some(ClientOptions {
         token: Some(token.expose().to_owned()),
@@ -162,7 +162,7 @@ impl OpengistServer {
     }
 
     /// The MCP principal of a request, as the guard tells callers apart: what requests to
-    /// Opengist made for it are counted against (see `opengist/client/limit.rs`).
+    /// Opengist made for it are counted against (see `opengist-mcp-client/src/opengist/client/limit.rs`).
     fn principal(&self, context: &RequestContext<RoleServer>) -> String {
         self.shared.guard.principal_of(&Caller::of(context))
     }
@@ -191,7 +191,7 @@ impl OpengistServer {
 
     /// On a team server (`OPENGIST_MCP_HTTP_AUTH=opengist` with `--http`), the authenticator
     /// the HTTP gate must call for every request (see [`crate::http::options_for`]).
-    pub fn team_authenticator(&self) -> Option<Arc<TeamAuthenticator>> {
+    pub(crate) fn team_authenticator(&self) -> Option<Arc<TeamAuthenticator>> {
         self.shared.team.clone()
     }
 

@@ -42,8 +42,8 @@ pub struct Shared {
     /// On a team server, the authenticator that checks each HTTP request's bearer with
     /// Opengist and gives it its person's account (see [`crate::team`]).
     pub team: Option<Arc<crate::team::TeamAuthenticator>>,
-    /// Resources: on or off, and the sessions told about changes (see [`crate::resources`]).
-    pub resources: crate::resources::notify::ResourceState,
+    /// Resources: on or off, and the sessions told about changes (see [`crate::resources`] and [`crate::notify`]).
+    pub resources: crate::notify::ResourceState,
 }
 
 /// The MCP server: one per session, cheap to clone.
@@ -61,21 +61,21 @@ impl Guarded for OpengistServer {
 
 /// The answer to a tool call on a team server that reached it without a person's account (it
 /// cannot happen through the HTTP gate, which refuses such a request first).
-pub const NO_PERSON_ACCOUNT: &str = "opengist-mcp serves a team (OPENGIST_MCP_HTTP_AUTH=opengist), and this request carries no checked Opengist access token, so no request was made. Connect over HTTP with your own Opengist access token as the bearer token (Authorization: Bearer <token>; make one in Opengist under Settings -> Access Tokens).";
+pub(crate) const NO_PERSON_ACCOUNT: &str = "opengist-mcp serves a team (OPENGIST_MCP_HTTP_AUTH=opengist), and this request carries no checked Opengist access token, so no request was made. Connect over HTTP with your own Opengist access token as the bearer token (Authorization: Bearer <token>; make one in Opengist under Settings -> Access Tokens).";
 
 /// The answer to a tool call when the server has no Opengist to talk to.
-pub const SETUP_INSTRUCTIONS: &str = "opengist-mcp is not configured, so no request was made. Set OPENGIST_URL to your Opengist instance (for example https://gist.example.com) and OPENGIST_TOKEN to a personal access token made in Opengist under Settings -> Access Tokens (scopes: gist read+write, user read+write for likes), then restart the server. `opengist-mcp doctor` checks the setup.";
+pub(crate) const SETUP_INSTRUCTIONS: &str = "opengist-mcp is not configured, so no request was made. Set OPENGIST_URL to your Opengist instance (for example https://gist.example.com) and OPENGIST_TOKEN to a personal access token made in Opengist under Settings -> Access Tokens (scopes: gist read+write, user read+write for likes), then restart the server. `opengist-mcp doctor` checks the setup.";
 
 /// A tool failure: an error result the model reads (never a protocol error).
-pub type ToolResult<T> = Result<Bounded<T>, CallToolResult>;
+pub(crate) type ToolResult<T> = Result<Bounded<T>, CallToolResult>;
 
 /// An error result with one text block.
-pub fn failure(message: impl Into<String>) -> CallToolResult {
+pub(crate) fn failure(message: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message.into())])
 }
 
 /// `map_err` helper: an Opengist error as a tool failure.
-pub fn opengist_failure(error: OpengistError) -> CallToolResult {
+pub(crate) fn opengist_failure(error: OpengistError) -> CallToolResult {
     failure(error.to_string())
 }
 
@@ -189,7 +189,7 @@ impl OpengistServer {
 }
 
 /// A tool failure as a guard rejection (for target resolution).
-pub fn rejection(result: CallToolResult) -> Rejection {
+pub(crate) fn rejection(result: CallToolResult) -> Rejection {
     Rejection::from_result(result)
 }
 

@@ -39,16 +39,16 @@ use crate::cache::CacheOwner;
 use crate::opengist::{OpengistClient, OpengistError, as_principal};
 
 /// How long a checked token is trusted without asking Opengist again.
-pub const CREDENTIAL_TTL: Duration = Duration::from_secs(60);
+pub(crate) const CREDENTIAL_TTL: Duration = Duration::from_secs(60);
 /// Checked tokens remembered at most.
-pub const MAX_CREDENTIALS: usize = 1024;
+pub(crate) const MAX_CREDENTIALS: usize = 1024;
 /// Token checks sent to Opengist at once: a flood of made-up tokens (anyone who can reach the
 /// port can send them) takes at most these turns of the caps on requests to Opengist
 /// (`OPENGIST_MCP_OPENGIST_MAX_REQUESTS`), and the rest stay for the people's own calls.
-pub const MAX_CHECKS_IN_FLIGHT: usize = 4;
+pub(crate) const MAX_CHECKS_IN_FLIGHT: usize = 4;
 /// How long a token check waits for one of those turns before the request is refused with
 /// `503`.
-pub const CHECK_QUEUE_WAIT: Duration = Duration::from_secs(10);
+pub(crate) const CHECK_QUEUE_WAIT: Duration = Duration::from_secs(10);
 
 /// Why a request's bearer was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

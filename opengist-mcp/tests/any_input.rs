@@ -415,7 +415,8 @@ fn kind_of(schema: &Map<String, Value>, name: &str, node: &Value) -> Kind {
         return Kind::Count;
     }
     match name {
-        "gist_id" => Kind::GistId,
+        // `after`: search_gists' cursor, the id of the last gist a search examined.
+        "gist_id" | "after" => Kind::GistId,
         "username" => Kind::Username,
         "since" | "expires_at" => Kind::Date,
         "sha" => Kind::Sha,

@@ -65,7 +65,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
 });
 
 /// `line` with seals, tokens, answers and session ids blanked out.
-pub fn redact(line: &str) -> String {
+pub(crate) fn redact(line: &str) -> String {
     let mut text = line.to_owned();
     for rule in RULES.iter() {
         if rule.pattern.is_match(&text) {

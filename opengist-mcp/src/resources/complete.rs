@@ -16,13 +16,13 @@ use rmcp::model::CompletionInfo;
 use crate::opengist::GistSummary;
 
 /// Most values one completion answer carries.
-pub const MAX_VALUES: usize = 30;
+pub(crate) const MAX_VALUES: usize = 30;
 /// Pages of 100 gists a `gist_id` completion reads, at most.
-pub const GIST_SCAN_PAGES: u32 = 3;
+pub(crate) const GIST_SCAN_PAGES: u32 = 3;
 /// Commits a `revision` completion reads, at most (Opengist's largest page).
-pub const COMMIT_SCAN: u32 = 100;
+pub(crate) const COMMIT_SCAN: u32 = 100;
 /// Longest value completed; anything longer matches nothing.
-pub const MAX_TYPED: usize = 256;
+pub(crate) const MAX_TYPED: usize = 256;
 
 /// The words of `text`: runs of letters and digits, lower-cased.
 fn words(text: &str) -> Vec<String> {
@@ -33,7 +33,7 @@ fn words(text: &str) -> Vec<String> {
 }
 
 /// Whether every word of `typed` starts some word of `title`.
-pub fn title_matches(title: &str, typed: &str) -> bool {
+pub(crate) fn title_matches(title: &str, typed: &str) -> bool {
     let wanted = words(typed);
     if wanted.is_empty() {
         return false;
@@ -46,7 +46,7 @@ pub fn title_matches(title: &str, typed: &str) -> bool {
 
 /// Ranks the owner's gists (`gists` newest first) for a typed `gist_id`: id prefix matches,
 /// then title matches; everything when nothing is typed.
-pub fn rank_gists(gists: &[GistSummary], typed: &str) -> (Vec<String>, usize) {
+pub(crate) fn rank_gists(gists: &[GistSummary], typed: &str) -> (Vec<String>, usize) {
     let typed = typed.trim();
     if typed.len() > MAX_TYPED {
         return (Vec::new(), 0);
@@ -72,7 +72,7 @@ pub fn rank_gists(gists: &[GistSummary], typed: &str) -> (Vec<String>, usize) {
 }
 
 /// Ranks filenames (in filename order) for a typed `filename`.
-pub fn rank_names(names: &[String], typed: &str) -> (Vec<String>, usize) {
+pub(crate) fn rank_names(names: &[String], typed: &str) -> (Vec<String>, usize) {
     if typed.len() > MAX_TYPED {
         return (Vec::new(), 0);
     }
@@ -89,7 +89,7 @@ pub fn rank_names(names: &[String], typed: &str) -> (Vec<String>, usize) {
 }
 
 /// Ranks commit shas (newest first) for a typed `revision`.
-pub fn rank_revisions(versions: &[String], typed: &str) -> (Vec<String>, usize) {
+pub(crate) fn rank_revisions(versions: &[String], typed: &str) -> (Vec<String>, usize) {
     let lower = typed.trim().to_ascii_lowercase();
     if lower.len() > 40 {
         return (Vec::new(), 0);
@@ -107,7 +107,7 @@ pub fn rank_revisions(versions: &[String], typed: &str) -> (Vec<String>, usize) 
 
 /// The protocol's form of a ranking: the values, how many matched, whether more did than are
 /// shown (or more candidates might exist than were read: `unread`).
-pub fn completion(values: Vec<String>, total: usize, unread: bool) -> CompletionInfo {
+pub(crate) fn completion(values: Vec<String>, total: usize, unread: bool) -> CompletionInfo {
     let has_more = unread || total > values.len();
     let total = u32::try_from(total).unwrap_or(u32::MAX);
     CompletionInfo::with_pagination(values, Some(total), has_more).unwrap_or_default()

@@ -21,7 +21,7 @@ use crate::state::OpengistServer;
 
 /// One file a result names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NamedFile<'a> {
+pub(crate) struct NamedFile<'a> {
     /// The gist's id.
     pub gist_id: &'a str,
     /// The gist's title.
@@ -37,12 +37,12 @@ pub struct NamedFile<'a> {
 }
 
 /// Bytes the links of one result may take, for a ceiling of `ceiling` bytes.
-pub fn links_budget(ceiling: usize) -> usize {
+pub(crate) fn links_budget(ceiling: usize) -> usize {
     ceiling / 16
 }
 
 /// The link to one file.
-pub fn link(file: &NamedFile<'_>) -> ContentBlock {
+pub(crate) fn link(file: &NamedFile<'_>) -> ContentBlock {
     let uri = FileUri::format(file.gist_id, file.revision, file.filename);
     let mut resource = Resource::new(uri, file.filename)
         .with_title(title_of(file.gist_title, file.filename))
@@ -57,7 +57,7 @@ pub fn link(file: &NamedFile<'_>) -> ContentBlock {
 }
 
 /// Links to `files`, in order, at most `budget` bytes of them.
-pub fn links<'a>(
+pub(crate) fn links<'a>(
     files: impl IntoIterator<Item = NamedFile<'a>>,
     budget: usize,
 ) -> Vec<ContentBlock> {

@@ -19,19 +19,18 @@ use super::uri::FileUri;
 use crate::opengist::requests::GistId;
 use crate::opengist::{GistDetail, GistFile, GistSummary};
 use crate::result_budget::json_len;
-use crate::tools::common::gist_shapes::LIST_DESCRIPTION_CHARS;
-use crate::tools::common::text::rfc3339;
+use crate::text::{LIST_DESCRIPTION_CHARS, rfc3339};
 
 /// Gists per Opengist page read for one `resources/list` page.
-pub const GISTS_PER_PAGE: u32 = 30;
+pub(crate) const GISTS_PER_PAGE: u32 = 30;
 /// Highest Opengist page a cursor may name.
-pub const MAX_PAGE: u32 = 100_000;
+pub(crate) const MAX_PAGE: u32 = 100_000;
 /// Bytes of a list answer besides its resources (cursor, `_meta`, envelope).
-pub const LIST_OVERHEAD: usize = 2048;
+pub(crate) const LIST_OVERHEAD: usize = 2048;
 
 /// Where a `resources/list` page starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cursor {
+pub(crate) struct Cursor {
     /// Opengist's page, 1-based.
     pub page: u32,
     /// Gists of that page already listed.
@@ -45,18 +44,18 @@ pub struct Cursor {
 #[error(
     "the cursor is not one this server handed out: pass the `nextCursor` of the previous resources/list answer unchanged, or leave the cursor out to start at the newest gist"
 )]
-pub struct CursorError;
+pub(crate) struct CursorError;
 
 impl Cursor {
     /// The first page.
-    pub const START: Self = Self {
+    pub(crate) const START: Self = Self {
         page: 1,
         skip: 0,
         after: None,
     };
 
     /// Parses a cursor; `None` is the first page.
-    pub fn parse(cursor: Option<&str>) -> Result<Self, CursorError> {
+    pub(crate) fn parse(cursor: Option<&str>) -> Result<Self, CursorError> {
         let Some(text) = cursor else {
             return Ok(Self::START);
         };
@@ -82,7 +81,7 @@ impl Cursor {
     }
 
     /// The text handed to the client.
-    pub fn encode(&self) -> String {
+    pub(crate) fn encode(&self) -> String {
         match &self.after {
             Some(id) => format!("p{}s{}a{}", self.page, self.skip, id.as_str()),
             None => format!("p{}s{}", self.page, self.skip),
@@ -91,7 +90,7 @@ impl Cursor {
 
     /// Where on `items` (this cursor's page as Opengist lists it now) the page starts: right
     /// after the last gist listed when it is still there, else after `skip` gists.
-    pub fn start_on(&self, items: &[GistSummary]) -> usize {
+    pub(crate) fn start_on(&self, items: &[GistSummary]) -> usize {
         self.after
             .as_ref()
             .and_then(|after| items.iter().position(|g| &g.id == after))
@@ -100,7 +99,7 @@ impl Cursor {
 
     /// This cursor with the last gist listed before it, read from `items` (the page at
     /// `page` as listed): the gist just before `skip` on the same page, else the page's last.
-    pub fn after_listed(mut self, page: u32, items: &[GistSummary]) -> Self {
+    pub(crate) fn after_listed(mut self, page: u32, items: &[GistSummary]) -> Self {
         let last = if self.page == page {
             self.skip.checked_sub(1).and_then(|i| items.get(i))
         } else {
@@ -114,7 +113,7 @@ impl Cursor {
 /// The title of a file's resource, built from what `get_gist` shows of it: the gist's title
 /// and the file's name (just the name when the title is empty or the name itself, as
 /// Opengist titles a gist without a title).
-pub fn title_of(gist_title: &str, filename: &str) -> String {
+pub(crate) fn title_of(gist_title: &str, filename: &str) -> String {
     let title = gist_title.trim();
     if title.is_empty() || title == filename {
         filename.to_owned()
@@ -125,7 +124,7 @@ pub fn title_of(gist_title: &str, filename: &str) -> String {
 
 /// The provenance every resource and every read carries in `_meta`, as tool results carry it
 /// in their fields.
-pub fn provenance_meta() -> MetaObject {
+pub(crate) fn provenance_meta() -> MetaObject {
     let mut meta = MetaObject::new();
     meta.insert("untrusted".into(), json!(true));
     meta.insert("source".into(), json!("opengist"));
@@ -133,7 +132,7 @@ pub fn provenance_meta() -> MetaObject {
 }
 
 /// The filename Opengist lists a file under.
-pub fn file_name<'a>(key: &'a str, file: &'a GistFile) -> &'a str {
+pub(crate) fn file_name<'a>(key: &'a str, file: &'a GistFile) -> &'a str {
     if file.filename.is_empty() {
         key
     } else {
@@ -142,7 +141,7 @@ pub fn file_name<'a>(key: &'a str, file: &'a GistFile) -> &'a str {
 }
 
 /// One file of `detail` as a resource at the gist's newest revision.
-pub fn file_resource(detail: &GistDetail, key: &str, file: &GistFile) -> Resource {
+pub(crate) fn file_resource(detail: &GistDetail, key: &str, file: &GistFile) -> Resource {
     let summary = &detail.summary;
     let filename = file_name(key, file);
     let uri = FileUri::format(summary.id.as_str(), None, filename);
@@ -172,7 +171,7 @@ pub fn file_resource(detail: &GistDetail, key: &str, file: &GistFile) -> Resourc
 }
 
 /// Every file of `detail` as resources, in filename order.
-pub fn gist_resources(detail: &GistDetail) -> Vec<Resource> {
+pub(crate) fn gist_resources(detail: &GistDetail) -> Vec<Resource> {
     detail
         .files
         .iter()
@@ -182,7 +181,7 @@ pub fn gist_resources(detail: &GistDetail) -> Vec<Resource> {
 
 /// One page's resources and where the next page starts.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ListPage {
+pub(crate) struct ListPage {
     /// The resources, gist by gist (newest first), each gist's files in filename order.
     pub resources: Vec<Resource>,
     /// The next page, when there is one.
@@ -195,7 +194,7 @@ pub struct ListPage {
 /// from `cursor.skip` on, in list order; `None` for a gist that went away since it was listed)
 /// within `budget` bytes of JSON. The first gist is always listed, whatever its size (one gist
 /// of 50 files fits any ceiling this server accepts); a later one only if it fits.
-pub fn build_page(
+pub(crate) fn build_page(
     cursor: Cursor,
     gists: &[Option<&GistDetail>],
     more_pages: bool,

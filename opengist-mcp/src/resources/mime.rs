@@ -78,7 +78,7 @@ const BY_NAME: &[(&str, &str)] = &[
 
 /// The MIME type of a file named `filename`; `binary` is whether its content is binary
 /// (Opengist sent it base64, or its bytes are not UTF-8 text), used when the name says nothing.
-pub fn mime_type(filename: &str, binary: bool) -> &'static str {
+pub(crate) fn mime_type(filename: &str, binary: bool) -> &'static str {
     let lower = filename.to_ascii_lowercase();
     if let Some((_, mime)) = BY_NAME.iter().find(|(name, _)| *name == lower) {
         return mime;
@@ -98,7 +98,7 @@ pub fn mime_type(filename: &str, binary: bool) -> &'static str {
 }
 
 /// Whether a type is read as text.
-pub fn is_textual(mime: &str) -> bool {
+pub(crate) fn is_textual(mime: &str) -> bool {
     mime.starts_with("text/")
         || mime == "image/svg+xml"
         || matches!(

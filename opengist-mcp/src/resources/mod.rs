@@ -13,22 +13,21 @@
 //!   they name ([`links`]).
 //! - After this server's own writes, legacy sessions that listed resources, and 2026-07-28
 //!   `subscriptions/listen` streams that asked for it, are told the list changed
-//!   ([`notify`]). `resources/subscribe` is not offered (see the README).
+//!   ([`crate::notify`]). `resources/subscribe` is not offered (see the README).
 //!
 //! The same rules as the tools: everything read is marked untrusted (`_meta.untrusted`),
 //! every answer is bounded, nothing of a gist is logged. Resources exist only when
 //! `OPENGIST_MCP_RESOURCES` is not `false` and `get_gist_file` is enabled (they read what it
 //! reads, so denying it, or allowing only other tools, turns them off too).
 
-pub mod complete;
-pub mod links;
-pub mod list;
-pub mod mime;
-pub mod notify;
-pub mod read;
-pub mod uri;
+pub(crate) mod complete;
+pub(crate) mod links;
+pub(crate) mod list;
+pub(crate) mod mime;
+pub(crate) mod read;
+pub(crate) mod uri;
 
-pub use notify::ResourceState;
+pub(crate) use crate::notify::ResourceState;
 
 use std::sync::Arc;
 
@@ -49,17 +48,17 @@ use crate::opengist::{
     OpengistError, Sha,
 };
 use crate::state::{NO_PERSON_ACCOUNT, OpengistServer, SETUP_INSTRUCTIONS};
-use crate::tools::common::list_scope::GIST_READ_NOTE;
-use crate::tools::common::unknown_file::unknown_file_message;
+use crate::text::GIST_READ_NOTE;
+use crate::text::unknown_file::unknown_file_message;
 use list::{Cursor, CursorError, GISTS_PER_PAGE, LIST_OVERHEAD, build_page, provenance_meta};
 use uri::{FileUri, HEAD_TEMPLATE, REVISION_TEMPLATE, Template, UriError};
 
 /// Gists of a list page read at once.
-pub const LIST_CONCURRENCY: usize = 4;
+pub(crate) const LIST_CONCURRENCY: usize = 4;
 
 /// Why a resource request failed, before it becomes a protocol error.
 #[derive(Debug, thiserror::Error)]
-pub enum ResourceError {
+pub(crate) enum ResourceError {
     /// The URI is not one of this server's.
     #[error(transparent)]
     Uri(#[from] UriError),
@@ -128,7 +127,7 @@ impl ResourceError {
 }
 
 /// The two templates.
-pub fn templates() -> Vec<ResourceTemplate> {
+pub(crate) fn templates() -> Vec<ResourceTemplate> {
     let mut meta = MetaObject::new();
     meta.insert("untrusted".into(), json!(true));
     meta.insert("source".into(), json!("opengist"));

@@ -16,14 +16,14 @@ use super::mime::mime_type;
 use crate::catalog;
 use crate::opengist::requests::GistId;
 use crate::opengist::{GistDetail, RawFile};
-use crate::tools::common::text::call_text;
+use crate::text::call_text;
 
 /// Bytes of a read answer besides the content itself (the URI twice, `_meta`, the note).
-pub const READ_OVERHEAD: usize = 4096;
+pub(crate) const READ_OVERHEAD: usize = 4096;
 
 /// What the file holds, as far as it was read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Content {
+pub(crate) enum Content {
     /// UTF-8 text: the whole file, or its start when `complete` is false.
     Text {
         /// The text read.
@@ -43,7 +43,7 @@ pub enum Content {
 impl Content {
     /// Text when the bytes are UTF-8 without NUL, binary otherwise. A character cut at the end
     /// of a partial read is dropped, not counted as binary.
-    pub fn classify(mut bytes: Vec<u8>, complete: bool) -> Self {
+    pub(crate) fn classify(mut bytes: Vec<u8>, complete: bool) -> Self {
         match std::str::from_utf8(&bytes) {
             Ok(text) if !text.contains('\0') => {
                 return Self::Text {
@@ -70,7 +70,7 @@ impl Content {
     /// What the gist's JSON holds of `filename`, when it is the whole file byte for byte
     /// (Opengist cuts contents at 512 KiB there, and a text cut inside a character ends in
     /// U+FFFD); `None` means the raw endpoint must be read.
-    pub fn from_detail(detail: &GistDetail, filename: &str) -> Option<Self> {
+    pub(crate) fn from_detail(detail: &GistDetail, filename: &str) -> Option<Self> {
         let file = detail.files.get(filename)?;
         if file.truncated {
             return None;
@@ -89,7 +89,7 @@ impl Content {
     }
 
     /// What a raw read brought.
-    pub fn from_raw(raw: RawFile) -> Self {
+    pub(crate) fn from_raw(raw: RawFile) -> Self {
         let complete = !raw.truncated;
         Self::classify(raw.bytes, complete)
     }
@@ -97,7 +97,7 @@ impl Content {
 
 /// Bytes of content a read answer may carry for a ceiling of `ceiling` bytes: text counted as
 /// it is escaped in JSON, binary as its base64.
-pub fn allowance(ceiling: usize) -> usize {
+pub(crate) fn allowance(ceiling: usize) -> usize {
     ceiling.saturating_sub(READ_OVERHEAD).max(1024)
 }
 
@@ -112,7 +112,7 @@ fn escaped_len(c: char) -> usize {
 
 /// The longest start of `text` whose JSON string form (without its quotes) is at most
 /// `allowance` bytes; it ends on a character boundary.
-pub fn cut_to_json(text: &str, allowance: usize) -> &str {
+pub(crate) fn cut_to_json(text: &str, allowance: usize) -> &str {
     let mut used = 0usize;
     for (index, c) in text.char_indices() {
         used += escaped_len(c);
@@ -124,13 +124,13 @@ pub fn cut_to_json(text: &str, allowance: usize) -> &str {
 }
 
 /// Bytes of binary content whose base64 fits `allowance`.
-pub fn binary_allowance(allowance: usize) -> usize {
+pub(crate) fn binary_allowance(allowance: usize) -> usize {
     allowance / 4 * 3
 }
 
 /// Which file a read is of.
 #[derive(Debug, Clone, Copy)]
-pub struct Target<'a> {
+pub(crate) struct Target<'a> {
     /// The URI as the client asked for it (echoed in `contents[].uri`, as the protocol wants).
     pub uri: &'a str,
     /// The gist.
@@ -144,7 +144,11 @@ pub struct Target<'a> {
 }
 
 /// Shapes the answer of a read within the ceiling `ceiling`.
-pub fn shape_read(target: &Target<'_>, content: Content, ceiling: usize) -> ReadResourceResult {
+pub(crate) fn shape_read(
+    target: &Target<'_>,
+    content: Content,
+    ceiling: usize,
+) -> ReadResourceResult {
     let allowance = allowance(ceiling);
     let mut meta = provenance_meta();
     meta.insert("gist_id".into(), json!(target.gist_id.as_str()));
@@ -233,7 +237,7 @@ pub fn shape_read(target: &Target<'_>, content: Content, ceiling: usize) -> Read
 }
 
 /// The names of the files `detail` lists, for error messages.
-pub fn listed_names(detail: &GistDetail) -> Vec<String> {
+pub(crate) fn listed_names(detail: &GistDetail) -> Vec<String> {
     detail
         .files
         .iter()

@@ -16,20 +16,20 @@ use std::fmt;
 use crate::opengist::{Sha, ShaError};
 
 /// The scheme and fixed authority every resource URI starts with.
-pub const PREFIX: &str = "opengist://gists/";
+pub(crate) const PREFIX: &str = "opengist://gists/";
 
 /// The template of a gist file at its newest revision.
-pub const HEAD_TEMPLATE: &str = "opengist://gists/{gist_id}/{filename}";
+pub(crate) const HEAD_TEMPLATE: &str = "opengist://gists/{gist_id}/{filename}";
 
 /// The template of a gist file at a revision.
-pub const REVISION_TEMPLATE: &str = "opengist://gists/{gist_id}/{revision}/{filename}";
+pub(crate) const REVISION_TEMPLATE: &str = "opengist://gists/{gist_id}/{revision}/{filename}";
 
 /// Longest URI accepted, in bytes (a link as gist id, a 40-hex sha and a long filename fit).
-pub const MAX_URI_BYTES: usize = 4096;
+pub(crate) const MAX_URI_BYTES: usize = 4096;
 
 /// One gist file, at head or at a revision, as a URI names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileUri {
+pub(crate) struct FileUri {
     /// The gist, as given: a 32-hex id or a link (decoded), resolved later like `get_gist`'s
     /// `gist_id`.
     pub gist: String,
@@ -41,7 +41,7 @@ pub struct FileUri {
 
 /// Why a URI is not a resource of this server. Each message names the form expected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum UriError {
+pub(crate) enum UriError {
     /// Another scheme or authority, or no parts.
     #[error(
         "not a resource of this server: its resource URIs are opengist://gists/<gist_id>/<filename> (newest revision) and opengist://gists/<gist_id>/<revision>/<filename>, each part percent-encoded, as resources/list and resources/templates/list give them"
@@ -72,7 +72,7 @@ pub enum UriError {
 
 /// Percent-encodes `text` as one URI path segment: unreserved characters stay, every other
 /// byte becomes `%XX` (upper-case hex).
-pub fn encode_segment(text: &str) -> String {
+pub(crate) fn encode_segment(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for byte in text.bytes() {
         if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
@@ -86,7 +86,7 @@ pub fn encode_segment(text: &str) -> String {
 
 /// Decodes one percent-encoded segment; `None` when a `%` is not followed by two hex digits
 /// or the bytes are not UTF-8.
-pub fn decode_segment(segment: &str) -> Option<String> {
+pub(crate) fn decode_segment(segment: &str) -> Option<String> {
     let bytes = segment.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -115,7 +115,7 @@ fn plausible_filename(name: &str) -> bool {
 
 impl FileUri {
     /// The URI of `filename` of gist `gist` (an id), at `revision` when given.
-    pub fn format(gist: &str, revision: Option<&str>, filename: &str) -> String {
+    pub(crate) fn format(gist: &str, revision: Option<&str>, filename: &str) -> String {
         match revision {
             Some(rev) => format!(
                 "{PREFIX}{}/{}/{}",
@@ -132,7 +132,7 @@ impl FileUri {
     }
 
     /// Parses a resource URI. The scheme and authority match regardless of case.
-    pub fn parse(uri: &str) -> Result<Self, UriError> {
+    pub(crate) fn parse(uri: &str) -> Result<Self, UriError> {
         if uri.len() > MAX_URI_BYTES {
             return Err(UriError::TooLong);
         }
@@ -184,7 +184,7 @@ impl fmt::Display for FileUri {
 
 /// Which template a completion request refers to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Template {
+pub(crate) enum Template {
     /// [`HEAD_TEMPLATE`].
     Head,
     /// [`REVISION_TEMPLATE`].
@@ -193,7 +193,7 @@ pub enum Template {
 
 impl Template {
     /// The template named by `uri` in a completion reference, if it is one of this server's.
-    pub fn of(uri: &str) -> Option<Self> {
+    pub(crate) fn of(uri: &str) -> Option<Self> {
         match uri.trim() {
             HEAD_TEMPLATE => Some(Self::Head),
             REVISION_TEMPLATE => Some(Self::Revision),
@@ -202,7 +202,7 @@ impl Template {
     }
 
     /// The variables it has.
-    pub fn variables(self) -> &'static [&'static str] {
+    pub(crate) fn variables(self) -> &'static [&'static str] {
         match self {
             Self::Head => &["gist_id", "filename"],
             Self::Revision => &["gist_id", "revision", "filename"],

@@ -12,7 +12,7 @@ use crate::state::{OpengistServer, ToolResult, failure, opengist_failure};
 
 /// Result of `check_gist_like`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct LikeCheck {
+pub(crate) struct LikeCheck {
     /// The gist's id.
     pub gist_id: String,
     /// Whether the token owner likes it.
@@ -24,7 +24,7 @@ pub struct LikeCheck {
 
 /// Decides the like state from the like endpoint and, after its ambiguous 404, whether the
 /// gist is visible. `None` means "not visible": an error, never "not liked".
-pub fn like_check(gist_id: &GistId, state: LikeState, visible: bool) -> Option<LikeCheck> {
+pub(crate) fn like_check(gist_id: &GistId, state: LikeState, visible: bool) -> Option<LikeCheck> {
     match (state, visible) {
         (LikeState::Liked, _) => Some(LikeCheck {
             gist_id: gist_id.to_string(),

@@ -92,7 +92,7 @@ impl Resolve<OpengistServer, CreateGistArgs> for CreateGist {
 
 /// Result of `create_gist`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Created {
+pub(crate) struct Created {
     /// The new gist.
     pub gist: WrittenGist,
     /// Its filenames, as Opengist stored them.

@@ -55,7 +55,7 @@ impl Resolve<OpengistServer, DeleteGistArgs> for DeleteGist {
 
 /// Result of `delete_gist`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct GistDeleted {
+pub(crate) struct GistDeleted {
     /// The deleted gist's id.
     pub gist_id: String,
     /// Always true when the call succeeds.

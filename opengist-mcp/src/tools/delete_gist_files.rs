@@ -82,7 +82,7 @@ async fn target_of(
 
 /// Result of `delete_gist_files`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct FilesDeleted {
+pub(crate) struct FilesDeleted {
     /// The gist.
     pub gist: WrittenGist,
     /// The deleted filenames.

@@ -20,7 +20,7 @@ use crate::state::{OpengistServer, ToolResult};
 
 /// Result of `fork_gist`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Forked {
+pub(crate) struct Forked {
     /// True when a new fork was made; false when the token's owner already had one.
     pub created: bool,
     /// The fork.

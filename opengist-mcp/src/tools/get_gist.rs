@@ -16,21 +16,21 @@ use serde_json::{Value, json};
 
 use super::common::Parameters;
 use super::common::gist_shapes::CommitOut;
-use super::common::text::{call_text, cut_at_char, rfc3339};
 use crate::cache;
 use crate::opengist::requests::Visibility;
 use crate::opengist::{GistDetail, Sha};
 use crate::result_budget::{fit_within, serialized_len};
 use crate::state::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
+use crate::text::{call_text, cut_at_char, rfc3339};
 
 /// Default `max_file_bytes` of `get_gist`.
-pub const DEFAULT_MAX_FILE_BYTES: usize = 32 * 1024;
+pub(crate) const DEFAULT_MAX_FILE_BYTES: usize = 32 * 1024;
 /// Default `max_total_bytes` of `get_gist`.
-pub const DEFAULT_MAX_TOTAL_BYTES: usize = 128 * 1024;
+pub(crate) const DEFAULT_MAX_TOTAL_BYTES: usize = 128 * 1024;
 /// Opengist embeds at most this many commits in a gist.
-pub const EMBEDDED_COMMITS: usize = 10;
+pub(crate) const EMBEDDED_COMMITS: usize = 10;
 /// Opengist embeds at most this many forks in a gist, public ones only.
-pub const EMBEDDED_FORKS: usize = 11;
+pub(crate) const EMBEDDED_FORKS: usize = 11;
 /// A file is shown in part only if at least this much of the total budget is left (or the
 /// whole file fits); otherwise it is omitted and a note names `get_gist_file`.
 const MIN_PARTIAL_BYTES: usize = 1024;
@@ -38,7 +38,7 @@ const MIN_PARTIAL_BYTES: usize = 1024;
 const NAMED_OMISSIONS: usize = 5;
 
 /// Why `get_gist` may show no topics for a gist that has some.
-pub const TOPICS_UNKNOWN_NOTE: &str = "topics could not be read: Opengist's single-gist answer never carries them, and no gist list this token can read shows this gist (another user's unlisted gist, for one), so `topics` may be missing some.";
+pub(crate) const TOPICS_UNKNOWN_NOTE: &str = "topics could not be read: Opengist's single-gist answer never carries them, and no gist list this token can read shows this gist (another user's unlisted gist, for one), so `topics` may be missing some.";
 
 fn default_true() -> bool {
     true
@@ -47,7 +47,7 @@ fn default_true() -> bool {
 /// Arguments of `get_gist`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct GetGistArgs {
+pub(crate) struct GetGistArgs {
     /// The gist: its 32-hex id or a link to it on this Opengist instance.
     pub gist_id: String,
     /// A revision: a commit sha (4 to 40 hex digits) from `commits[].version`. Default: the
@@ -79,7 +79,7 @@ pub struct GetGistArgs {
 
 /// Limits of `get_gist` derived from the result-size ceiling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ContentLimits {
+pub(crate) struct ContentLimits {
     /// Largest `max_file_bytes`.
     pub max_file: usize,
     /// Largest `max_total_bytes`.
@@ -88,7 +88,7 @@ pub struct ContentLimits {
 
 impl ContentLimits {
     /// The limits for a ceiling of `ceiling` bytes.
-    pub fn for_ceiling(ceiling: usize) -> Self {
+    pub(crate) fn for_ceiling(ceiling: usize) -> Self {
         Self {
             max_file: (ceiling / 4).max(1),
             max_total: (ceiling / 2)
@@ -101,7 +101,7 @@ impl ContentLimits {
 
 /// A validated `get_gist` request (apart from the gist id).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GistViewOptions {
+pub(crate) struct GistViewOptions {
     /// The revision, if one was asked for.
     pub sha: Option<Sha>,
     /// Include contents.
@@ -120,7 +120,7 @@ pub struct GistViewOptions {
 
 impl GetGistArgs {
     /// Validates everything but the gist id against the ceiling's limits.
-    pub fn validate(&self, limits: ContentLimits) -> Result<GistViewOptions, String> {
+    pub(crate) fn validate(&self, limits: ContentLimits) -> Result<GistViewOptions, String> {
         let sha = match self.sha.as_deref() {
             Some(text) => Some(Sha::parse(text).map_err(|e| format!("`sha`: {e}."))?),
             None => None,
@@ -159,7 +159,7 @@ impl GetGistArgs {
 
 /// A gist's metadata in `get_gist`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct GistMeta {
+pub(crate) struct GistMeta {
     /// The 32-hex id.
     pub id: String,
     /// Title.
@@ -197,7 +197,7 @@ pub struct GistMeta {
 
 /// One file in `get_gist`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct FileOut {
+pub(crate) struct FileOut {
     /// Its exact name (pass it to `get_gist_file`).
     pub filename: String,
     /// Language as Opengist detected it.
@@ -216,7 +216,7 @@ pub struct FileOut {
 
 /// One fork in `get_gist`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct ForkOut {
+pub(crate) struct ForkOut {
     /// The fork's id.
     pub id: String,
     /// Its owner's username.
@@ -227,7 +227,7 @@ pub struct ForkOut {
 
 /// Clone URLs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct CloneUrls {
+pub(crate) struct CloneUrls {
     /// `git clone` over HTTP(S).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<String>,
@@ -238,7 +238,7 @@ pub struct CloneUrls {
 
 /// Result of `get_gist`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct GistOut {
+pub(crate) struct GistOut {
     /// The gist's metadata.
     pub gist: GistMeta,
     /// The revision shown: the newest commit's sha, or the `sha` asked for.
@@ -271,7 +271,7 @@ fn non_empty(text: &str) -> Option<String> {
 /// Shapes a gist. Content is budgeted in filename order: each file gets at most
 /// `max_file_bytes`, all together at most `max_total_bytes`; cuts fall on character
 /// boundaries, and each cut names the `get_gist_file` call that continues it.
-pub fn shape_gist(detail: &GistDetail, options: &GistViewOptions) -> GistOut {
+pub(crate) fn shape_gist(detail: &GistDetail, options: &GistViewOptions) -> GistOut {
     let summary = &detail.summary;
     let id = summary.id.to_string();
     let revision = match &options.sha {
@@ -465,7 +465,11 @@ pub fn shape_gist(detail: &GistDetail, options: &GistViewOptions) -> GistOut {
 }
 
 /// [`shape_gist`], with the total content budget lowered until the JSON fits `budget` bytes.
-pub fn shape_gist_within(detail: &GistDetail, options: &GistViewOptions, budget: usize) -> GistOut {
+pub(crate) fn shape_gist_within(
+    detail: &GistDetail,
+    options: &GistViewOptions,
+    budget: usize,
+) -> GistOut {
     fit_within(budget, options.max_total_bytes, |allowance| {
         let mut fitted = options.clone();
         fitted.max_total_bytes = allowance;

@@ -10,21 +10,21 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::common::Parameters;
-use super::common::text::call_text;
-use super::common::unknown_file::unknown_file_message;
 use crate::cache;
 use crate::opengist::requests::GistId;
 use crate::opengist::{RawFile, Sha};
 use crate::result_budget::fit_within;
 use crate::state::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
+use crate::text::call_text;
+use crate::text::unknown_file::unknown_file_message;
 
 /// Default `max_bytes` of `get_gist_file`.
-pub const DEFAULT_MAX_WINDOW_BYTES: usize = 64 * 1024;
+pub(crate) const DEFAULT_MAX_WINDOW_BYTES: usize = 64 * 1024;
 
 /// Arguments of `get_gist_file`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct GetGistFileArgs {
+pub(crate) struct GetGistFileArgs {
     /// The gist: its 32-hex id or a link to it on this Opengist instance.
     pub gist_id: String,
     /// The file's exact name, as `get_gist` lists it.
@@ -42,7 +42,7 @@ pub struct GetGistFileArgs {
 
 /// A validated `get_gist_file` request (apart from the gist id).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileRequest {
+pub(crate) struct FileRequest {
     /// The exact filename.
     pub filename: String,
     /// The revision, if one was asked for.
@@ -54,7 +54,7 @@ pub struct FileRequest {
 }
 
 /// Largest `max_bytes` of `get_gist_file` for a ceiling of `ceiling` bytes.
-pub fn max_window_bytes(ceiling: usize) -> usize {
+pub(crate) fn max_window_bytes(ceiling: usize) -> usize {
     (ceiling / 2)
         .saturating_sub(4 * 1024)
         .max(ceiling / 8)
@@ -63,7 +63,7 @@ pub fn max_window_bytes(ceiling: usize) -> usize {
 
 impl GetGistFileArgs {
     /// Validates everything but the gist id; `max_window` is the ceiling's largest window.
-    pub fn validate(&self, max_window: usize) -> Result<FileRequest, String> {
+    pub(crate) fn validate(&self, max_window: usize) -> Result<FileRequest, String> {
         if self.filename.is_empty() {
             return Err(
                 "`filename` is empty: give a file's exact name as get_gist lists it.".into(),
@@ -93,7 +93,7 @@ impl GetGistFileArgs {
 
 /// Result of `get_gist_file`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct FileWindow {
+pub(crate) struct FileWindow {
     /// The file's name.
     pub filename: String,
     /// The revision read.
@@ -130,7 +130,7 @@ pub struct FileWindow {
 
 /// Where the window's bytes came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WindowSource<'a> {
+pub(crate) struct WindowSource<'a> {
     /// The bytes from `offset` (possibly more than will be shown).
     pub bytes: &'a [u8],
     /// Where `bytes` start.
@@ -143,7 +143,7 @@ pub struct WindowSource<'a> {
 
 impl<'a> WindowSource<'a> {
     /// A raw read from Opengist.
-    pub fn from_raw(raw: &'a RawFile, known_size: Option<u64>) -> Self {
+    pub(crate) fn from_raw(raw: &'a RawFile, known_size: Option<u64>) -> Self {
         Self {
             bytes: &raw.bytes,
             offset: raw.offset,
@@ -153,7 +153,7 @@ impl<'a> WindowSource<'a> {
     }
 
     /// A window cut from content already in hand (the whole file).
-    pub fn from_whole(content: &'a str, offset: u64, max_bytes: usize) -> Self {
+    pub(crate) fn from_whole(content: &'a str, offset: u64, max_bytes: usize) -> Self {
         let bytes = content.as_bytes();
         let start = usize::try_from(offset)
             .unwrap_or(usize::MAX)
@@ -170,7 +170,7 @@ impl<'a> WindowSource<'a> {
 
 /// Shapes a window: at most `limit` bytes of `source`, aligned to character boundaries at
 /// both ends. Text that is not UTF-8 (or holds NUL bytes) is binary and not shown.
-pub fn shape_window(
+pub(crate) fn shape_window(
     gist_id: &GistId,
     filename: &str,
     sha: &str,
@@ -253,7 +253,12 @@ pub fn shape_window(
 }
 
 /// The answer for a binary file: nothing shown, and why.
-pub fn binary_window(filename: &str, sha: &str, offset: u64, size: Option<u64>) -> FileWindow {
+pub(crate) fn binary_window(
+    filename: &str,
+    sha: &str,
+    offset: u64,
+    size: Option<u64>,
+) -> FileWindow {
     let omitted = match size {
         Some(n) => format!("binary file ({n} bytes): not shown"),
         None => "binary file: not shown".into(),

@@ -10,14 +10,14 @@ use serde::{Deserialize, Serialize};
 
 use super::common::Parameters;
 use super::common::arguments::check_username;
-use super::common::text::rfc3339;
 use crate::opengist::User;
 use crate::state::{OpengistServer, ToolResult, failure, opengist_failure};
+use crate::text::rfc3339;
 
 /// Arguments of `get_user`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct GetUserArgs {
+pub(crate) struct GetUserArgs {
     /// A username. Not with `user_id`.
     #[serde(default)]
     pub username: Option<String>,
@@ -28,7 +28,7 @@ pub struct GetUserArgs {
 
 /// Whose account to read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum UserQuery {
+pub(crate) enum UserQuery {
     /// The token owner's own (`GET /api/user`, needs `user:read`).
     Me,
     /// By username.
@@ -39,7 +39,7 @@ pub enum UserQuery {
 
 impl GetUserArgs {
     /// Validates the arguments: at most one of `username` and `user_id`.
-    pub fn validate(&self) -> Result<UserQuery, String> {
+    pub(crate) fn validate(&self) -> Result<UserQuery, String> {
         match (&self.username, self.user_id) {
             (Some(_), Some(_)) => Err(
                 "give `username` or `user_id`, not both (or neither, for the token's own account)."
@@ -59,7 +59,7 @@ impl GetUserArgs {
 
 /// Result of `get_user`: only these fields, whatever Opengist sends.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct UserOut {
+pub(crate) struct UserOut {
     /// Numeric user id.
     pub id: u64,
     /// Username.
@@ -84,7 +84,7 @@ pub struct UserOut {
 
 /// Shapes a user through the allowlist. `own_account` is true only for `GET /api/user`: an
 /// e-mail address is passed on for that account only.
-pub fn shape_user(user: &User, own_account: bool) -> UserOut {
+pub(crate) fn shape_user(user: &User, own_account: bool) -> UserOut {
     UserOut {
         id: user.profile.id,
         username: user.name().to_owned(),

@@ -12,14 +12,14 @@ use serde_json::json;
 use super::common::Parameters;
 use super::common::gist_shapes::CommitOut;
 use super::common::paging::{GistPageArgs, check_paging, next_page_call};
-use super::common::text::call_text;
 use crate::opengist::requests::GistId;
 use crate::opengist::{Commit, Page};
 use crate::state::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
+use crate::text::call_text;
 
 /// Result of `list_gist_commits`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct CommitList {
+pub(crate) struct CommitList {
     /// The commits, newest first.
     pub commits: Vec<CommitOut>,
     /// This page.
@@ -46,7 +46,7 @@ pub struct CommitList {
 /// On the first page: names the gist's newest revision `head` (as git advertises it) when
 /// Opengist's list does not start with it, which happens when commits touched 11 or more
 /// files (Opengist's API lists none of those).
-pub fn note_unlisted_head(list: &mut CommitList, gist_id: &GistId, head: Option<&str>) {
+pub(crate) fn note_unlisted_head(list: &mut CommitList, gist_id: &GistId, head: Option<&str>) {
     let Some(head) = head else { return };
     if list.page != 1 || list.commits.first().is_some_and(|c| c.version == head) {
         return;
@@ -62,7 +62,7 @@ pub fn note_unlisted_head(list: &mut CommitList, gist_id: &GistId, head: Option<
 }
 
 /// Shapes a page of commits.
-pub fn shape_commits(gist_id: &GistId, page: &Page<Commit>) -> CommitList {
+pub(crate) fn shape_commits(gist_id: &GistId, page: &Page<Commit>) -> CommitList {
     CommitList {
         commits: page.items.iter().map(CommitOut::from_commit).collect(),
         page: page.page,

@@ -14,7 +14,7 @@ use crate::state::{OpengistServer, Provenance, ToolResult, failure, opengist_fai
 
 /// Result of `list_gist_forks`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ForkList {
+pub(crate) struct ForkList {
     /// The forks visible to this token: public ones plus the token owner's own.
     pub forks: Vec<GistSummaryOut>,
     /// This page.
@@ -32,7 +32,7 @@ pub struct ForkList {
 }
 
 /// Shapes a page of forks.
-pub fn shape_forks(gist_id: &GistId, page: &Page<GistSummary>) -> ForkList {
+pub(crate) fn shape_forks(gist_id: &GistId, page: &Page<GistSummary>) -> ForkList {
     ForkList {
         forks: page
             .items

@@ -13,17 +13,18 @@ use serde_json::{Value, json};
 
 use super::common::Parameters;
 use super::common::arguments::check_username;
-use super::common::gist_shapes::{GistSummaryOut, LIST_DESCRIPTION_CHARS};
-use super::common::list_scope::{GIST_READ_NOTE, ListScopeArg, list_scope, parse_since};
+use super::common::gist_shapes::GistSummaryOut;
+use super::common::list_scope::{ListScopeArg, list_scope, parse_since};
 use super::common::paging::check_paging;
-use super::common::text::call_text;
 use crate::opengist::{GistSummary, Grant, ListScope, Page};
 use crate::state::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
+use crate::text::call_text;
+use crate::text::{GIST_READ_NOTE, LIST_DESCRIPTION_CHARS};
 
 /// Arguments of `list_gists`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListGistsArgs {
+pub(crate) struct ListGistsArgs {
     /// Which list: `mine` (default), `public`, `liked` or `forked`.
     #[serde(default)]
     pub scope: ListScopeArg,
@@ -45,7 +46,7 @@ pub struct ListGistsArgs {
 
 /// A validated `list_gists` request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListRequest {
+pub(crate) struct ListRequest {
     /// The client's list.
     pub scope: ListScope,
     /// The scope as given.
@@ -64,7 +65,7 @@ pub struct ListRequest {
 
 impl ListGistsArgs {
     /// Validates the arguments; the error names the problem and the fix.
-    pub fn validate(&self) -> Result<ListRequest, String> {
+    pub(crate) fn validate(&self) -> Result<ListRequest, String> {
         let username = check_username(self.username.as_deref())?;
         let scope = list_scope(self.scope, username.clone())?;
         let since = parse_since(self.since.as_deref())?;
@@ -83,7 +84,7 @@ impl ListGistsArgs {
 
 /// Result of `list_gists`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct GistList {
+pub(crate) struct GistList {
     /// The gists, most recently updated first. No file contents: use `get_gist`.
     pub gists: Vec<GistSummaryOut>,
     /// This page.
@@ -107,16 +108,11 @@ pub struct GistList {
 }
 
 /// What Opengist's liked lists leave out.
-pub const LIKED_NOTE: &str = "Opengist's liked lists leave out liked gists that are unlisted: such a gist is read with get_gist by its id.";
-
-/// Shapes a page of gists, not knowing whether the token holds `gist:read`.
-pub fn shape_list(request: &ListRequest, page: &Page<GistSummary>) -> GistList {
-    shape_list_knowing(request, page, Grant::Unknown)
-}
+pub(crate) const LIKED_NOTE: &str = "Opengist's liked lists leave out liked gists that are unlisted: such a gist is read with get_gist by its id.";
 
 /// Shapes a page of gists; `gist_read` is what is known of the token's `gist:read` scope,
 /// which decides whether the list may silently lack private and unlisted gists.
-pub fn shape_list_knowing(
+pub(crate) fn shape_list_knowing(
     request: &ListRequest,
     page: &Page<GistSummary>,
     gist_read: Grant,
@@ -204,6 +200,11 @@ impl OpengistServer {
 mod tests {
     use super::*;
     use crate::tools::common::fixtures::*;
+
+    /// Shapes a page of gists, not knowing whether the token holds `gist:read`.
+    fn shape_list(request: &ListRequest, page: &Page<GistSummary>) -> GistList {
+        shape_list_knowing(request, page, Grant::Unknown)
+    }
 
     #[test]
     fn list_arguments_are_validated_before_anything_is_sent() {

@@ -1,20 +1,20 @@
 //! The fourteen tools, one file (or folder) each, and what several of them share
 //! ([`common`]). The server type and its shared state are in [`crate::state`].
 
-pub mod common;
+pub(crate) mod common;
 
-pub mod check_gist_like;
-pub mod get_gist;
-pub mod get_gist_file;
-pub mod get_user;
-pub mod list_gist_commits;
-pub mod list_gist_forks;
-pub mod list_gists;
-pub mod search_gists;
+pub(crate) mod check_gist_like;
+pub(crate) mod get_gist;
+pub(crate) mod get_gist_file;
+pub(crate) mod get_user;
+pub(crate) mod list_gist_commits;
+pub(crate) mod list_gist_forks;
+pub(crate) mod list_gists;
+pub(crate) mod search_gists;
 
-pub mod create_gist;
-pub mod delete_gist;
-pub mod delete_gist_files;
-pub mod fork_gist;
-pub mod set_gist_like;
-pub mod update_gist;
+pub(crate) mod create_gist;
+pub(crate) mod delete_gist;
+pub(crate) mod delete_gist_files;
+pub(crate) mod fork_gist;
+pub(crate) mod set_gist_like;
+pub(crate) mod update_gist;

@@ -18,7 +18,7 @@ use crate::state::{OpengistServer, ToolResult};
 /// Arguments of `set_gist_like`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SetLikeArgs {
+pub(crate) struct SetLikeArgs {
     /// The gist: its 32-hex id or a link to it on this Opengist instance.
     pub gist_id: String,
     /// `true` to like, `false` to unlike. Idempotent.
@@ -27,7 +27,7 @@ pub struct SetLikeArgs {
 
 /// Result of `set_gist_like`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct LikeSet {
+pub(crate) struct LikeSet {
     /// The gist's id.
     pub gist_id: String,
     /// The state now.

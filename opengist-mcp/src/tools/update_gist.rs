@@ -204,7 +204,7 @@ async fn target_of(
 
 /// Result of `update_gist`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Updated {
+pub(crate) struct Updated {
     /// The gist after the change.
     pub gist: WrittenGist,
     /// The revision before the change: `get_gist` with this `sha` shows the previous state.

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 /// A tool's arguments, deserialized from the call's `arguments` object.
-pub struct Parameters<T>(pub T);
+pub(crate) struct Parameters<T>(pub T);
 
 impl<T: JsonSchema> JsonSchema for Parameters<T> {
     fn schema_name() -> std::borrow::Cow<'static, str> {
@@ -30,7 +30,7 @@ impl<T: JsonSchema> JsonSchema for Parameters<T> {
 }
 
 /// Deserializes `arguments`, naming the argument that failed.
-pub fn parse_arguments<T: DeserializeOwned>(
+pub(crate) fn parse_arguments<T: DeserializeOwned>(
     arguments: serde_json::Map<String, serde_json::Value>,
 ) -> Result<T, String> {
     serde_path_to_error::deserialize(serde_json::Value::Object(arguments)).map_err(|error| {
@@ -66,7 +66,7 @@ impl<S, T: DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for Paramet
 /// Arguments naming one gist.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct GistIdArg {
+pub(crate) struct GistIdArg {
     /// The gist: its 32-hex id or a link to it on this Opengist instance.
     pub gist_id: String,
 }

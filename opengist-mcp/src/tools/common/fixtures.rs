@@ -8,19 +8,19 @@ use crate::opengist::requests::GistId;
 use crate::opengist::{GistDetail, GistSummary, Page};
 
 /// A gist id.
-pub const ID: &str = "3f2a9c91e0b14f0b9a1c0d3e4f5a6b7c";
+pub(crate) const ID: &str = "3f2a9c91e0b14f0b9a1c0d3e4f5a6b7c";
 /// Another gist id.
-pub const ID2: &str = "aaaabbbbccccddddeeeeffff00001111";
+pub(crate) const ID2: &str = "aaaabbbbccccddddeeeeffff00001111";
 /// The head commit of [`detail`].
-pub const HEAD: &str = "0123456789abcdef0123456789abcdef01234567";
+pub(crate) const HEAD: &str = "0123456789abcdef0123456789abcdef01234567";
 
 /// [`ID`], parsed.
-pub fn id() -> GistId {
+pub(crate) fn id() -> GistId {
     GistId::parse(ID).expect("id")
 }
 
 /// A gist summary as Opengist's lists send it.
-pub fn summary_json(id: &str, visibility: &str) -> Value {
+pub(crate) fn summary_json(id: &str, visibility: &str) -> Value {
     json!({
         "id": id,
         "slug_url": id,
@@ -43,12 +43,12 @@ pub fn summary_json(id: &str, visibility: &str) -> Value {
 }
 
 /// A public gist summary.
-pub fn summary(id: &str) -> GistSummary {
+pub(crate) fn summary(id: &str) -> GistSummary {
     serde_json::from_value(summary_json(id, "public")).expect("summary")
 }
 
 /// A commit as Opengist sends it, with an e-mail address that must never pass.
-pub fn commit_json(version: &str) -> Value {
+pub(crate) fn commit_json(version: &str) -> Value {
     json!({
         "version": version,
         "author": {"name": "Alice", "email": "alice@example.com"},
@@ -59,7 +59,13 @@ pub fn commit_json(version: &str) -> Value {
 }
 
 /// A file of a gist in full, as Opengist sends it.
-pub fn file_json(name: &str, content: &str, size: usize, truncated: bool, encoding: &str) -> Value {
+pub(crate) fn file_json(
+    name: &str,
+    content: &str,
+    size: usize,
+    truncated: bool,
+    encoding: &str,
+) -> Value {
     json!({
         "filename": name, "type": "text/plain", "language": "Text",
         "size": size, "truncated": truncated, "content": content, "encoding": encoding
@@ -67,7 +73,7 @@ pub fn file_json(name: &str, content: &str, size: usize, truncated: bool, encodi
 }
 
 /// A gist in full with `files`, one commit ([`HEAD`]) and no forks.
-pub fn detail(files: Vec<Value>) -> GistDetail {
+pub(crate) fn detail(files: Vec<Value>) -> GistDetail {
     let mut v = summary_json(ID, "public");
     let map: serde_json::Map<String, Value> = files
         .into_iter()
@@ -81,7 +87,7 @@ pub fn detail(files: Vec<Value>) -> GistDetail {
 }
 
 /// A page of `items` out of 75 in 3 pages.
-pub fn page<T>(items: Vec<T>, page: u32, per_page: u32, has_next: bool) -> Page<T> {
+pub(crate) fn page<T>(items: Vec<T>, page: u32, per_page: u32, has_next: bool) -> Page<T> {
     Page {
         items,
         page,
@@ -93,7 +99,7 @@ pub fn page<T>(items: Vec<T>, page: u32, per_page: u32, has_next: bool) -> Page<
 }
 
 /// The text blocks of a tool result, joined.
-pub fn text_of(result: &CallToolResult) -> String {
+pub(crate) fn text_of(result: &CallToolResult) -> String {
     result
         .content
         .iter()

@@ -10,7 +10,7 @@ use crate::opengist::ListScope;
 /// Which gist list to read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum ListScopeArg {
+pub(crate) enum ListScopeArg {
     /// The token owner's gists (or, with `username`, that user's gists).
     #[default]
     Mine,
@@ -24,7 +24,7 @@ pub enum ListScopeArg {
 
 impl ListScopeArg {
     /// The word used in arguments.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Mine => "mine",
             Self::Public => "public",
@@ -64,6 +64,3 @@ pub(crate) fn parse_since(since: Option<&str>) -> Result<Option<DateTime<Utc>>, 
             "`since` must be an RFC 3339 date-time with a zone, for example 2025-01-31T00:00:00Z; only gists updated at or after it are listed.".into()
         })
 }
-
-/// What Opengist silently does to a token without `gist:read`.
-pub const GIST_READ_NOTE: &str = "A token without the gist:read scope makes Opengist silently return public gists only: if private or unlisted gists you expect are missing, the token needs gist:read (Settings -> Access Tokens).";

@@ -5,8 +5,6 @@
 //! - [`list_scope`]: which gist list to read (`list_gists`, `search_gists`).
 //! - [`paging`]: `page`/`per_page` and the next-page call of per-gist lists.
 //! - [`gist_shapes`]: output shapes several results carry (a listed gist, a commit).
-//! - [`text`]: continuation calls, text cuts on character boundaries, RFC 3339 dates.
-//! - [`unknown_file`]: the refusal for a filename the gist does not have.
 //! - [`tool_schemas`]: the post-processing of every tool's schemas.
 //! - [`guard_texts`]: what the guarded tools' descriptions and the instructions say about the
 //!   guard, for the running `ELICITATION` setting.
@@ -15,14 +13,12 @@
 //! - `write_outcome`: what became of a write whose answer was lost (the read-back).
 //! - `write_answer`: a failed write's result, with its outcome named for the audit log.
 
-pub mod arguments;
-pub mod gist_shapes;
-pub mod guard_texts;
-pub mod list_scope;
-pub mod paging;
-pub mod text;
-pub mod tool_schemas;
-pub mod unknown_file;
+pub(crate) mod arguments;
+pub(crate) mod gist_shapes;
+pub(crate) mod guard_texts;
+pub(crate) mod list_scope;
+pub(crate) mod paging;
+pub(crate) mod tool_schemas;
 
 pub(crate) mod existing_gist;
 pub(crate) mod preflight;
@@ -32,4 +28,4 @@ pub(crate) mod write_outcome;
 #[cfg(test)]
 pub(crate) mod fixtures;
 
-pub use arguments::{GistIdArg, Parameters};
+pub(crate) use arguments::{GistIdArg, Parameters};

@@ -5,12 +5,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::text::call_text;
 use crate::opengist::MAX_PER_PAGE;
 use crate::opengist::requests::GistId;
+use crate::text::call_text;
 
 /// Default `per_page` of the paged lists.
-pub const DEFAULT_PER_PAGE: u32 = 30;
+pub(crate) const DEFAULT_PER_PAGE: u32 = 30;
 
 /// Checks `page` (1-based) and `per_page` (1..=100).
 pub(crate) fn check_paging(page: Option<u32>, per_page: Option<u32>) -> Result<(u32, u32), String> {
@@ -30,7 +30,7 @@ pub(crate) fn check_paging(page: Option<u32>, per_page: Option<u32>) -> Result<(
 /// Arguments of the paged per-gist lists.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct GistPageArgs {
+pub(crate) struct GistPageArgs {
     /// The gist: its 32-hex id or a link to it on this Opengist instance.
     pub gist_id: String,
     /// Page number, 1-based. Default 1.

@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::JsonObject;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// Rewrites every tool's input and output schema in `router`.
-pub fn plain_integer_bounds<S>(router: &mut ToolRouter<S>) {
+pub(crate) fn plain_integer_bounds<S>(router: &mut ToolRouter<S>) {
     for route in router.map.values_mut() {
         let input = Arc::make_mut(&mut route.attr.input_schema);
         rewrite_object(input);
@@ -57,11 +57,6 @@ fn rewrite_value(value: &mut Value) {
     }
 }
 
-/// The same rewrite for one schema value (for tests and other servers).
-pub fn rewrite_schema(schema: &mut Map<String, Value>) {
-    rewrite_object(schema);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,7 +78,7 @@ mod tests {
         let Value::Object(object) = &mut schema else {
             unreachable!()
         };
-        rewrite_schema(object);
+        rewrite_object(object);
         assert_eq!(
             schema["properties"],
             json!({

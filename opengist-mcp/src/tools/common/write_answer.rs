@@ -14,7 +14,7 @@ use crate::opengist::{GistDetail, GistSummary};
 #[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[schemars(rename = "Clearing")]
-pub enum ClearedBy {
+pub(crate) enum ClearedBy {
     /// A person approved it in a dialog.
     Dialog,
     /// The same call was made twice with a confirmation token; no person was asked.
@@ -41,7 +41,7 @@ impl ClearedBy {
 /// A short summary of a gist in write results.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(rename = "GistRef")]
-pub struct WrittenGist {
+pub(crate) struct WrittenGist {
     /// The gist's id.
     pub id: String,
     /// Its web page.

@@ -5,24 +5,24 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::matching::{Field, Query};
-use crate::opengist::requests::Visibility;
+use crate::opengist::requests::{GistId, Visibility};
 use crate::opengist::{ListScope, MAX_PER_PAGE};
 use crate::tools::common::arguments::check_username;
 use crate::tools::common::list_scope::{ListScopeArg, list_scope, parse_since};
 
 /// Default and largest `limit`.
-pub const DEFAULT_LIMIT: usize = 20;
+pub(crate) const DEFAULT_LIMIT: usize = 20;
 /// Largest `limit`.
-pub const MAX_LIMIT: usize = 100;
+pub(crate) const MAX_LIMIT: usize = 100;
 /// Default `max_pages`.
-pub const DEFAULT_MAX_PAGES: u32 = 5;
+pub(crate) const DEFAULT_MAX_PAGES: u32 = 5;
 /// Largest `max_pages`.
-pub const MAX_PAGES: u32 = 20;
+pub(crate) const MAX_PAGES: u32 = 20;
 
 /// Arguments of `search_gists`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SearchGistsArgs {
+pub(crate) struct SearchGistsArgs {
     /// What to look for, 1 to 200 characters. Case-insensitive; matches the whole phrase, or
     /// every whitespace-separated word somewhere in the chosen fields.
     pub query: String,
@@ -54,11 +54,16 @@ pub struct SearchGistsArgs {
     /// Gists at the start of `page_start` to pass over (from `next_call`), 0 to 99. Default 0.
     #[serde(default)]
     pub skip: Option<usize>,
+    /// The last gist the previous call examined (from `next_call`): the search goes on right
+    /// after it when it is still on `page_start`, so gists deleted or added meanwhile do not
+    /// make it pass over any; else after `skip` gists.
+    #[serde(default)]
+    pub after: Option<String>,
 }
 
 /// A validated search.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SearchPlan {
+pub(crate) struct SearchPlan {
     /// The query.
     pub query: Query,
     /// The chosen fields, sorted, distinct.
@@ -83,8 +88,10 @@ pub struct SearchPlan {
     pub max_pages: u32,
     /// First page.
     pub page_start: u32,
-    /// Gists of the first page to pass over.
+    /// Gists of the first page to pass over when `after` is not on it.
     pub skip: usize,
+    /// The last gist the previous call examined.
+    pub after: Option<GistId>,
 }
 
 impl SearchPlan {
@@ -95,7 +102,7 @@ impl SearchPlan {
 
 impl SearchGistsArgs {
     /// Validates the arguments; the error names the problem and the fix.
-    pub fn validate(&self) -> Result<SearchPlan, String> {
+    pub(crate) fn validate(&self) -> Result<SearchPlan, String> {
         let query = Query::parse(&self.query)?;
         let mut fields = match &self.fields {
             Some(f) if f.is_empty() => {
@@ -139,6 +146,12 @@ impl SearchGistsArgs {
                 return Err("`skip` must be 0 to 99 (gists of the first page to pass over); copy it from `next_call`.".into());
             }
         };
+        let after = match self.after.as_deref() {
+            None => None,
+            Some(id) => Some(GistId::parse(id.trim()).map_err(|_| {
+                "`after` is the id of the last gist a search examined (32 hex characters): copy it from `next_call`, or leave it out to start at `page_start`.".to_owned()
+            })?),
+        };
         Ok(SearchPlan {
             query,
             fields,
@@ -153,6 +166,7 @@ impl SearchGistsArgs {
             max_pages,
             page_start,
             skip,
+            after,
         })
     }
 }

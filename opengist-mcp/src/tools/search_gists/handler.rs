@@ -8,8 +8,8 @@ use super::scan::{SearchOut, run_search};
 use crate::cache::ListedGistReads;
 use crate::opengist::{Grant, MAX_PER_PAGE};
 use crate::state::{OpengistServer, ToolResult, failure, opengist_failure};
+use crate::text::GIST_READ_NOTE;
 use crate::tools::common::Parameters;
-use crate::tools::common::list_scope::GIST_READ_NOTE;
 
 #[tool_router(router = search_gists_router, vis = "pub(crate)")]
 impl OpengistServer {

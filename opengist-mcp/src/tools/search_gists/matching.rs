@@ -7,11 +7,11 @@ use serde::{Deserialize, Serialize};
 use crate::opengist::{GistDetail, GistSummary};
 
 /// Longest query, in characters.
-pub const MAX_QUERY_CHARS: usize = 200;
+pub(crate) const MAX_QUERY_CHARS: usize = 200;
 /// Content snippets per matching gist.
-pub const SNIPPETS_PER_GIST: usize = 3;
+pub(crate) const SNIPPETS_PER_GIST: usize = 3;
 /// Longest snippet, in characters (including the `…` marks of a cut).
-pub const SNIPPET_CHARS: usize = 200;
+pub(crate) const SNIPPET_CHARS: usize = 200;
 
 /// A field a query can match.
 #[derive(
@@ -50,7 +50,7 @@ impl Field {
 
 /// A parsed query.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Query {
+pub(crate) struct Query {
     /// The query as given, trimmed.
     pub text: String,
     /// Lowercase, whitespace runs as one space.
@@ -61,7 +61,7 @@ pub struct Query {
 
 impl Query {
     /// Parses a query: 1 to 200 characters after trimming.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
         let text = text.trim();
         let chars = text.chars().count();
         if chars == 0 || chars > MAX_QUERY_CHARS {
@@ -84,7 +84,7 @@ impl Query {
     }
 
     /// Where the query occurs in `text`.
-    pub fn hits(&self, text: &str) -> Hits {
+    pub(crate) fn hits(&self, text: &str) -> Hits {
         let lower = text.to_lowercase();
         self.hits_lowered(&lower)
     }
@@ -103,7 +103,7 @@ impl Query {
 
 /// Which parts of a query occur in a field.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Hits {
+pub(crate) struct Hits {
     /// The whole phrase occurs.
     pub phrase: bool,
     /// Each term occurs (in the query's term order).
@@ -112,12 +112,12 @@ pub struct Hits {
 
 impl Hits {
     /// Whether anything occurs.
-    pub fn any(&self) -> bool {
+    pub(crate) fn any(&self) -> bool {
         self.phrase || self.terms.iter().any(|t| *t)
     }
 
     /// Adds `other`'s hits to these.
-    pub fn merge(&mut self, other: &Hits) {
+    pub(crate) fn merge(&mut self, other: &Hits) {
         self.phrase |= other.phrase;
         if self.terms.len() < other.terms.len() {
             self.terms.resize(other.terms.len(), false);
@@ -130,7 +130,7 @@ impl Hits {
 
 /// The fields a gist matched on, or `None` when it does not match: the phrase occurs in one
 /// field, or every term occurs in some field.
-pub fn matched_fields(query: &Query, hits: &[(Field, Hits)]) -> Option<Vec<Field>> {
+pub(crate) fn matched_fields(query: &Query, hits: &[(Field, Hits)]) -> Option<Vec<Field>> {
     let phrase = hits.iter().any(|(_, h)| h.phrase);
     let all_terms = (0..query.terms.len()).all(|i| {
         hits.iter()
@@ -150,7 +150,11 @@ pub fn matched_fields(query: &Query, hits: &[(Field, Hits)]) -> Option<Vec<Field
 }
 
 /// The metadata hits of a summary, for the chosen metadata fields.
-pub fn meta_hits(query: &Query, fields: &[Field], summary: &GistSummary) -> Vec<(Field, Hits)> {
+pub(crate) fn meta_hits(
+    query: &Query,
+    fields: &[Field],
+    summary: &GistSummary,
+) -> Vec<(Field, Hits)> {
     fields
         .iter()
         .filter_map(|field| {
@@ -180,7 +184,7 @@ pub struct Snippet {
 
 /// What reading one gist's files found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DetailScan {
+pub(crate) struct DetailScan {
     /// Hits in `filenames` and `content` (only the chosen ones).
     pub hits: Vec<(Field, Hits)>,
     /// Content lines with hits, at most [`SNIPPETS_PER_GIST`].
@@ -204,7 +208,7 @@ pub(super) fn original_offset(line: &str, lowered: usize) -> usize {
 }
 
 /// At most [`SNIPPET_CHARS`] characters of `line` around bytes `start..end`.
-pub fn snippet_text(line: &str, start: usize, end: usize) -> String {
+pub(crate) fn snippet_text(line: &str, start: usize, end: usize) -> String {
     let line_chars = line.chars().count();
     if line_chars <= SNIPPET_CHARS {
         return line.trim().to_owned();
@@ -231,7 +235,7 @@ pub fn snippet_text(line: &str, start: usize, end: usize) -> String {
 
 /// Reads one gist's files for the chosen file fields: filename hits, content hits in
 /// filename order, and up to [`SNIPPETS_PER_GIST`] snippets. Binary files are not searched.
-pub fn scan_detail(query: &Query, fields: &[Field], detail: &GistDetail) -> DetailScan {
+pub(crate) fn scan_detail(query: &Query, fields: &[Field], detail: &GistDetail) -> DetailScan {
     let mut scan = DetailScan {
         content_bytes: detail.files.values().map(|f| f.content.len() as u64).sum(),
         partial: detail.truncated,

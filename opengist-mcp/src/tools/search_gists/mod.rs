@@ -21,9 +21,9 @@
 //! hits, one gist's files scanned), [`scan`] (the frontier over list pages, the stop points,
 //! the result), the handler, and the `resource_link`s of a result.
 
-pub mod args;
-pub mod matching;
-pub mod scan;
+pub(crate) mod args;
+pub(crate) mod matching;
+pub(crate) mod scan;
 
 mod handler;
 mod links;

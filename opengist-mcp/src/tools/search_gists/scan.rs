@@ -15,16 +15,16 @@ use super::matching::{DetailScan, Field, Hits, Snippet, matched_fields, meta_hit
 use crate::opengist::requests::GistId;
 use crate::opengist::{GistDetail, GistSummary, OpengistError, Page};
 use crate::state::Provenance;
-use crate::tools::common::gist_shapes::{GistSummaryOut, LIST_DESCRIPTION_CHARS};
-use crate::tools::common::list_scope::{GIST_READ_NOTE, ListScopeArg};
-use crate::tools::common::text::call_text;
+use crate::text::{GIST_READ_NOTE, LIST_DESCRIPTION_CHARS, call_text};
+use crate::tools::common::gist_shapes::GistSummaryOut;
+use crate::tools::common::list_scope::ListScopeArg;
 
 /// Content bytes read (over all gists' files) after which the scan stops.
-pub const CONTENT_BYTE_BUDGET: u64 = 2 * 1024 * 1024;
+pub(crate) const CONTENT_BYTE_BUDGET: u64 = 2 * 1024 * 1024;
 /// Gists read in full per call, at most.
-pub const MAX_DETAIL_READS: u64 = 500;
+pub(crate) const MAX_DETAIL_READS: u64 = 500;
 /// Full reads in flight at once.
-pub const FETCH_CONCURRENCY: usize = 4;
+pub(crate) const FETCH_CONCURRENCY: usize = 4;
 
 /// One gist that matched.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -41,7 +41,7 @@ pub struct SearchMatch {
 
 /// The outcome of reading one gist in full.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Fetched {
+pub(crate) enum Fetched {
     /// Read and scanned.
     Scan(DetailScan),
     /// 404 now: deleted or hidden since it was listed. Passed over.
@@ -52,7 +52,7 @@ pub enum Fetched {
 
 /// Why a scan stopped before the end of the list.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StopKind {
+pub(crate) enum StopKind {
     /// `limit` matches are in hand.
     Limit,
     /// The content byte budget is used up.
@@ -69,7 +69,7 @@ pub enum StopKind {
 
 /// What to do next with a page.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// The next gist in list order waits for its full read.
     NeedFetch,
     /// Every gist of the page is examined.
@@ -80,7 +80,7 @@ pub enum Step {
 
 /// Totals kept across pages, counted at the frontier (in list order).
 #[derive(Debug, Clone, Default)]
-pub struct ScanState {
+pub(crate) struct ScanState {
     /// Matches so far, in list order.
     pub matches: Vec<SearchMatch>,
     /// Gists examined up to the frontier.
@@ -118,14 +118,14 @@ struct Entry {
 /// One page of a scan: every gist classified from its metadata, then consumed in list order
 /// as full reads arrive (in any order).
 #[derive(Debug, Clone)]
-pub struct PageScan {
+pub(crate) struct PageScan {
     entries: Vec<Entry>,
     pos: usize,
 }
 
 impl PageScan {
     /// Classifies `items` by metadata, without any request.
-    pub fn new(plan: &SearchPlan, items: &[GistSummary]) -> Self {
+    pub(crate) fn new(plan: &SearchPlan, items: &[GistSummary]) -> Self {
         let needs_files = plan.needs_files();
         let entries = items
             .iter()
@@ -153,7 +153,7 @@ impl PageScan {
 
     /// The gists to read in full, in list order: only those before the point where metadata
     /// matches alone reach `remaining` matches, and at most `reads_left` of them.
-    pub fn to_fetch(&self, remaining: usize, reads_left: u64) -> Vec<(usize, GistId)> {
+    pub(crate) fn to_fetch(&self, remaining: usize, reads_left: u64) -> Vec<(usize, GistId)> {
         let mut wanted = Vec::new();
         let mut matched = 0usize;
         for (i, entry) in self.entries.iter().enumerate().skip(self.pos) {
@@ -177,19 +177,19 @@ impl PageScan {
     }
 
     /// Records the full read of entry `index`.
-    pub fn resolve(&mut self, index: usize, fetched: Fetched) {
+    pub(crate) fn resolve(&mut self, index: usize, fetched: Fetched) {
         if let Some(entry) = self.entries.get_mut(index) {
             entry.fetched = Some(fetched);
         }
     }
 
     /// How many gists of the page are examined.
-    pub fn position(&self) -> usize {
+    pub(crate) fn position(&self) -> usize {
         self.pos
     }
 
     /// Consumes examined gists in list order, as far as their reads allow.
-    pub fn advance(&mut self, plan: &SearchPlan, state: &mut ScanState) -> Step {
+    pub(crate) fn advance(&mut self, plan: &SearchPlan, state: &mut ScanState) -> Step {
         while let Some(entry) = self.entries.get_mut(self.pos) {
             match &entry.kind {
                 Kind::Filtered | Kind::NoMatch => {}
@@ -279,8 +279,32 @@ pub struct SearchOut {
     pub provenance: Provenance,
 }
 
-/// The call that resumes `plan` at page `page`, passing over `skip` gists.
-pub fn resume_call(plan: &SearchPlan, page: u32, skip: usize) -> String {
+/// Where a search goes on: on list page `page`, right after gist `after` when it is still
+/// there, else after `skip` gists. A position alone would pass over gists whenever some listed
+/// before it are deleted between two calls (the list is ordered by `updated_at`, newest
+/// first, so others' writes shift it all the time).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Resume {
+    /// The list page.
+    pub(crate) page: u32,
+    /// Gists of `page` to pass over when `after` is not on it.
+    pub(crate) skip: usize,
+    /// The last gist examined before this point, if any.
+    pub(crate) after: Option<GistId>,
+}
+
+impl Resume {
+    /// Where on `items` (this point's page as Opengist lists it now) the scan starts.
+    pub(crate) fn start_on(&self, items: &[GistSummary]) -> usize {
+        self.after
+            .as_ref()
+            .and_then(|after| items.iter().position(|g| &g.id == after))
+            .map_or(self.skip, |at| at + 1)
+    }
+}
+
+/// The call that resumes `plan` at `at`.
+pub(crate) fn resume_call(plan: &SearchPlan, at: &Resume) -> String {
     let mut args: Vec<(&str, Value)> = vec![("query", json!(plan.query.text))];
     if plan.fields_given {
         args.push(("fields", json!(plan.fields)));
@@ -303,9 +327,12 @@ pub fn resume_call(plan: &SearchPlan, page: u32, skip: usize) -> String {
     if plan.max_pages != DEFAULT_MAX_PAGES {
         args.push(("max_pages", json!(plan.max_pages)));
     }
-    args.push(("page_start", json!(page)));
-    if skip > 0 {
-        args.push(("skip", json!(skip)));
+    args.push(("page_start", json!(at.page)));
+    if at.skip > 0 {
+        args.push(("skip", json!(at.skip)));
+    }
+    if let Some(after) = &at.after {
+        args.push(("after", json!(after.as_str())));
     }
     call_text("search_gists", &args)
 }
@@ -336,7 +363,7 @@ fn stop_reason(plan: &SearchPlan, kind: &StopKind, state: &ScanState, resume_pag
 /// Runs a search with `list` (one page of 100 gists by page number) and `fetch` (one gist in
 /// full, owned or shared: a cached gist is scanned where it lies, never copied). Fails only when the very first page cannot be listed; any later failure ends the
 /// search early with what was found and the call that resumes it.
-pub async fn run_search<L, LF, F, FF, D>(
+pub(crate) async fn run_search<L, LF, F, FF, D>(
     plan: &SearchPlan,
     mut list: L,
     fetch: F,
@@ -350,26 +377,24 @@ where
 {
     let mut state = ScanState::default();
     let mut scanned = Scanned::default();
-    let mut page_no = plan.page_start;
-    let mut skip = plan.skip;
+    let mut at = Resume {
+        page: plan.page_start,
+        skip: plan.skip,
+        after: plan.after.clone(),
+    };
     // `None`: the list was searched to its end.
-    let stop: Option<(StopKind, u32, usize)> = loop {
+    let stop: Option<StopKind> = loop {
         if scanned.pages >= plan.max_pages {
-            break Some((StopKind::PageBudget, page_no, skip));
+            break Some(StopKind::PageBudget);
         }
-        let page = match list(page_no).await {
+        let page = match list(at.page).await {
             Ok(page) => page,
             Err(error) if scanned.pages == 0 => return Err(error),
-            Err(error) => {
-                break Some((
-                    StopKind::ListFailed(page_no, error.to_string()),
-                    page_no,
-                    skip,
-                ));
-            }
+            Err(error) => break Some(StopKind::ListFailed(at.page, error.to_string())),
         };
         scanned.pages += 1;
-        let items = page.items.get(skip..).unwrap_or_default();
+        let start = at.start_on(&page.items).min(page.items.len());
+        let items = page.items.get(start..).unwrap_or_default();
         let mut scan = PageScan::new(plan, items);
         let wanted = scan.to_fetch(
             plan.limit.saturating_sub(state.matches.len()),
@@ -405,23 +430,24 @@ where
             }
             // Dropping `reads` here cancels reads still in flight.
         };
-        let at = skip + scan.position();
+        // The first gist not examined, and the last one that was (on this page or before).
+        let next = start + scan.position();
+        if let Some(last) = next.checked_sub(1).and_then(|i| page.items.get(i)) {
+            at.after = Some(last.id.clone());
+        }
+        let page_done = next >= page.items.len();
         match step {
+            Step::Stop(kind) if !page_done => {
+                at.skip = next;
+                break Some(kind);
+            }
+            _ if !page.has_next => break None,
             Step::Stop(kind) => {
-                if at >= page.items.len() {
-                    if !page.has_next {
-                        break None;
-                    }
-                    break Some((kind, page_no.saturating_add(1), 0));
-                }
-                break Some((kind, page_no, at));
+                (at.page, at.skip) = (at.page.saturating_add(1), 0);
+                break Some(kind);
             }
             Step::PageDone | Step::NeedFetch => {
-                if !page.has_next {
-                    break None;
-                }
-                page_no = page_no.saturating_add(1);
-                skip = 0;
+                (at.page, at.skip) = (at.page.saturating_add(1), 0);
             }
         }
     };
@@ -453,10 +479,10 @@ where
     }
     let (stopped_early, stop_reason, next_call) = match &stop {
         None => (false, None, None),
-        Some((kind, page, skip)) => (
+        Some(kind) => (
             true,
-            Some(stop_reason(plan, kind, &state, *page)),
-            Some(resume_call(plan, *page, *skip)),
+            Some(stop_reason(plan, kind, &state, at.page)),
+            Some(resume_call(plan, &at)),
         ),
     };
     Ok(SearchOut {

@@ -315,7 +315,9 @@ async fn a_search_stops_at_the_limit_and_resumes_exactly_there() {
     assert_eq!(out.stop_reason.as_deref(), Some("reached limit=3"));
     assert_eq!(
         out.next_call.as_deref(),
-        Some(r#"search_gists with query="hit", fields=["title"], limit=3, page_start=1, skip=30"#)
+        Some(
+            r#"search_gists with query="hit", fields=["title"], limit=3, page_start=1, skip=30, after="0000000000000000000000000000001d""#
+        )
     );
     assert_eq!(
         out.scanned,
@@ -343,6 +345,72 @@ async fn a_search_stops_at_the_limit_and_resumes_exactly_there() {
 }
 
 #[tokio::test]
+async fn gists_deleted_or_added_between_calls_are_never_passed_over() {
+    // Every tenth gist is a hit. The first call stops at the third hit (gist 29).
+    let titles = |i: usize| if i % 10 == 9 { "hit" } else { "x" };
+    let p = plan(json!({"query": "hit", "fields": ["title"], "limit": 3}));
+    let first = Lists {
+        pages: vec![(0..100).map(|i| summary(i, titles(i), "public")).collect()],
+    };
+    let out = run_search(
+        &p,
+        |n| std::future::ready(first.page(n)),
+        |_| std::future::ready(Err::<GistDetail, _>(OpengistError::CreatedWithoutId)),
+    )
+    .await
+    .expect("search");
+    let next = out.next_call.expect("stopped at the limit");
+    assert!(
+        next.ends_with(&format!("page_start=1, skip=30, after=\"{}\"", gid(29))),
+        "{next}"
+    );
+    let resumed = plan(json!({
+        "query": "hit", "fields": ["title"], "limit": 3,
+        "page_start": 1, "skip": 30, "after": gid(29),
+    }));
+
+    // Meanwhile five gists before the stop point are deleted (the list shifts back by five) and
+    // two are added at the front (it shifts on by two): the next call still starts at gist 30.
+    let mut now: Vec<GistSummary> = vec![summary(500, "x", "public"), summary(501, "x", "public")];
+    now.extend(
+        (0..100)
+            .filter(|i| !(10..15).contains(i))
+            .map(|i| summary(i, titles(i), "public")),
+    );
+    let second = Lists { pages: vec![now] };
+    let out = run_search(
+        &resumed,
+        |n| std::future::ready(second.page(n)),
+        |_| std::future::ready(Err::<GistDetail, _>(OpengistError::CreatedWithoutId)),
+    )
+    .await
+    .expect("search");
+    let ids: Vec<String> = out.matches.iter().map(|m| m.gist.id.clone()).collect();
+    assert_eq!(ids, [gid(39), gid(49), gid(59)]);
+    assert_eq!(out.scanned.gists, 30, "examined from gist 30 to gist 59");
+
+    // The anchor itself deleted: the call falls back to the position it was given (here one
+    // gist on, as one before it went: gist 31), as a position-only cursor always did.
+    let gone: Vec<GistSummary> = (0..100)
+        .filter(|&i| i != 29)
+        .map(|i| summary(i, titles(i), "public"))
+        .collect();
+    let third = Lists { pages: vec![gone] };
+    let out = run_search(
+        &resumed,
+        |n| std::future::ready(third.page(n)),
+        |_| std::future::ready(Err::<GistDetail, _>(OpengistError::CreatedWithoutId)),
+    )
+    .await
+    .expect("search");
+    assert_eq!(
+        out.matches.first().map(|m| m.gist.id.clone()),
+        Some(gid(39))
+    );
+    assert_eq!(out.scanned.gists, 29, "examined from gist 31 to gist 59");
+}
+
+#[tokio::test]
 async fn the_page_budget_names_where_to_go_on() {
     let lists = Lists {
         pages: vec![
@@ -365,9 +433,9 @@ async fn the_page_budget_names_where_to_go_on() {
         Some("page budget max_pages=2 exhausted: call again with max_pages higher or page_start=3")
     );
     assert!(
-        out.next_call
-            .as_deref()
-            .is_some_and(|c| c.ends_with("max_pages=2, page_start=3"))
+        out.next_call.as_deref().is_some_and(
+            |c| c.ends_with(&format!("max_pages=2, page_start=3, after=\"{}\"", gid(2)))
+        )
     );
     assert_eq!(out.scanned.pages, 2);
     assert!(out.notes.iter().any(|n| n.contains("gist:read")));
@@ -460,7 +528,7 @@ async fn content_reads_are_concurrent_bounded_and_deterministic() {
     assert!(
         out.next_call
             .as_deref()
-            .is_some_and(|c| c.ends_with("page_start=1, skip=24"))
+            .is_some_and(|c| c.ends_with(&format!("page_start=1, skip=24, after=\"{}\"", gid(23))))
     );
 }
 
@@ -492,7 +560,7 @@ async fn the_content_budget_stops_the_scan() {
     assert!(
         out.next_call
             .as_deref()
-            .is_some_and(|c| c.ends_with("skip=3"))
+            .is_some_and(|c| c.ends_with(&format!("skip=3, after=\"{}\"", gid(2))))
     );
 }
 
@@ -531,6 +599,6 @@ async fn a_failed_first_page_is_an_error_and_a_later_one_a_stop() {
     assert!(
         out.next_call
             .as_deref()
-            .is_some_and(|c| c.ends_with("page_start=2"))
+            .is_some_and(|c| c.ends_with(&format!("page_start=2, after=\"{}\"", gid(1))))
     );
 }

@@ -67,6 +67,10 @@ impl Default for RequestLimits {
     }
 }
 
+/// The target of the limiter's log event: its module path while the client was a module of
+/// `opengist-mcp` (see `LOG_TARGET` in the client's `mod.rs`).
+const LIMIT_LOG_TARGET: &str = "opengist_mcp::opengist::client::limit";
+
 /// The turns: one semaphore for all, one per principal with requests waiting or in flight.
 pub(super) struct Limiter {
     limits: RequestLimits,
@@ -125,6 +129,7 @@ impl Limiter {
             _ => {
                 self.forget_if_idle(&principal);
                 tracing::warn!(
+                    target: LIMIT_LOG_TARGET,
                     cap = match waiting_on {
                         BusyCap::Principal => "per principal",
                         BusyCap::Server => "server",

@@ -1,8 +1,18 @@
-//! Text helpers of tool results: the exact call that continues a result, cuts that fall on
-//! character boundaries, and dates as RFC 3339.
+//! What tools and resources both say: the exact call that continues a result, cuts that
+//! fall on character boundaries, dates as RFC 3339, the note about a token without
+//! `gist:read`, how long a listed description may be, and the refusal for a filename a gist
+//! does not have ([`unknown_file`]). It sits below both, so neither imports the other for it.
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::Value;
+
+pub(crate) mod unknown_file;
+
+/// What Opengist silently does to a token without `gist:read`.
+pub(crate) const GIST_READ_NOTE: &str = "A token without the gist:read scope makes Opengist silently return public gists only: if private or unlisted gists you expect are missing, the token needs gist:read (Settings -> Access Tokens).";
+
+/// Descriptions longer than this (in characters) are cut in list results.
+pub(crate) const LIST_DESCRIPTION_CHARS: usize = 300;
 
 /// A date as RFC 3339 (UTC, seconds).
 pub(crate) fn rfc3339(at: Option<DateTime<Utc>>) -> Option<String> {

@@ -397,6 +397,7 @@ impl OpengistClient {
             .map_err(|e| self.transport_error(&e, &call))?;
         drop(turn);
         tracing::debug!(
+            target: LOG_TARGET,
             method = "GET",
             path = url.path(),
             status = response.status().as_u16(),
@@ -492,13 +493,14 @@ impl OpengistClient {
                 Ok(response) => {
                     let status = response.status().as_u16();
                     tracing::debug!(
-                        method = "GET",
-                        path = url.path(),
-                        status,
-                        elapsed_ms,
-                        attempt,
-                        "opengist request"
-                    );
+                    target: LOG_TARGET,
+                                method = "GET",
+                                path = url.path(),
+                                status,
+                                elapsed_ms,
+                                attempt,
+                                "opengist request"
+                            );
                     match retry_delay {
                         Some(delay) if matches!(status, 502..=504) => {
                             drop(response);
@@ -510,13 +512,14 @@ impl OpengistClient {
                 }
                 Err(e) => {
                     tracing::debug!(
-                        method = "GET",
-                        path = url.path(),
-                        failure = failure_kind(&e),
-                        elapsed_ms,
-                        attempt,
-                        "opengist request failed"
-                    );
+                    target: LOG_TARGET,
+                                method = "GET",
+                                path = url.path(),
+                                failure = failure_kind(&e),
+                                elapsed_ms,
+                                attempt,
+                                "opengist request failed"
+                            );
                     match retry_delay {
                         Some(delay) if was_dropped(&e) => {
                             tokio::time::sleep(delay).await;
@@ -556,11 +559,11 @@ impl OpengistClient {
         let elapsed_ms = started.elapsed().as_millis() as u64;
         match result {
             Ok(response) => {
-                tracing::debug!(method = %method, path = url.path(), status = response.status().as_u16(), elapsed_ms, "opengist request");
+                tracing::debug!(target: LOG_TARGET, method = %method, path = url.path(), status = response.status().as_u16(), elapsed_ms, "opengist request");
                 Ok(response)
             }
             Err(e) => {
-                tracing::debug!(method = %method, path = url.path(), failure = failure_kind(&e), elapsed_ms, "opengist request failed");
+                tracing::debug!(target: LOG_TARGET, method = %method, path = url.path(), failure = failure_kind(&e), elapsed_ms, "opengist request failed");
                 // Past the connect phase the request may have reached Opengist: say so, never
                 // "try again" (the write tools read back to learn the outcome).
                 Err(match answer_lost(&e, self.inner.request_timeout) {
@@ -762,6 +765,11 @@ pub use limit::{
     as_principal,
 };
 pub(crate) use wire::utf8_window;
+
+/// The target of this client's log events: the module path they had while the client was a
+/// module of `opengist-mcp`, so `RUST_LOG` filters written against it
+/// (`opengist_mcp::opengist=debug`) and the lines on stderr stay as they were.
+pub(super) const LOG_TARGET: &str = "opengist_mcp::opengist::client";
 use wire::*;
 
 #[cfg(test)]

@@ -26,12 +26,12 @@ use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 
 /// Whose sessions are told about a change: a digest naming an account (its cache owner),
 /// never a token.
-pub type Audience = [u8; 16];
+pub(crate) type Audience = [u8; 16];
 
 /// Sessions remembered at most.
-pub const MAX_WATCHERS: usize = 1024;
+pub(crate) const MAX_WATCHERS: usize = 1024;
 /// Longest wait for one session's notification to be queued.
-pub const SEND_TIMEOUT: Duration = Duration::from_secs(2);
+pub(crate) const SEND_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// What the resources feature holds for one process: whether it is on, and the sessions to
 /// tell about changes.

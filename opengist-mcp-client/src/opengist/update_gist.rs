@@ -263,11 +263,6 @@ impl UpdateGist {
         self.facts.topics_note()
     }
 
-    /// The gist's visibility before the change.
-    pub fn previous_visibility(&self) -> Visibility {
-        self.facts.visibility
-    }
-
     /// The visibility after the change.
     pub fn resulting_visibility(&self) -> Visibility {
         self.patch.visibility().unwrap_or(self.facts.visibility)

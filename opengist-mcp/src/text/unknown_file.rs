@@ -6,7 +6,11 @@ use crate::opengist::gist_facts::near_match;
 use crate::opengist::requests::GistId;
 
 /// The refusal for a filename that is not in the gist, with a near match when one exists.
-pub fn unknown_file_message(filename: &str, gist_id: &GistId, detail: &GistDetail) -> String {
+pub(crate) fn unknown_file_message(
+    filename: &str,
+    gist_id: &GistId,
+    detail: &GistDetail,
+) -> String {
     let names: Vec<String> = detail
         .files
         .iter()
