@@ -17,12 +17,12 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use ask_first::serve::SettingNames;
-use ask_first::serve::http::auth::SharedSecret;
-use ask_first::serve::http::tokens::{TokenFile, add_token};
-use ask_first::serve::http::{Authenticate, HttpOptions, bind_http};
-use ask_first::serve::settings::{AuthMode, AuthSettings, Secret};
-use ask_first::{Guard, Guarded};
+use ask_first::{Guard, HasGuard};
+use ask_first_serve::SettingNames;
+use ask_first_serve::http::auth::SharedSecret;
+use ask_first_serve::http::tokens::{TokenFile, add_token};
+use ask_first_serve::http::{Authenticate, HttpOptions, bind_http};
+use ask_first_serve::settings::{AuthMode, AuthSettings, Secret};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -101,7 +101,7 @@ struct Empty {
     guard: Guard,
 }
 
-impl Guarded for Empty {
+impl HasGuard for Empty {
     fn guard(&self) -> &Guard {
         &self.guard
     }

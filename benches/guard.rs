@@ -34,8 +34,9 @@ use std::hint::black_box;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use ask_first::protocol::{Fingerprint, GuardCall};
-use ask_first::{Clearance, Guard, Guarded, Id, Rejection, Resolve, Target, guarded};
+use ask_first::protocol::GuardCall;
+use ask_first::{Clearance, Guard, HasGuard, Id, InputError, Resolve, Target, guarded};
+use ask_first_core::Fingerprint;
 use ask_first_core::seal::{self, SealKey, SealKind, SealScope};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
@@ -61,19 +62,19 @@ struct WriteArgs {
 }
 
 impl Resolve<BenchServer, WriteArgs> for WriteNote {
-    async fn resolve(_server: &BenchServer, args: &WriteArgs) -> Result<Self, Rejection> {
+    async fn resolve(_server: &BenchServer, args: &WriteArgs) -> Result<Self, InputError> {
         target(args)
     }
 }
 
 /// A write's shown facts all come from its arguments: after a yes there is nothing to re-read.
-fn unchanged(shown: WriteNote) -> std::future::Ready<Result<WriteNote, Rejection>> {
+fn unchanged(shown: WriteNote) -> std::future::Ready<Result<WriteNote, InputError>> {
     std::future::ready(Ok(shown))
 }
 
-fn target(args: &WriteArgs) -> Result<WriteNote, Rejection> {
+fn target(args: &WriteArgs) -> Result<WriteNote, InputError> {
     Ok(WriteNote {
-        id: Id::new(&args.note_id).map_err(|error| Rejection::new(error.to_string()))?,
+        id: Id::new(&args.note_id).map_err(|error| InputError::new(error.to_string()))?,
         text: args.text.clone(),
         shared: args.shared,
     })
@@ -85,7 +86,7 @@ struct BenchServer {
     notes: Arc<Mutex<BTreeMap<String, String>>>,
 }
 
-impl Guarded for BenchServer {
+impl HasGuard for BenchServer {
     fn guard(&self) -> &Guard {
         &self.guard
     }

@@ -16,7 +16,7 @@
 //!
 //! Targets:
 //! 1. **Framework overhead**, in process: one trivial tool (`ping`, answers `pong`) served
-//!    once through the framework's HTTP stack (`ask_first::serve::http::bind_http`: the gate
+//!    once through the framework's HTTP stack (`ask_first_serve::http::bind_http`: the gate
 //!    with Host/Origin checks and bearer authentication, the body and session limits, the
 //!    binding of each legacy session to its opener, the stream bounds, the hardened accept
 //!    loop) and once by rmcp's `StreamableHttpService` alone on `axum::serve` (same rmcp
@@ -41,9 +41,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ask_first::serve::http::{HttpLimits, HttpOptions, bind_http};
-use ask_first::serve::settings::Secret;
-use ask_first::{Guard, Guarded};
+use ask_first::{Guard, HasGuard};
+use ask_first_serve::http::{HttpLimits, HttpOptions, bind_http};
+use ask_first_serve::settings::Secret;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -65,7 +65,7 @@ struct Ping {
     guard: Guard,
 }
 
-impl Guarded for Ping {
+impl HasGuard for Ping {
     fn guard(&self) -> &Guard {
         &self.guard
     }

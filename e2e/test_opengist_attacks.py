@@ -8,7 +8,7 @@
 3. A legacy HTTP session belongs to the caller that opened it: another `Authorization` header
    (or none) with alice's `Mcp-Session-Id` is refused (403), whether it answers her open
    dialog, calls a tool, opens her stream or closes (`DELETE`) her session; her gist survives
-   until she herself approves. The binding is the guard framework's (`ask_first::serve`), by
+   until she herself approves. The binding is the guard framework's (`ask_first_serve`), by
    the guard's own principal rule.
 4. A 2026-07-28 `requestState` retried by another principal (another `Authorization`, or none)
    is asked again and deletes nothing; alice's own retry deletes once.

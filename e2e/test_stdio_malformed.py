@@ -174,7 +174,7 @@ def test_a_deep_first_call_is_answered_and_the_session_goes_on(opengist_mcp_bina
 
 @pytest.mark.parametrize("era", ["legacy", MODERN])
 def test_the_guards_example_server_answers_malformed_lines_too(notes_binary, tmp_path, era):
-    """The transport is the guard framework's (`ask_first::stdio`): the notes example uses it."""
+    """The transport is the guard framework's (`ask_first_serve::stdio`): the notes example uses it."""
     server = RawServer(notes_binary, era, tmp_path / "stderr")
     try:
         server.write(call_line(era, 41, '{"note_id":%s}' % nested(200), "delete_note"))

@@ -6,7 +6,7 @@
 //! 2025-11-25 and 2026-07-28. Scenarios about other features (resources, prompts, sampling,
 //! logging, ...) are named with their reasons in `conformance/expected-failures/`.
 //!
-//! Guarded tools (`#[guarded(always)]`, one yes/no approval each, nothing to change but a
+//! HasGuard tools (`#[guarded(always)]`, one yes/no approval each, nothing to change but a
 //! counter):
 //! - `test_elicitation` {`message`} (2025-11-25 `tools-call-elicitation`): the guard pushes its
 //!   approval dialog; the suite answers with its own form fields, not a ticked `approve`, so
@@ -19,7 +19,7 @@
 //!
 //! A protocol tool built on the framework's seal, not on the guard (a guard asks one question):
 //! - `test_input_required_result_multi_round`: two `input_required` rounds, each with a new
-//!   `requestState` sealed by `ask_first::seal` (the round number inside the seal), then a
+//!   `requestState` sealed by `ask_first_core::seal` (the round number inside the seal), then a
 //!   complete result. A state that does not open is a `-32602` error.
 
 use std::net::SocketAddr;
@@ -28,12 +28,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ask_first::protocol::{Fingerprint, GuardCall};
-use ask_first::seal::{self, SealKey, SealKind, SealScope};
+use ask_first::protocol::GuardCall;
 use ask_first::{
-    AlteredState, Approved, Binding, Fact, Guard, Guarded, Id, Question, Rejection, Resolve,
+    AlteredState, Approved, Binding, Fact, Guard, HasGuard, Id, InputError, Question, Resolve,
     Target, guarded,
 };
+use ask_first_core::Fingerprint;
+use ask_first_core::seal::{self, SealKey, SealKind, SealScope};
 use clap::Parser;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
@@ -113,9 +114,12 @@ struct Ran {
 macro_rules! resolve_step {
     ($args:ty, $step:literal) => {
         impl Resolve<ConformanceServer, $args> for StepOf<{ $step }> {
-            async fn resolve(server: &ConformanceServer, _args: &$args) -> Result<Self, Rejection> {
+            async fn resolve(
+                server: &ConformanceServer,
+                _args: &$args,
+            ) -> Result<Self, InputError> {
                 let step = Id::new(STEPS[$step]).map_err(|_| {
-                    Rejection::new("the step's name is no id: a defect of this example")
+                    InputError::new("the step's name is no id: a defect of this example")
                 })?;
                 // The run this would be: read here, counted only when a step runs, so a
                 // retry is asked about the same facts it was shown (unless a step ran since).
@@ -178,7 +182,7 @@ struct ConformanceServer {
     calls: Arc<AtomicU64>,
 }
 
-impl Guarded for ConformanceServer {
+impl HasGuard for ConformanceServer {
     fn guard(&self) -> &Guard {
         &self.guard
     }
@@ -286,7 +290,7 @@ impl ConformanceServer {
     }
 
     #[tool(
-        description = "input-required-result-multi-round: two input_required rounds with states sealed by ask_first::seal, then a result."
+        description = "input-required-result-multi-round: two input_required rounds with states sealed by ask_first_core::seal, then a result."
     )]
     async fn test_input_required_result_multi_round(
         &self,

@@ -68,7 +68,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use ask_first::{Approved, Clearance, Guard, Guarded, Rejection, Resolve, Serving, guarded};
+use ask_first::{Approved, Clearance, Guard, HasGuard, InputError, Resolve, Serving, guarded};
 use clap::Parser;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
@@ -171,7 +171,7 @@ fn joined(path: &ask_first::PathName) -> String {
 // ---------------------------------------------------------------------------------------------
 
 impl Resolve<FilesServer, PathArgs> for DeleteFile {
-    async fn resolve(server: &FilesServer, args: &PathArgs) -> Result<Self, Rejection> {
+    async fn resolve(server: &FilesServer, args: &PathArgs) -> Result<Self, InputError> {
         let place = server.folder.file(&args.path)?;
         let state = state_of(&place.absolute)?;
         Ok(Self {
@@ -182,7 +182,7 @@ impl Resolve<FilesServer, PathArgs> for DeleteFile {
 }
 
 impl Resolve<FilesServer, WriteArgs> for WriteFile {
-    async fn resolve(server: &FilesServer, args: &WriteArgs) -> Result<Self, Rejection> {
+    async fn resolve(server: &FilesServer, args: &WriteArgs) -> Result<Self, InputError> {
         let (place, replaced) = server.folder.file_or_new(&args.path)?;
         Ok(Self {
             path: place.shown,
@@ -193,12 +193,12 @@ impl Resolve<FilesServer, WriteArgs> for WriteFile {
 }
 
 impl Resolve<FilesServer, MoveArgs> for MoveFile {
-    async fn resolve(server: &FilesServer, args: &MoveArgs) -> Result<Self, Rejection> {
+    async fn resolve(server: &FilesServer, args: &MoveArgs) -> Result<Self, InputError> {
         let from = server.folder.file(&args.from)?;
         let from_state = state_of(&from.absolute)?;
         let (to, replaced) = server.folder.file_or_new(&args.to)?;
         if to.absolute == from.absolute {
-            return Err(Rejection::new(
+            return Err(InputError::new(
                 "from and to name the same file: nothing to move",
             ));
         }
@@ -222,7 +222,7 @@ struct FilesServer {
     folder: Arc<Folder>,
 }
 
-impl Guarded for FilesServer {
+impl HasGuard for FilesServer {
     fn guard(&self) -> &Guard {
         &self.guard
     }
@@ -287,7 +287,7 @@ impl FilesServer {
         &self,
         Parameters(args): Parameters<PathArgs>,
     ) -> Result<Json<FileText>, String> {
-        let invalid = |rejection: Rejection| rejection.message();
+        let invalid = |rejection: InputError| rejection.message();
         let place = self.folder.file(&args.path).map_err(invalid)?;
         let content = self.folder.read(&place).map_err(invalid)?;
         Ok(Json(FileText {
@@ -426,6 +426,6 @@ async fn main() -> ExitCode {
 /// The serving: settings, guard, then stdio or HTTP, all through the framework.
 async fn run(http: Option<SocketAddr>, folder: Arc<Folder>) -> Result<(), ask_first::ServeError> {
     let serving = Serving::from_env(NAME, PREFIX)?.http_addr(http);
-    let guard = serving.guard().build();
+    let guard = serving.guard_builder().build();
     serving.serve(FilesServer { guard, folder }).await
 }

@@ -38,7 +38,7 @@
 //!   never tokens), re-read when it changes. `notes tokens add alice --file PATH` mints a token,
 //!   prints it once and appends alice's line.
 //!
-//! A tool body can read who is calling: `ask_first::Identity::of(&context)` (with a
+//! A tool body can read who is calling: `ask_first::principal::Identity::of(&context)` (with a
 //! `context: rmcp::service::RequestContext<rmcp::RoleServer>` parameter) gives the principal
 //! the HTTP gate established (`token:alice`), or `None` on stdio.
 //! - `NOTES_STATE_DIR`: where spent answers are kept when `NOTES_SEAL_KEY` is set without
@@ -75,7 +75,7 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use ask_first::{Approved, Clearance, Guard, Guarded, Rejection, Resolve, Serving, guarded};
+use ask_first::{Approved, Clearance, Guard, HasGuard, InputError, Resolve, Serving, guarded};
 use clap::Parser;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
@@ -126,10 +126,10 @@ struct Written {
 }
 
 impl Resolve<NotesServer, DeleteNoteArgs> for DeleteNote {
-    async fn resolve(server: &NotesServer, args: &DeleteNoteArgs) -> Result<Self, Rejection> {
+    async fn resolve(server: &NotesServer, args: &DeleteNoteArgs) -> Result<Self, InputError> {
         let id = note_id(&args.note_id)?;
         let Some(bytes) = server.store.text_len(&id) else {
-            return Err(Rejection::new(format!(
+            return Err(InputError::new(format!(
                 "no note with id {id}: call list_notes to see the ids"
             )));
         };
@@ -141,7 +141,7 @@ impl Resolve<NotesServer, DeleteNoteArgs> for DeleteNote {
 }
 
 impl Resolve<NotesServer, WriteNoteArgs> for WriteNote {
-    async fn resolve(_server: &NotesServer, args: &WriteNoteArgs) -> Result<Self, Rejection> {
+    async fn resolve(_server: &NotesServer, args: &WriteNoteArgs) -> Result<Self, InputError> {
         Ok(Self {
             id: note_id(&args.note_id)?,
             text: args.text.clone(),
@@ -156,7 +156,7 @@ impl Resolve<NotesServer, WriteNoteArgs> for WriteNote {
         _server: &NotesServer,
         _args: &WriteNoteArgs,
         shown: Self,
-    ) -> Result<Self, Rejection> {
+    ) -> Result<Self, InputError> {
         Ok(shown)
     }
 }
@@ -172,7 +172,7 @@ struct NotesServer {
     store: Arc<Store>,
 }
 
-impl Guarded for NotesServer {
+impl HasGuard for NotesServer {
     fn guard(&self) -> &Guard {
         &self.guard
     }
@@ -274,7 +274,7 @@ struct Cli {
     /// Serve streamable HTTP at http://ADDR/mcp instead of stdio: IP:PORT (127.0.0.1:8080),
     /// [IPv6]:PORT, localhost:PORT or a bare PORT, as NOTES_HTTP_ADDR takes them (anything but
     /// loopback needs NOTES_HTTP_TOKEN). [env: NOTES_HTTP_ADDR]
-    #[arg(long, value_name = "ADDR", value_parser = ask_first::serve::settings::http_addr_arg)]
+    #[arg(long, value_name = "ADDR", value_parser = ask_first_serve::settings::http_addr_arg)]
     http: Option<SocketAddr>,
     #[command(subcommand)]
     command: Option<Command>,
@@ -304,7 +304,7 @@ enum TokensAction {
 
 /// `notes tokens add NAME [--file PATH]`: the framework's minting, under this server's setting.
 fn tokens_add(name: &str, file: Option<std::path::PathBuf>) -> ExitCode {
-    let setting = ask_first::serve::SettingNames::with_prefix(PREFIX).http_tokens_file;
+    let setting = ask_first_serve::SettingNames::with_prefix(PREFIX).http_tokens_file;
     let Some(file) = file.or_else(|| {
         std::env::var_os(&setting)
             .filter(|value| !value.is_empty())
@@ -313,7 +313,7 @@ fn tokens_add(name: &str, file: Option<std::path::PathBuf>) -> ExitCode {
         eprintln!("{NAME}: say which token file to add to: --file PATH, or set {setting}");
         return ExitCode::FAILURE;
     };
-    match ask_first::serve::http::run_tokens_add(&file, name, &setting, &mut std::io::stdout()) {
+    match ask_first_serve::http::run_tokens_add(&file, name, &setting, &mut std::io::stdout()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("{NAME}: {error}");
@@ -356,7 +356,7 @@ async fn main() -> ExitCode {
 /// The serving: settings, guard, then stdio or HTTP, all through the framework.
 async fn run(cli: Cli) -> Result<(), ask_first::ServeError> {
     let serving = Serving::from_env(NAME, PREFIX)?.http_addr(cli.http);
-    let guard = with_principal_header(serving.guard()).build();
+    let guard = with_principal_header(serving.guard_builder()).build();
     let store = Arc::new(Store::seeded());
     serving.serve(NotesServer { guard, store }).await
 }

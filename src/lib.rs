@@ -1,69 +1,55 @@
 #![doc = include_str!("../README-ask-first.md")]
 #![warn(missing_docs)]
 
-pub use ask_first_core::{
-    AlteredState, Approved, ApprovedBy, Binding, Caller, Clearance, Conditional, Exempt, Fact,
-    Guard, GuardBuilder, Guarded, Id, Identity, InvalidId, MAX_ASK_ROUNDS, OUTCOME_META_KEY,
-    Question, Rejection, Resolve, Target, Wording, elicitation_from_env, elicitation_off_notice,
-    wording,
-};
+// What a server uses to guard a tool (the guide's opening names these concepts), each name
+// exported once. Items the `#[guarded]` expansion calls are in the hidden `__private`; the
+// wire-level pieces, the settings parsers and the serving internals are in the layer crates
+// (`ask-first-core`, `ask-first-serve`) for the few servers that need them. `tests/public_api.rs`
+// lists and counts every name below.
+
+// The target, its binding and the question a person reads.
+pub use ask_first_core::{Binding, Conditional, Fact, Id, Question, Target, Wording, wording};
 // Caller-supplied names, fact kinds as types, and what `#[derive(Target)]` binds and shows.
 pub use ask_first_core::{
     Address, BindText, BindValue, ByteSize, Count, Moment, Name, PathName, Span, ToFact,
+};
+// From arguments to a target, the guard, and the proofs it makes.
+pub use ask_first_core::{
+    AlteredState, Approved, ApprovedBy, Clearance, Exempt, Guard, GuardBuilder, HasGuard,
+    InputError, Resolve, SealKey,
 };
 pub use ask_first_derive::{Target, guarded};
 
 #[cfg(feature = "serve-stdio")]
 pub use ask_first_serve::{ServeError, Serving};
 
-/// Serving (`ask-first-serve`): the hardened stdio, streamable HTTP whose sessions answer only
-/// to the principal that opened them, the audit log, the Redis store's wiring, shutdown.
-#[cfg(feature = "serve-stdio")]
-pub use ask_first_serve as serve;
-
-pub use ask_first_core::{seal, stdio};
-
 /// The audit trail: what the guard records about each decision and each guarded call's
 /// outcome, and where ([`audit::AuditSink`], set with [`GuardBuilder::audit`]).
 pub mod audit {
     pub use ask_first_core::{
-        AuditEvent, AuditOutcome, AuditSink, AuditSlot, AuditTicket, OUTCOME_META_KEY, Route,
-        outcome_of,
+        AuditEvent, AuditOutcome, AuditSink, OUTCOME_META_KEY, Route, outcome_of,
     };
 }
 
-/// Spent-nonce stores: every approval is used once ([`GuardBuilder::nonce_store`]; replicas
-/// share one, such as `ask-first-redis`; one process whose seal key outlives it keeps them in a
-/// [`nonce::FileNonceStore`]).
+/// Spent-answer stores: every approval is used once ([`GuardBuilder::nonce_store`]; replicas
+/// share one, such as `ask-first-redis`; `Serving` picks one from its settings).
 pub mod nonce {
-    pub use ask_first_core::{
-        FileNonceStore, FileNonceStoreError, MemoryNonceStore, NonceStore, NonceStoreError,
-        SpendFuture,
-    };
-}
-
-/// The `ELICITATION` switch: `false` sends every guarded call down the two-call token path.
-pub mod elicitation {
-    pub use ask_first_core::{
-        ELICITATION_VAR, InvalidElicitationSetting, elicitation_from_env, elicitation_off_notice,
-        parse_elicitation,
-    };
+    pub use ask_first_core::{Nonce, NonceStore, NonceStoreError, SpendFuture};
 }
 
 /// Who is calling: the rule that binds seals, tokens and HTTP sessions to a principal
-/// ([`GuardBuilder::principal`]), and the HTTP gate's verdict it reads first ([`Identity`]).
+/// ([`GuardBuilder::principal`]), and the HTTP gate's verdict it reads first
+/// ([`principal::Identity`]).
 pub mod principal {
-    pub use ask_first_core::{Caller, Identity, PrincipalFn, default_principal};
+    pub use ask_first_core::{Caller, Identity, default_principal};
 }
 
-/// The guard's wire-level pieces: what `#[guarded]` expands to, the keys of the dialog and of
-/// the token reply, the target's fingerprint. For hand-written handlers and tests.
+/// Hand-written guarded handlers, without `#[guarded]`: the call a handler takes
+/// ([`protocol::GuardCall`]), [`Guard::approve`] and [`Guard::clear`], and the answer when the
+/// call did not run ([`protocol::Interruption`]). The wire-level keys and the dialog's shape
+/// are in `ask-first-core`.
 pub mod protocol {
-    pub use ask_first_core::{
-        APPROVAL_INPUT_KEY, APPROVE_PROPERTY, CONFIRM_TOKEN_ARG, CONFIRM_TOKEN_DESCRIPTION,
-        Fingerprint, GuardCall, Interruption, InterruptionKind, PERSON_REQUIRED_META_KEY,
-        approval_dialog, token_reply,
-    };
+    pub use ask_first_core::{GuardCall, Interruption, InterruptionKind};
 }
 
 /// Test doubles for a guarded server's own tests (feature `testing`, off by default; add
@@ -84,7 +70,7 @@ pub mod protocol {
 /// use std::sync::{Arc, Mutex};
 ///
 /// use ask_first::testing::{Era, Person, Reply, connect};
-/// use ask_first::{Approved, Binding, Fact, Guard, Guarded, Id, Question, Rejection, Resolve};
+/// use ask_first::{Approved, Binding, Fact, Guard, HasGuard, Id, Question, InputError, Resolve};
 /// use ask_first::{Target, guarded};
 /// use rmcp::handler::server::wrapper::Parameters;
 /// use rmcp::model::CallToolRequestParams;
@@ -117,7 +103,7 @@ pub mod protocol {
 ///     notes: Arc<Mutex<BTreeSet<String>>>,
 /// }
 ///
-/// impl Guarded for NotesServer {
+/// impl HasGuard for NotesServer {
 ///     fn guard(&self) -> &Guard {
 ///         &self.guard
 ///     }
@@ -129,10 +115,10 @@ pub mod protocol {
 /// }
 ///
 /// impl Resolve<NotesServer, DeleteArgs> for DeleteNote {
-///     async fn resolve(server: &NotesServer, args: &DeleteArgs) -> Result<Self, Rejection> {
-///         let id = Id::new(&args.id).map_err(|error| Rejection::new(error.to_string()))?;
+///     async fn resolve(server: &NotesServer, args: &DeleteArgs) -> Result<Self, InputError> {
+///         let id = Id::new(&args.id).map_err(|error| InputError::new(error.to_string()))?;
 ///         if !server.notes.lock().unwrap().contains(id.as_str()) {
-///             return Err(Rejection::new(format!("There is no note {id}.")));
+///             return Err(InputError::new(format!("There is no note {id}.")));
 ///         }
 ///         Ok(Self { id })
 ///     }
@@ -199,10 +185,12 @@ pub mod protocol {
 /// ```
 #[cfg(feature = "testing")]
 pub mod testing {
-    pub use ask_first_core::testing::{
-        ConnectError, Era, Person, Reply, confirm_token_in, connect, text_of,
-    };
+    pub use ask_first_core::testing::{Era, Person, Reply, confirm_token_in, connect, text_of};
 }
 
+/// Items the `#[guarded]` expansion names (`::ask_first::__private::…`), rmcp included. Not an
+/// API: nothing here is a promise.
 #[doc(hidden)]
-pub use ask_first_core::__private;
+pub mod __private {
+    pub use ask_first_core::__private::*;
+}

@@ -22,10 +22,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ask_first::protocol::{
-    APPROVAL_INPUT_KEY, APPROVE_PROPERTY, GuardCall, Interruption, InterruptionKind,
-};
-use ask_first::{Approved, Clearance, Guard, Id, Rejection};
+use ask_first::protocol::{GuardCall, Interruption, InterruptionKind};
+use ask_first::{Approved, Clearance, Guard, Id, InputError};
+use ask_first_core::{APPROVAL_INPUT_KEY, APPROVE_PROPERTY};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
@@ -155,7 +154,7 @@ impl NotesServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let id = match Id::new(&args.note_id) {
             Ok(id) => id,
-            Err(error) => return Ok(Rejection::new(format!("note_id: {error}")).into_response()),
+            Err(error) => return Ok(InputError::new(format!("note_id: {error}")).into_response()),
         };
         let target = WriteNote {
             id,
@@ -211,12 +210,12 @@ impl NotesServer {
         }
     }
 
-    fn resolve_delete(&self, args: &DeleteArgs) -> Result<DeleteNote, Rejection> {
+    fn resolve_delete(&self, args: &DeleteArgs) -> Result<DeleteNote, InputError> {
         let id = Id::new(&args.note_id).map_err(|error| {
-            Rejection::new(format!("note_id: {error}; call list_notes to see the ids"))
+            InputError::new(format!("note_id: {error}; call list_notes to see the ids"))
         })?;
         let bytes = self.store.text_len(&id).ok_or_else(|| {
-            Rejection::new(format!(
+            InputError::new(format!(
                 "no note with id {id}: call list_notes to see the ids"
             ))
         })? as u64;
@@ -665,7 +664,7 @@ async fn legacy_a_note_that_keeps_changing_is_refused_after_the_last_round() {
     let era = Era::Legacy;
     let s = Session::open(era, guard().build(), Person::new(Reply::Approve).holding()).await;
     let other = Session::join(era, s.server.clone(), Person::new(Reply::Decline)).await;
-    let rounds = usize::from(ask_first::MAX_ASK_ROUNDS);
+    let rounds = usize::from(ask_first_core::MAX_ASK_ROUNDS);
     let (outcome, ()) = tokio::join!(s.delete("n1"), async {
         for round in 1..=rounds {
             s.person.dialog_shown().await;

@@ -20,8 +20,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use ask_first::protocol::{APPROVAL_INPUT_KEY, APPROVE_PROPERTY};
-use ask_first::{Approved, Clearance, Guard, Guarded, Id, Rejection, Resolve, guarded};
+use ask_first::{Approved, Clearance, Guard, HasGuard, Id, InputError, Resolve, guarded};
+use ask_first_core::{APPROVAL_INPUT_KEY, APPROVE_PROPERTY};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResponse, ClientRequest, InputResponses,
@@ -132,23 +132,23 @@ struct NotesServer {
     calls: Arc<Calls>,
 }
 
-impl Guarded for NotesServer {
+impl HasGuard for NotesServer {
     fn guard(&self) -> &Guard {
         &self.guard
     }
 }
 
 /// The note `id` names and the length of its text, if it exists.
-fn existing(server: &NotesServer, id: &str) -> Result<(Id, u64), Rejection> {
+fn existing(server: &NotesServer, id: &str) -> Result<(Id, u64), InputError> {
     let id = note_id(id)?;
     let Some(bytes) = server.store.text_len(&id) else {
-        return Err(Rejection::new(format!("no note `{id}`")));
+        return Err(InputError::new(format!("no note `{id}`")));
     };
     Ok((id, bytes as u64))
 }
 
 impl Resolve<NotesServer, NoteArgs> for DeleteNote {
-    async fn resolve(server: &NotesServer, args: &NoteArgs) -> Result<Self, Rejection> {
+    async fn resolve(server: &NotesServer, args: &NoteArgs) -> Result<Self, InputError> {
         args.end.arm(&server.calls);
         server.gate.pass().await;
         let (id, bytes) = existing(server, &args.id)?;
@@ -157,7 +157,7 @@ impl Resolve<NotesServer, NoteArgs> for DeleteNote {
 }
 
 impl Resolve<NotesServer, NoteArgs> for WriteNote {
-    async fn resolve(server: &NotesServer, args: &NoteArgs) -> Result<Self, Rejection> {
+    async fn resolve(server: &NotesServer, args: &NoteArgs) -> Result<Self, InputError> {
         args.end.arm(&server.calls);
         server.gate.pass().await;
         Ok(Self {

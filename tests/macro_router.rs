@@ -12,7 +12,7 @@ mod notes;
 use std::sync::Arc;
 
 use ask_first::{
-    Approved, Binding, Clearance, Conditional, Fact, Guard, Guarded, Id, Question, Rejection,
+    Approved, Binding, Clearance, Conditional, Fact, Guard, HasGuard, Id, InputError, Question,
     Resolve, Target, guarded,
 };
 use rmcp::handler::server::wrapper::{Json, Parameters};
@@ -134,15 +134,15 @@ struct Written {
     asked: bool,
 }
 
-fn note_id(id: &str) -> Result<Id, Rejection> {
-    Id::new(id).map_err(|_| Rejection::new("`id` must be 1 to 64 letters, digits, '-' or '_'"))
+fn note_id(id: &str) -> Result<Id, InputError> {
+    Id::new(id).map_err(|_| InputError::new("`id` must be 1 to 64 letters, digits, '-' or '_'"))
 }
 
 impl Resolve<NotesServer, DeleteNoteArgs> for DeleteNote {
-    async fn resolve(server: &NotesServer, args: &DeleteNoteArgs) -> Result<Self, Rejection> {
+    async fn resolve(server: &NotesServer, args: &DeleteNoteArgs) -> Result<Self, InputError> {
         let id = note_id(&args.id)?;
         let Some(bytes) = server.store.text_len(&id) else {
-            return Err(Rejection::new(format!("no note `{id}`")));
+            return Err(InputError::new(format!("no note `{id}`")));
         };
         Ok(Self {
             id,
@@ -152,7 +152,7 @@ impl Resolve<NotesServer, DeleteNoteArgs> for DeleteNote {
 }
 
 impl Resolve<NotesServer, StrictDeleteArgs> for DeleteNote {
-    async fn resolve(server: &NotesServer, args: &StrictDeleteArgs) -> Result<Self, Rejection> {
+    async fn resolve(server: &NotesServer, args: &StrictDeleteArgs) -> Result<Self, InputError> {
         let loose = DeleteNoteArgs {
             id: args.id.clone(),
         };
@@ -161,7 +161,7 @@ impl Resolve<NotesServer, StrictDeleteArgs> for DeleteNote {
 }
 
 impl Resolve<NotesServer, WriteNoteArgs> for WriteWidening {
-    async fn resolve(server: &NotesServer, args: &WriteNoteArgs) -> Result<Self, Rejection> {
+    async fn resolve(server: &NotesServer, args: &WriteNoteArgs) -> Result<Self, InputError> {
         let id = note_id(&args.id)?;
         let was_shared = server
             .store
@@ -178,7 +178,7 @@ impl Resolve<NotesServer, WriteNoteArgs> for WriteWidening {
 }
 
 impl Resolve<NotesServer, ()> for Wipe {
-    async fn resolve(server: &NotesServer, _: &()) -> Result<Self, Rejection> {
+    async fn resolve(server: &NotesServer, _: &()) -> Result<Self, InputError> {
         Ok(Self {
             count: server.store.notes().len(),
         })
@@ -191,7 +191,7 @@ struct NotesServer {
     store: Arc<Store>,
 }
 
-impl Guarded for NotesServer {
+impl HasGuard for NotesServer {
     fn guard(&self) -> &Guard {
         &self.guard
     }
@@ -332,7 +332,7 @@ fn the_router_lists_guarded_tools_with_their_schemas_and_annotations() {
         .as_ref()
         .expect("a person_required tool has _meta");
     assert_eq!(
-        meta.0.get(ask_first::protocol::PERSON_REQUIRED_META_KEY),
+        meta.0.get(ask_first_core::PERSON_REQUIRED_META_KEY),
         Some(&json!(true))
     );
     assert_eq!(meta.0.get("example/kept"), Some(&json!(1)));
@@ -349,7 +349,7 @@ fn the_router_lists_guarded_tools_with_their_schemas_and_annotations() {
     assert_eq!(token["type"], json!(["string", "null"]));
     assert_eq!(
         token["description"].as_str(),
-        Some(ask_first::protocol::CONFIRM_TOKEN_DESCRIPTION)
+        Some(ask_first_core::CONFIRM_TOKEN_DESCRIPTION)
     );
     let required = delete
         .input_schema
@@ -437,7 +437,7 @@ async fn a_guarded_call_runs_its_body_only_after_the_token_comes_back() {
     let facts = first
         .meta
         .as_ref()
-        .and_then(|meta| meta.0.get(ask_first::protocol::token_reply::META_KEY))
+        .and_then(|meta| meta.0.get(ask_first_core::token_reply::META_KEY))
         .expect("the token reply's facts in _meta");
     assert_eq!(facts["confirm_token"], token_in(&first).as_str());
     assert_eq!(facts["status"], "confirmation_required");

@@ -41,7 +41,7 @@ use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
 
 use ask_first::{
-    Approved, BindValue, Binding, ByteSize, Clearance, Conditional, Moment, PathName, Rejection,
+    Approved, BindValue, Binding, ByteSize, Clearance, Conditional, InputError, Moment, PathName,
     Target,
 };
 use sha2::{Digest, Sha256};
@@ -107,10 +107,10 @@ impl Folder {
     }
 
     /// An existing directory (`""` or `.` is the root).
-    pub fn directory(&self, raw: &str) -> Result<Place, Rejection> {
+    pub fn directory(&self, raw: &str) -> Result<Place, InputError> {
         let place = self.existing(raw)?;
         if !place.absolute.is_dir() {
-            return Err(Rejection::new(format!(
+            return Err(InputError::new(format!(
                 "{raw:?} is not a directory: call list_dir with a directory's path, or read_file for a file"
             )));
         }
@@ -118,10 +118,10 @@ impl Folder {
     }
 
     /// An existing regular file.
-    pub fn file(&self, raw: &str) -> Result<Place, Rejection> {
+    pub fn file(&self, raw: &str) -> Result<Place, InputError> {
         let place = self.existing(raw)?;
         if !place.absolute.is_file() {
-            return Err(Rejection::new(format!(
+            return Err(InputError::new(format!(
                 "{raw:?} is not a file: give the path of a file (list_dir shows what is there)"
             )));
         }
@@ -130,16 +130,16 @@ impl Folder {
 
     /// A file that may not exist yet: its directory must exist inside the root; when it exists
     /// it must be a file. Returns the place and, when a file is there, its state.
-    pub fn file_or_new(&self, raw: &str) -> Result<(Place, Option<FileState>), Rejection> {
+    pub fn file_or_new(&self, raw: &str) -> Result<(Place, Option<FileState>), InputError> {
         let parts = components(raw)?;
         let Some((name, dirs)) = parts.split_last() else {
-            return Err(Rejection::new(
+            return Err(InputError::new(
                 "the path names the shared folder itself: give a file's path, e.g. notes/todo.txt",
             ));
         };
         let dir = self.existing_parts(raw, dirs)?;
         if !dir.absolute.is_dir() {
-            return Err(Rejection::new(format!(
+            return Err(InputError::new(format!(
                 "the directory of {raw:?} is not a directory: give a path whose directories exist"
             )));
         }
@@ -156,11 +156,11 @@ impl Folder {
                     None,
                 ))
             }
-            Err(error) => Err(Rejection::new(format!("{raw:?} cannot be read: {error}"))),
+            Err(error) => Err(InputError::new(format!("{raw:?} cannot be read: {error}"))),
             Ok(_) => {
                 let place = self.existing(raw)?;
                 if !place.absolute.is_file() {
-                    return Err(Rejection::new(format!(
+                    return Err(InputError::new(format!(
                         "{raw:?} is a directory (or not a regular file): give a file's path"
                     )));
                 }
@@ -170,27 +170,27 @@ impl Folder {
         }
     }
 
-    fn existing(&self, raw: &str) -> Result<Place, Rejection> {
+    fn existing(&self, raw: &str) -> Result<Place, InputError> {
         let parts = components(raw)?;
         self.existing_parts(raw, &parts)
     }
 
     /// Resolves existing `parts` through links and checks the result stays in the root.
-    fn existing_parts(&self, raw: &str, parts: &[String]) -> Result<Place, Rejection> {
+    fn existing_parts(&self, raw: &str, parts: &[String]) -> Result<Place, InputError> {
         let joined = parts
             .iter()
             .fold(self.root.clone(), |path, part| path.join(part));
         let canonical = fs::canonicalize(&joined).map_err(|error| {
             if error.kind() == ErrorKind::NotFound {
-                Rejection::new(format!(
+                InputError::new(format!(
                     "there is no {raw:?} in the shared folder: call list_dir to see what is there"
                 ))
             } else {
-                Rejection::new(format!("{raw:?} cannot be resolved: {error}"))
+                InputError::new(format!("{raw:?} cannot be resolved: {error}"))
             }
         })?;
         let Ok(relative) = canonical.strip_prefix(&self.root) else {
-            return Err(Rejection::new(format!(
+            return Err(InputError::new(format!(
                 "{raw:?} leads out of the shared folder through a symbolic link: refused; give a path that stays inside"
             )));
         };
@@ -200,7 +200,7 @@ impl Folder {
                 continue;
             };
             let Some(part) = part.to_str() else {
-                return Err(Rejection::new(format!(
+                return Err(InputError::new(format!(
                     "{raw:?} resolves to a name that is not UTF-8, which this server cannot show: rename it"
                 )));
             };
@@ -293,32 +293,32 @@ impl Folder {
     }
 
     /// A file's text, for `read_file`.
-    pub fn read(&self, place: &Place) -> Result<String, Rejection> {
+    pub fn read(&self, place: &Place) -> Result<String, InputError> {
         let state_size = fs::metadata(&place.absolute)
             .map(|meta| meta.len())
             .unwrap_or(0);
         if state_size > MAX_FILE_BYTES {
-            return Err(Rejection::new(format!(
+            return Err(InputError::new(format!(
                 "the file is {state_size} bytes; read_file returns files up to {MAX_FILE_BYTES} bytes"
             )));
         }
         let bytes = fs::read(&place.absolute)
-            .map_err(|error| Rejection::new(format!("the file cannot be read: {error}")))?;
+            .map_err(|error| InputError::new(format!("the file cannot be read: {error}")))?;
         String::from_utf8(bytes).map_err(|_| {
-            Rejection::new("the file is not UTF-8 text: read_file returns text files only")
+            InputError::new("the file is not UTF-8 text: read_file returns text files only")
         })
     }
 }
 
 /// The components of a caller's path, or why it is refused.
-fn components(raw: &str) -> Result<Vec<String>, Rejection> {
+fn components(raw: &str) -> Result<Vec<String>, InputError> {
     if raw.contains('\0') {
-        return Err(Rejection::new(
+        return Err(InputError::new(
             "the path contains a NUL byte: give a path relative to the shared folder, e.g. notes/todo.txt",
         ));
     }
     if raw.starts_with('/') {
-        return Err(Rejection::new(format!(
+        return Err(InputError::new(format!(
             "{raw:?} is an absolute path: give a path relative to the shared folder, e.g. notes/todo.txt"
         )));
     }
@@ -327,7 +327,7 @@ fn components(raw: &str) -> Result<Vec<String>, Rejection> {
         match part {
             "" | "." => {}
             ".." => {
-                return Err(Rejection::new(format!(
+                return Err(InputError::new(format!(
                     "{raw:?} climbs out of the shared folder with `..`: give a path that stays inside, relative to it"
                 )));
             }
@@ -338,13 +338,13 @@ fn components(raw: &str) -> Result<Vec<String>, Rejection> {
 }
 
 /// A file's state: size, modification time and the SHA-256 of its content.
-pub fn state_of(path: &Path) -> Result<FileState, Rejection> {
+pub fn state_of(path: &Path) -> Result<FileState, InputError> {
     let cannot =
-        |error: std::io::Error| Rejection::new(format!("the file cannot be read: {error}"));
+        |error: std::io::Error| InputError::new(format!("the file cannot be read: {error}"));
     let mut file = fs::File::open(path).map_err(cannot)?;
     let meta = file.metadata().map_err(cannot)?;
     if meta.len() > MAX_FILE_BYTES {
-        return Err(Rejection::new(format!(
+        return Err(InputError::new(format!(
             "the file is {} bytes; this server changes files up to {MAX_FILE_BYTES} bytes",
             meta.len()
         )));

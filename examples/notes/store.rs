@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
-use ask_first::{Approved, Clearance, Conditional, Count, Id, Rejection, Target};
+use ask_first::{Approved, Clearance, Conditional, Count, Id, InputError, Target};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -144,9 +144,9 @@ impl WriteNote {
 }
 
 /// The note id in `raw`, or a rejection that says what an id looks like.
-pub fn note_id(raw: &str) -> Result<Id, Rejection> {
+pub fn note_id(raw: &str) -> Result<Id, InputError> {
     Id::new(raw).map_err(|_| {
-        Rejection::new(
+        InputError::new(
             "note_id is not a note id: use letters, digits, '-', '_', '.' or ':' (1 to 64), e.g. n1; call list_notes to see the ids",
         )
     })

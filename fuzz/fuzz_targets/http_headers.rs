@@ -6,8 +6,8 @@
 
 use http::{HeaderMap, HeaderValue, Uri, header};
 use libfuzzer_sys::fuzz_target;
-use opengist_mcp::config::{AllowedHost, AllowedOrigin, Secret};
-use opengist_mcp::http::{HttpOptions, gate_verdict};
+use ask_first_serve::settings::{AllowedHost, AllowedOrigin, Secret};
+use ask_first_serve::http::{HttpOptions, gate_verdict};
 
 const SECRET: &str = "fuzz-bearer-secret-0123456789";
 

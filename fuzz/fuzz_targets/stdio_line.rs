@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use opengist_mcp::http::wire::body_verdict;
-use opengist_mcp::stdio::{MAX_DEPTH, MAX_VALUES, Verdict, check_line, leading_id, shape};
+use ask_first_serve::http::wire::body_verdict;
+use ask_first_serve::stdio::{MAX_DEPTH, MAX_VALUES, Verdict, check_line, leading_id, shape};
 
 fuzz_target!(|data: &[u8]| {
     let _ = leading_id(data);

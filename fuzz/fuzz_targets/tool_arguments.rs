@@ -12,7 +12,7 @@ use std::time::Duration;
 use libfuzzer_sys::fuzz_target;
 use opengist_mcp::cli::CliArgs;
 use opengist_mcp::config::Config;
-use opengist_mcp::stdio::StdioTransport;
+use ask_first_serve::stdio::StdioTransport;
 use opengist_mcp::OpengistServer;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};

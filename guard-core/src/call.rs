@@ -95,8 +95,8 @@ impl GuardCall {
     }
 
     /// Where the guard leaves what the audit log records about this call once it is cleared;
-    /// `#[guarded]` takes it after the handler ran, for [`Guard::record_call`](crate::Guard::record_call).
-    pub fn audit_slot(&self) -> AuditSlot {
+    /// `#[guarded]` takes it after the handler ran, for `Guard::record_call`.
+    pub(crate) fn audit_slot(&self) -> AuditSlot {
         self.audit.clone()
     }
 

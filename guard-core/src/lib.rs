@@ -49,24 +49,26 @@ mod identity;
 mod nonce;
 mod nonce_file;
 mod question;
+// The seal's own functions are public only to the fuzz targets (feature `fuzzing`); a
+// server names nothing here but `SealKey`.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
 pub mod seal;
+#[cfg(not(feature = "fuzzing"))]
+mod seal;
 mod settings;
-pub mod stdio;
 mod target;
 #[cfg(feature = "testing")]
 pub mod testing;
 
 pub use approval::{Approved, ApprovedBy, Clearance, Exempt};
-pub use audit::{
-    AuditEvent, AuditOutcome, AuditSink, AuditSlot, AuditTicket, OUTCOME_META_KEY, Route,
-    outcome_of,
-};
+pub use audit::{AuditEvent, AuditOutcome, AuditSink, OUTCOME_META_KEY, Route, outcome_of};
 pub use bind_value::{BindText, BindValue};
 pub use call::{CONFIRM_TOKEN_ARG, CONFIRM_TOKEN_DESCRIPTION, GuardCall};
 pub use dialog::{DialogCarrier, DialogSlot};
 pub use engine::{
-    APPROVAL_INPUT_KEY, APPROVE_PROPERTY, Caller, Guard, GuardBuilder, Guarded, Interruption,
-    InterruptionKind, MAX_ASK_ROUNDS, PERSON_REQUIRED_META_KEY, PrincipalFn, Rejection, Resolve,
+    APPROVAL_INPUT_KEY, APPROVE_PROPERTY, Caller, Guard, GuardBuilder, HasGuard, InputError,
+    Interruption, InterruptionKind, MAX_ASK_ROUNDS, PERSON_REQUIRED_META_KEY, PrincipalFn, Resolve,
     approval_dialog, default_principal,
 };
 pub use engine::{AlteredState, token_reply};
@@ -77,7 +79,7 @@ pub use question::{
     Address, ByteSize, Count, Fact, Id, InvalidId, Moment, Name, PathName, Question, Span, ToFact,
     Wording,
 };
-pub use seal::{SealKey, SealKeyTooShort};
+pub use seal::{Nonce, SealKey, SealKeyTooShort};
 pub use settings::{
     ELICITATION_VAR, InvalidElicitationSetting, elicitation_from_env, elicitation_off_notice,
     parse_elicitation,
@@ -88,6 +90,31 @@ pub use target::{Binding, Conditional, Fingerprint, Target};
 #[doc(hidden)]
 pub mod __private {
     pub use rmcp;
+
+    pub use crate::audit::{AuditSlot, AuditTicket};
+    pub use crate::{
+        BindValue, Binding, Fact, Guard, GuardCall, HasGuard, InputError, Interruption, Question,
+        Resolve, Target, ToFact, Wording,
+    };
+
+    /// Where the guard leaves the call's audit ticket once it is cleared.
+    pub fn audit_slot(call: &GuardCall) -> AuditSlot {
+        call.audit_slot()
+    }
+
+    /// Records what became of a guarded call that `ticket`'s clearance let run.
+    pub fn record_call(
+        guard: &Guard,
+        ticket: Option<&AuditTicket>,
+        response: &Result<rmcp::model::CallToolResponse, rmcp::ErrorData>,
+    ) {
+        guard.record_call(ticket, response);
+    }
+
+    /// For a tool that declares an `outputSchema`: the token reply's facts move to `_meta`.
+    pub fn for_output_schema(interruption: Interruption) -> Interruption {
+        interruption.for_output_schema()
+    }
 
     /// Pins an async block's output type, so `?` and `return` inside it infer.
     pub fn body<R, F: Future<Output = R>>(future: F) -> F {

@@ -193,8 +193,8 @@ pub struct Fingerprint([u8; 32]);
 
 impl Fingerprint {
     /// SHA-256 over the question exactly as a person reads it (its rendered lines and facts).
-    /// An approval is bound to it beside the binding's fingerprint; hand-written seals
-    /// ([`SealScope::shown`](crate::seal::SealScope::shown)) use it too.
+    /// An approval is bound to it beside the binding's fingerprint; hand-written seals (the
+    /// seal's `shown` scope, as the conformance example's) use it too.
     pub fn of_question(question: &Question) -> Self {
         let mut hasher = Sha256::new();
         let rendered = question.render();

@@ -168,7 +168,7 @@ fn expand(options: &Options, function: &ImplItemFn) -> syn::Result<TokenStream> 
     if let Some(receiver) = sig.receiver() {
         inputs.push(FnArg::Receiver(receiver.clone()));
     }
-    inputs.push(syn::parse_quote!(#call: ::ask_first::protocol::GuardCall));
+    inputs.push(syn::parse_quote!(#call: ::ask_first::__private::GuardCall));
     if let Some(params) = &params {
         let ty = &params.arg.ty;
         inputs.push(syn::parse_quote!(#params_ident: #ty));
@@ -196,12 +196,12 @@ fn expand(options: &Options, function: &ImplItemFn) -> syn::Result<TokenStream> 
     };
     let target_span = target_ty.span();
     let resolve = quote_spanned! {target_span=>
-        <#target_ty as ::ask_first::Resolve<#self_ty, #args_ty>>::resolve(self, #args_ref)
+        <#target_ty as ::ask_first::__private::Resolve<#self_ty, #args_ty>>::resolve(self, #args_ref)
     };
     // After a yes in a pushed dialog, the guard reads the target again through this.
     let recheck = quote_spanned! {target_span=>
         let __ask_first_recheck = |__ask_first_shown: #target_ty| {
-            <#target_ty as ::ask_first::Resolve<#self_ty, #args_ty>>::recheck(
+            <#target_ty as ::ask_first::__private::Resolve<#self_ty, #args_ty>>::recheck(
                 self,
                 #args_ref,
                 __ask_first_shown,
@@ -211,14 +211,14 @@ fn expand(options: &Options, function: &ImplItemFn) -> syn::Result<TokenStream> 
     // `person_required`: the call never falls back to the two-call token.
     let require_person = options.person_required.then(|| {
         quote! {
-            let #call = ::ask_first::protocol::GuardCall::require_person(#call);
+            let #call = ::ask_first::__private::GuardCall::require_person(#call);
         }
     });
 
     // Ask: `approve` for `always`, `clear` with the predicate's verdict for `when`.
     let guard_span = mode.span();
     let guard = quote_spanned! {guard_span=>
-        let __ask_first_guard: &::ask_first::Guard = ::ask_first::Guarded::guard(self);
+        let __ask_first_guard: &::ask_first::__private::Guard = ::ask_first::__private::HasGuard::guard(self);
     };
     // The bounds of `approve` (`Target`) and `clear` (`Conditional`) are reported on `T`.
     let decide = match mode {
@@ -306,11 +306,9 @@ fn expand(options: &Options, function: &ImplItemFn) -> syn::Result<TokenStream> 
     } || function
         .attrs
         .iter()
-        .any(|attr| is_tool(attr) && attr.to_token_stream().to_string().contains("output_schema"));
+        .any(|attr| tool_sets(attr, "output_schema"));
     let adapt_interruption = if has_output_schema {
-        quote!(::ask_first::protocol::Interruption::for_output_schema(
-            interruption
-        ))
+        quote!(::ask_first::__private::for_output_schema(interruption))
     } else {
         quote!(interruption)
     };
@@ -323,23 +321,27 @@ fn expand(options: &Options, function: &ImplItemFn) -> syn::Result<TokenStream> 
             let __ask_first_target = match #resolve.await {
                 ::core::result::Result::Ok(target) => target,
                 ::core::result::Result::Err(rejection) => {
-                    return ::core::result::Result::Ok(::ask_first::Rejection::into_response(rejection));
+                    return ::core::result::Result::Ok(::ask_first::__private::InputError::into_response(rejection));
                 }
             };
             #recheck
             // Where the guard leaves what the audit log records about this call.
-            let __ask_first_slot = ::ask_first::protocol::GuardCall::audit_slot(&#call);
+            let __ask_first_slot = ::ask_first::__private::audit_slot(&#call);
             __ask_first_proof = match #decide {
                 ::core::result::Result::Ok(proof) => proof,
                 ::core::result::Result::Err(interruption) => {
-                    return ::ask_first::protocol::Interruption::into_result(#adapt_interruption);
+                    return ::ask_first::__private::Interruption::into_result(#adapt_interruption);
                 }
             };
             #bind_params
             #bind_proof
             let __ask_first_result = ::ask_first::__private::body::<#output, _>(async move #block).await;
             let __ask_first_response = #into_result;
-            __ask_first_guard.record_call(__ask_first_slot.take().as_ref(), &__ask_first_response);
+            ::ask_first::__private::record_call(
+                __ask_first_guard,
+                __ask_first_slot.take().as_ref(),
+                &__ask_first_response,
+            );
             __ask_first_response
         }
     })
@@ -354,7 +356,7 @@ fn output_span(sig: &Signature) -> Span {
 
 fn check_receiver(sig: &Signature) -> syn::Result<()> {
     const MESSAGE: &str = "a #[guarded] handler takes `&self`: the guard is read from the \
-                           server through `ask_first::Guarded`";
+                           server through `ask_first::HasGuard`";
     match sig.receiver() {
         Some(receiver) if receiver.reference.is_some() && receiver.mutability.is_none() => Ok(()),
         Some(receiver) => Err(syn::Error::new_spanned(receiver, MESSAGE)),
@@ -490,7 +492,28 @@ fn output_schema_of(output: &ReturnType) -> Option<TokenStream> {
         ReturnType::Default => return None,
     };
     // The same expression rmcp's #[tool] writes for a `Json<T>` return type.
-    Some(quote!(output_schema = rmcp::handler::server::tool::schema_for_output::<#inner>()))
+    Some(quote!(
+        output_schema =
+            ::ask_first::__private::rmcp::handler::server::tool::schema_for_output::<#inner>()
+    ))
+}
+
+/// Whether `attr` is rmcp's `#[tool(...)]` and sets `name = ...`: its arguments parsed as rmcp
+/// parses them (comma-separated settings: `name = expr`, `name(...)`, `name`), so a string or
+/// an expression that merely contains the word does not count.
+fn tool_sets(attr: &Attribute, name: &str) -> bool {
+    if !is_tool(attr) {
+        return false;
+    }
+    let Meta::List(list) = &attr.meta else {
+        return false;
+    };
+    list.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated)
+        .is_ok_and(|settings| {
+            settings.iter().any(
+                |setting| matches!(setting, Meta::NameValue(value) if value.path.is_ident(name)),
+            )
+        })
 }
 
 /// `#[tool(...)]` with `setting` (`name = expr`) added unless the attribute gives `name`
@@ -504,14 +527,10 @@ fn with_tool_setting(attr: &Attribute, name: &str, setting: Option<TokenStream>)
     let tokens = match &attr.meta {
         Meta::Path(_) => quote!(#pound[#path(#setting)]),
         Meta::List(list) => {
-            let tokens: Vec<TokenTree> = list.tokens.clone().into_iter().collect();
-            let given = tokens.windows(2).any(|pair| {
-                matches!(&pair[0], TokenTree::Ident(ident) if ident == name)
-                    && matches!(&pair[1], TokenTree::Punct(punct) if punct.as_char() == '=')
-            });
-            if given {
+            if tool_sets(attr, name) {
                 return attr.clone();
             }
+            let tokens: Vec<TokenTree> = list.tokens.clone().into_iter().collect();
             let existing = &list.tokens;
             let comma = match tokens.last() {
                 None => None,
@@ -686,10 +705,12 @@ mod tests {
             },
         );
         assert!(out.contains(
-            "# [tool (description = \"Delete\" , output_schema = rmcp :: handler :: server :: \
-             tool :: schema_for_output :: < Deleted > () , input_schema = :: ask_first :: \
-             __private :: input_schema_with_confirm_token :: < A > ())]"
+            "# [tool (description = \"Delete\" , output_schema = :: ask_first :: __private :: \
+             rmcp :: handler :: server :: tool :: schema_for_output :: < Deleted > () , \
+             input_schema = :: ask_first :: __private :: input_schema_with_confirm_token :: < A \
+             > ())]"
         ));
+        assert!(out.contains(":: ask_first :: __private :: for_output_schema (interruption)"));
         let bare = expand_ok(
             quote!(always),
             quote! {
@@ -698,6 +719,42 @@ mod tests {
             },
         );
         assert!(bare.contains("# [rmcp :: tool (output_schema ="));
+    }
+
+    #[test]
+    fn reads_the_tool_settings_as_syntax_not_text() {
+        // The word in a description is no setting: the schema is still added.
+        let out = expand_ok(
+            quote!(always),
+            quote! {
+                #[tool(description = "Returns the output_schema = of a note")]
+                async fn delete(&self, ok: Approved<D>) -> Json<Deleted> { todo!() }
+            },
+        );
+        assert!(out.contains(
+            "description = \"Returns the output_schema = of a note\" , output_schema = :: \
+             ask_first :: __private :: rmcp"
+        ));
+        // A handler that returns no Json and sets no output schema keeps the interruption as is.
+        let plain = expand_ok(
+            quote!(always),
+            quote! {
+                #[tool(description = "output_schema")]
+                async fn delete(&self, ok: Approved<D>) -> String { todo!() }
+            },
+        );
+        assert!(!plain.contains("for_output_schema"));
+        assert!(!plain.contains("output_schema ="));
+        // One the author sets (with a path value) is kept, and the interruption adapted.
+        let own = expand_ok(
+            quote!(always),
+            quote! {
+                #[tool(description = "x", output_schema = my::schema())]
+                async fn delete(&self, ok: Approved<D>) -> String { todo!() }
+            },
+        );
+        assert!(own.contains("output_schema = my :: schema ()"));
+        assert!(own.contains("for_output_schema (interruption)"));
     }
 
     #[test]
@@ -766,13 +823,15 @@ mod tests {
             },
         );
         let call = out
-            .find("__ask_first_call : :: ask_first :: protocol :: GuardCall")
+            .find("__ask_first_call : :: ask_first :: __private :: GuardCall")
             .unwrap();
         let params = out.find("__ask_first_params : Parameters < A >").unwrap();
         let ctx = out.find("ctx : RequestContext < RoleServer >").unwrap();
         assert!(call < params && params < ctx);
         assert!(!out.contains("c : Clearance < W > ,"));
-        assert!(out.contains("< W as :: ask_first :: Resolve < Self , A >> :: resolve"));
+        assert!(
+            out.contains("< W as :: ask_first :: __private :: Resolve < Self , A >> :: resolve")
+        );
         assert!(out.contains("__ask_first_target . is_shared ()"));
         assert!(out.contains(". clear (__ask_first_call"));
     }
@@ -785,9 +844,9 @@ mod tests {
                 async fn wipe(&self, ok: Approved<D>) {}
             ),
         );
-        assert!(
-            out.contains("< D as :: ask_first :: Resolve < Self , () >> :: resolve (self , & ())")
-        );
+        assert!(out.contains(
+            "< D as :: ask_first :: __private :: Resolve < Self , () >> :: resolve (self , & ())"
+        ));
         assert!(!out.contains("__ask_first_params :"));
     }
 

@@ -2,11 +2,11 @@
 //! [`ask-first`](https://docs.rs/ask-first) (see [`macro@Target`] for the derive).
 //!
 //! Use it through the facade, `ask_first::guarded`: the code it generates names items only as
-//! `::ask_first::…`, so a server depends on `ask-first` (and on `rmcp`, which `#[tool]` needs
+//! `::ask_first::__private::…` (a hidden module of the facade, rmcp included), so a server depends on `ask-first` (and on `rmcp`, which `#[tool]` needs
 //! anyway), never on this crate or on `ask-first-core` directly.
 //!
 //! How a guarded tool is written (the target, the API that takes the proof, `Resolve`,
-//! `Guarded`, and this attribute) is in the guide,
+//! `HasGuard`, and this attribute) is in the guide,
 //! [Writing a guarded tool](https://docs.rs/ask-first/latest/ask_first/#writing-a-guarded-tool)
 //! (also the repository's `README-ask-first.md`), with a compiled example. This page is the
 //! macro's reference: its options, what it expands to, and its errors.
@@ -18,7 +18,7 @@
 //! arguments), and the proof its destructive call consumes: `Approved<T>` for
 //! `#[guarded(always)]`, `Clearance<T>` for `#[guarded(when = "predicate")]`. `T` implements
 //! `Target` and `Resolve<Server, A>` (`Resolve<Server, ()>` when the tool takes no
-//! `Parameters`), the server implements `Guarded`, and for `when`, `T` implements
+//! `Parameters`), the server implements `HasGuard`, and for `when`, `T` implements
 //! `Conditional` and has the predicate as a method.
 //!
 //! ```ignore
@@ -86,53 +86,64 @@
 //! schema from `Parameters<A>` exactly as before (the proof and `GuardCall` are not part of it),
 //! and rewrites the `async fn` into the boxed future rmcp's router calls. Because the generated
 //! method returns `CallToolResponse`, rmcp can no longer read a `Json<T>` output type from it:
-//! `#[guarded]` adds `output_schema = rmcp::handler::server::tool::schema_for_output::<T>()` to
-//! the `#[tool(...)]` attribute when the handler returned `Json<T>` or `Result<Json<T>, E>` and
-//! no `output_schema` was given — the same expression rmcp writes. `#[tool_router]` finds the
+//! `#[guarded]` adds `output_schema = ::ask_first::__private::rmcp::handler::server::tool::
+//! schema_for_output::<T>()` to the `#[tool(...)]` attribute when the handler returned `Json<T>`
+//! or `Result<Json<T>, E>` and the attribute sets no `output_schema` (its settings are parsed as
+//! rmcp parses them, not searched as text) — the same expression rmcp writes. `#[tool_router]` finds the
 //! method by its `#[tool]` attribute and does not care about the order.
 //!
 //! For the `delete_note` handler above, the expansion is:
 //!
 //! ```text
 //! #[tool(description = "Delete a note", annotations(destructive_hint = true),
-//!        output_schema = rmcp::handler::server::tool::schema_for_output::<Deleted>())]
+//!        output_schema =
+//!            ::ask_first::__private::rmcp::handler::server::tool::schema_for_output::<Deleted>())]
 //! async fn delete_note(
 //!     &self,
-//!     __ask_first_call: ::ask_first::protocol::GuardCall,
+//!     __ask_first_call: ::ask_first::__private::GuardCall,
 //!     __ask_first_params: Parameters<DeleteNoteArgs>,
 //!     /* the handler's other extractors, in their order */
 //! ) -> Result<::ask_first::__private::rmcp::model::CallToolResponse,
 //!             ::ask_first::__private::rmcp::ErrorData> {
 //!     let __ask_first_proof: Approved<DeleteNote>;
-//!     let __ask_first_guard: &::ask_first::Guard = ::ask_first::Guarded::guard(self);
+//!     let __ask_first_guard: &::ask_first::__private::Guard =
+//!         ::ask_first::__private::HasGuard::guard(self);
 //!     // 1. resolve the target; an input error is answered as such and asks no one
 //!     let __ask_first_target =
-//!         match <DeleteNote as ::ask_first::Resolve<Self, DeleteNoteArgs>>::resolve(
+//!         match <DeleteNote as ::ask_first::__private::Resolve<Self, DeleteNoteArgs>>::resolve(
 //!             self, &__ask_first_params.0).await {
 //!             Ok(target) => target,
-//!             Err(rejection) => return Ok(::ask_first::Rejection::into_response(rejection)),
+//!             Err(rejection) => return Ok(::ask_first::__private::InputError::into_response(rejection)),
 //!         };
 //!     // 2. ask (for `when`: `let needed: bool = __ask_first_target.predicate();`
 //!     //    then `__ask_first_guard.clear(call, target, needed, recheck)`); after a yes in a
 //!     //    pushed dialog the guard reads the target again through `recheck` and asks again
 //!     //    if it no longer reads as shown
 //!     let __ask_first_recheck = |__ask_first_shown: DeleteNote| {
-//!         <DeleteNote as ::ask_first::Resolve<Self, DeleteNoteArgs>>::recheck(
+//!         <DeleteNote as ::ask_first::__private::Resolve<Self, DeleteNoteArgs>>::recheck(
 //!             self, &__ask_first_params.0, __ask_first_shown)
 //!     };
+//!     let __ask_first_slot = ::ask_first::__private::audit_slot(&__ask_first_call);
 //!     __ask_first_proof =
 //!         match __ask_first_guard
 //!             .approve(__ask_first_call, __ask_first_target, __ask_first_recheck).await {
 //!             Ok(proof) => proof,
-//!             Err(interruption) => return Ok(::ask_first::protocol::Interruption::into_response(interruption)),
+//!             // (a `Json<T>` handler passes it through `__private::for_output_schema` first)
+//!             Err(interruption) =>
+//!                 return ::ask_first::__private::Interruption::into_result(interruption),
 //!         };
 //!     // 3. the handler's own bindings, then its body, unchanged
 //!     let Parameters(args) = __ask_first_params;
 //!     let approved: Approved<DeleteNote> = __ask_first_proof;
 //!     let __ask_first_result = ::ask_first::__private::body::<
 //!         Result<Json<Deleted>, ErrorData>, _>(async move { /* body */ }).await;
-//!     ::ask_first::__private::rmcp::handler::server::tool::IntoCallToolResult
-//!         ::into_call_tool_result(__ask_first_result)
+//!     let __ask_first_response =
+//!         ::ask_first::__private::rmcp::handler::server::tool::IntoCallToolResult
+//!             ::into_call_tool_result(__ask_first_result);
+//!     // 4. the audit log learns what became of the call
+//!     ::ask_first::__private::record_call(
+//!         __ask_first_guard, __ask_first_slot.take().as_ref(), &__ask_first_response);
+//!     __ask_first_response
 //! }
 //! ```
 //!
@@ -187,7 +198,7 @@
 //! | `T` does not implement `Resolve<Self, A>` | `T` |
 //! | `T` is not `Conditional` (with `when`) | `Clearance<T>` |
 //! | the predicate is not a method of `T`, or does not return `bool` | the string |
-//! | `Self` does not implement `Guarded` | `always` / `when` |
+//! | `Self` does not implement `HasGuard` | `always` / `when` |
 //!
 //! After an error of the first table the macro emits a stand-in method with the handler's name
 //! (so the router does not pile its own errors on top) and the handler as written under another

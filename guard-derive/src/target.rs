@@ -10,17 +10,17 @@
 //! expands to (inside `const _: () = { ... };`):
 //!
 //! ```text
-//! struct __Line0; impl ::ask_first::Wording for __Line0 { const TEXT = "This will delete note {} ({})."; }
-//! struct __Line1; impl ::ask_first::Wording for __Line1 { const TEXT = "It cannot be undone."; }
-//! impl ::ask_first::Target for DeleteNote {
+//! struct __Line0; impl ::ask_first::__private::Wording for __Line0 { const TEXT = "This will delete note {} ({})."; }
+//! struct __Line1; impl ::ask_first::__private::Wording for __Line1 { const TEXT = "It cannot be undone."; }
+//! impl ::ask_first::__private::Target for DeleteNote {
 //!     const OPERATION: &'static str = "delete_note";
-//!     fn bind(&self, binding: &mut ::ask_first::Binding) {
-//!         <Id as ::ask_first::BindValue>::bind_value(&self.id, "id", binding);
+//!     fn bind(&self, binding: &mut ::ask_first::__private::Binding) {
+//!         <Id as ::ask_first::__private::BindValue>::bind_value(&self.id, "id", binding);
 //!     }
-//!     fn question(&self) -> ::ask_first::Question {
-//!         ::ask_first::Question::new::<__Line0>([
-//!             <Id as ::ask_first::ToFact>::to_fact(&self.id),
-//!             <ByteSize as ::ask_first::ToFact>::to_fact(&self.size),
+//!     fn question(&self) -> ::ask_first::__private::Question {
+//!         ::ask_first::__private::Question::new::<__Line0>([
+//!             <Id as ::ask_first::__private::ToFact>::to_fact(&self.id),
+//!             <ByteSize as ::ask_first::__private::ToFact>::to_fact(&self.size),
 //!         ])
 //!         .line::<__Line1>([])
 //!     }
@@ -261,7 +261,7 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         let ty = &field.ty;
         let key = ident.to_string();
         quote_spanned! {ty.span()=>
-            <#ty as ::ask_first::BindValue>::bind_value(&self.#ident, #key, binding);
+            <#ty as ::ask_first::__private::BindValue>::bind_value(&self.#ident, #key, binding);
         }
     });
 
@@ -286,19 +286,19 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                     text.push_str("{}");
                     let method = Ident::new(name, template.literal.span());
                     facts.push(quote_spanned! {template.literal.span()=>
-                        ::ask_first::ToFact::to_fact(&self.#method())
+                        ::ask_first::__private::ToFact::to_fact(&self.#method())
                     });
                 }
             }
         }
         wordings.push(quote! {
             struct #wording;
-            impl ::ask_first::Wording for #wording {
+            impl ::ask_first::__private::Wording for #wording {
                 const TEXT: &'static str = #text;
             }
         });
         chain.push(if index == 0 {
-            quote! { ::ask_first::Question::new::<#wording>([#(#facts),*]) }
+            quote! { ::ask_first::__private::Question::new::<#wording>([#(#facts),*]) }
         } else {
             quote! { .line::<#wording>([#(#facts),*]) }
         });
@@ -309,13 +309,13 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         const _: () = {
             #(#wordings)*
             #[automatically_derived]
-            impl #impl_generics ::ask_first::Target for #name #type_generics #where_clause {
+            impl #impl_generics ::ask_first::__private::Target for #name #type_generics #where_clause {
                 const OPERATION: &'static str = #operation;
-                fn bind(&self, binding: &mut ::ask_first::Binding) {
+                fn bind(&self, binding: &mut ::ask_first::__private::Binding) {
                     let _ = &binding;
                     #(#binds)*
                 }
-                fn question(&self) -> ::ask_first::Question {
+                fn question(&self) -> ::ask_first::__private::Question {
                     #(#chain)*
                 }
             }
@@ -330,16 +330,16 @@ fn fact_of(field: &Field) -> TokenStream {
     let ty = &field.ty;
     match field.kind {
         Kind::Own => quote_spanned! {ty.span()=>
-            <#ty as ::ask_first::ToFact>::to_fact(&self.#ident)
+            <#ty as ::ask_first::__private::ToFact>::to_fact(&self.#ident)
         },
         Kind::Count => quote_spanned! {ty.span()=>
-            ::ask_first::Fact::count(::core::convert::Into::<u64>::into(self.#ident))
+            ::ask_first::__private::Fact::count(::core::convert::Into::<u64>::into(self.#ident))
         },
         Kind::Bytes => quote_spanned! {ty.span()=>
-            ::ask_first::Fact::bytes(::core::convert::Into::<u64>::into(self.#ident))
+            ::ask_first::__private::Fact::bytes(::core::convert::Into::<u64>::into(self.#ident))
         },
         Kind::Date => quote_spanned! {ty.span()=>
-            ::ask_first::Fact::date_unix(::core::convert::Into::<i64>::into(self.#ident))
+            ::ask_first::__private::Fact::date_unix(::core::convert::Into::<i64>::into(self.#ident))
         },
     }
 }

@@ -35,7 +35,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use ask_first_core::seal::Nonce;
+use ask_first_core::Nonce;
 use ask_first_core::{NonceStore, NonceStoreError, SpendFuture};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 

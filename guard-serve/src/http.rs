@@ -53,7 +53,7 @@ use http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 
-use ask_first_core::{Guard, Guarded};
+use ask_first_core::{Guard, HasGuard};
 
 use crate::settings::{
     AllowedHost, AllowedOrigin, Origin, OriginPort, Secret, SettingNames, is_loopback,
@@ -319,7 +319,7 @@ pub async fn bind_http<S, F>(
     options: HttpOptions,
 ) -> Result<BoundHttp, HttpError>
 where
-    S: rmcp::ServerHandler + Guarded + Send + 'static,
+    S: rmcp::ServerHandler + HasGuard + Send + 'static,
     F: Fn() -> Result<S, std::io::Error> + Send + Sync + 'static,
 {
     let credential = Credential::choose(addr, &options)?;
@@ -411,7 +411,7 @@ pub async fn serve_http<S, F, G>(
     shutdown: G,
 ) -> Result<(), HttpError>
 where
-    S: rmcp::ServerHandler + Guarded + Send + 'static,
+    S: rmcp::ServerHandler + HasGuard + Send + 'static,
     F: Fn() -> Result<S, std::io::Error> + Send + Sync + 'static,
     G: Future + Send + 'static,
 {
@@ -524,13 +524,13 @@ impl Gate {
     }
 
     /// The Host and Origin checks (the credential is checked after them, asynchronously).
-    fn check(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), Rejection<'_>> {
+    fn check(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), InputError<'_>> {
         self.check_host(headers, uri)?;
         self.check_origin(headers)
     }
 
-    fn check_host(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), Rejection<'_>> {
-        let bad = || Rejection {
+    fn check_host(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), InputError<'_>> {
+        let bad = || InputError {
             status: StatusCode::BAD_REQUEST,
             code: "bad_host",
             message: "the Host header is missing or malformed",
@@ -550,7 +550,7 @@ impl Gate {
             Ok(())
         } else {
             tracing::warn!("refused an HTTP request whose Host header is not allowed");
-            Err(Rejection {
+            Err(InputError {
                 status: StatusCode::FORBIDDEN,
                 code: "host_not_allowed",
                 message: &self.host_refused,
@@ -558,13 +558,13 @@ impl Gate {
         }
     }
 
-    fn check_origin(&self, headers: &HeaderMap) -> Result<(), Rejection<'_>> {
+    fn check_origin(&self, headers: &HeaderMap) -> Result<(), InputError<'_>> {
         let Some(value) = headers.get(header::ORIGIN) else {
             return Ok(());
         };
         let refused = || {
             tracing::warn!("refused an HTTP request whose Origin header is not allowed");
-            Rejection {
+            InputError {
                 status: StatusCode::FORBIDDEN,
                 code: "origin_not_allowed",
                 message: &self.origin_refused,
@@ -784,13 +784,13 @@ async fn check(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
 }
 
 /// Why the gate refused a request.
-struct Rejection<'a> {
+struct InputError<'a> {
     status: StatusCode,
     code: &'static str,
     message: &'a str,
 }
 
-impl IntoResponse for Rejection<'_> {
+impl IntoResponse for InputError<'_> {
     fn into_response(self) -> Response {
         json_error(self.status, self.code, self.message)
     }
@@ -815,6 +815,7 @@ pub(crate) fn json_error(status: StatusCode, code: &str, message: &str) -> Respo
 /// setting); a server's own authenticator in `options` is asked, and counts as refusing when it
 /// cannot answer at once.
 /// `local_addr` is the address the server is bound to.
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub fn gate_verdict(
     local_addr: SocketAddr,

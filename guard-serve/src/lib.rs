@@ -1,27 +1,27 @@
 //! Serving for [`ask-first`](https://docs.rs/ask-first) servers: the hardened stdio, and
 //! streamable HTTP behind a gate that binds every session to the principal that opened it.
 //!
-//! Most servers use this through the facade (`ask_first::Serving`, `ask_first::serve`); what
+//! Most servers use this through the facade (`ask_first::Serving`, `ask_first::ServeError`); what
 //! serving brings (the HTTP gate, the limits, replicas, the settings table) is in the guide,
 //! [Serving, safely by default](https://docs.rs/ask-first/latest/ask_first/#serving-safely-by-default)
 //! (also the repository's `README-ask-first.md`), beside the compiled example whose `main` is
 //! the whole serving code. This crate's pages are the reference:
 //!
 //! ```no_run
-//! # use ask_first_core::{Guard, Guarded};
+//! # use ask_first_core::{Guard, HasGuard};
 //! # #[derive(Clone)] struct NotesServer { guard: Guard }
-//! # impl Guarded for NotesServer { fn guard(&self) -> &Guard { &self.guard } }
+//! # impl HasGuard for NotesServer { fn guard(&self) -> &Guard { &self.guard } }
 //! # impl rmcp::ServerHandler for NotesServer {}
 //! # async fn run() -> Result<(), ask_first_serve::ServeError> {
 //! // NOTES_HTTP_ADDR, NOTES_HTTP_TOKEN, NOTES_SEAL_KEY, NOTES_REDIS_URL, ... and ELICITATION.
 //! let serving = ask_first_serve::Serving::from_env("notes", "NOTES")?;
-//! let server = NotesServer { guard: serving.guard().build() };
+//! let server = NotesServer { guard: serving.guard_builder().build() };
 //! serving.serve(server).await // stdio, or HTTP when NOTES_HTTP_ADDR is set
 //! # }
 //! ```
 //!
-//! - [`Serving`]: `from_env` (or `from_settings`), `guard`, `serve`;
-//! - [`stdio`]: the guard's transport that answers every line;
+//! - [`Serving`]: `from_env` (or `from_settings`), `guard_builder`, `serve`;
+//! - [`stdio`]: the hardened transport that answers every line, and serving on it;
 //! - the `http` module (feature `http`): the gate, sessions bound to their principal, the
 //!   limits;
 //! - [`audit`]: the JSON-lines audit sink; the `redis` module (feature `redis`): the shared
@@ -34,7 +34,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use ask_first_core::{AuditSink, Guard, GuardBuilder, Guarded, NonceStore};
+use ask_first_core::{AuditSink, Guard, GuardBuilder, HasGuard, NonceStore};
 
 pub mod audit;
 #[cfg(feature = "http")]
@@ -142,7 +142,7 @@ fn spent_log(
 }
 
 /// One process's serving: its settings read, its replica pieces (seal key, spent-answer store,
-/// audit log) built, ready to give its guard ([`Serving::guard`]) and to serve
+/// audit log) built, ready to give its guard ([`Serving::guard_builder`]) and to serve
 /// ([`Serving::serve`]).
 pub struct Serving {
     name: String,
@@ -241,7 +241,7 @@ impl Serving {
     /// A guard builder for this server with the settings applied: its name, `ELICITATION`,
     /// the shared seal key, the spent-answer store and the audit log. Add anything else
     /// (a principal rule, timeouts) and `build()` it.
-    pub fn guard(&self) -> GuardBuilder {
+    pub fn guard_builder(&self) -> GuardBuilder {
         let mut builder = Guard::builder(&self.name).elicitation(self.settings.elicitation);
         if let Some(key) = &self.settings.seal_key {
             builder = builder.key(key.clone());
@@ -260,7 +260,7 @@ impl Serving {
     /// its first request ends stdio serving normally.
     pub async fn serve<S>(self, server: S) -> Result<(), ServeError>
     where
-        S: rmcp::ServerHandler + Guarded + Clone + Send + Sync + 'static,
+        S: rmcp::ServerHandler + HasGuard + Clone + Send + Sync + 'static,
     {
         match self.settings.http_addr {
             #[cfg(feature = "http")]
@@ -294,7 +294,7 @@ impl Serving {
     #[cfg(feature = "http")]
     pub async fn serve_http<S>(self, addr: SocketAddr, server: S) -> Result<(), ServeError>
     where
-        S: rmcp::ServerHandler + Guarded + Clone + Send + Sync + 'static,
+        S: rmcp::ServerHandler + HasGuard + Clone + Send + Sync + 'static,
     {
         self.report_redis().await;
         let options = http::HttpOptions::from_settings(&self.settings);

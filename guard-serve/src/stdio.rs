@@ -1,5 +1,25 @@
-//! Serving over stdio through the guard's hardened transport ([`ask_first_core::stdio`]):
-//! every line gets an answer, nothing but protocol goes to stdout.
+//! Serving over stdio through the hardened transport ([`StdioTransport`]): every line gets an
+//! answer, nothing but protocol goes to stdout.
+//!
+//! rmcp's own stdio transport drops a line it cannot parse without a reply (invalid UTF-8, JSON
+//! nested deeper than serde_json's 128 levels, a line over its 16 MiB cap) and answers a
+//! `tools/call` whose `params` have a wrong type as an unknown method. [`StdioTransport`]
+//! frames the lines itself and answers each one: longer than [`MAX_LINE_BYTES`], nested deeper
+//! than [`MAX_DEPTH`], more than [`MAX_VALUES`] values, not JSON, not a JSON-RPC envelope, or
+//! `params` that do not fit are answered with the JSON-RPC error that names the problem;
+//! everything else goes to rmcp unchanged. It serves any [`rmcp::ServerHandler`], guarded or
+//! not: `handler.serve(stdio())`.
+
+pub(crate) mod transport;
+
+pub use transport::{MAX_DEPTH, MAX_LINE_BYTES, MAX_VALUES, StdioTransport, stdio};
+// The line checks themselves, for the fuzz targets only.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use transport::{
+    Envelope, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, Shape, Verdict, check_line,
+    error_response, leading_id, nesting_depth, shape, too_many_values,
+};
 
 use rmcp::ServiceExt;
 use rmcp::service::ServerInitializeError;
@@ -38,7 +58,7 @@ where
     S: rmcp::ServerHandler + Send + 'static,
 {
     let running = server
-        .serve(ask_first_core::stdio::stdio())
+        .serve(stdio())
         .await
         .map_err(|error| StdioError::Start {
             closed: matches!(error, ServerInitializeError::ConnectionClosed(_)),

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ask_first_core::{Guard, Guarded, Identity};
+use ask_first_core::{Guard, HasGuard, Identity};
 use ask_first_serve::SettingNames;
 use ask_first_serve::http::{AuthFuture, Authenticate, HttpOptions, Refusal, bind_http};
 use http::HeaderValue;
@@ -49,7 +49,7 @@ struct WhoAmI {
     guard: Guard,
 }
 
-impl Guarded for WhoAmI {
+impl HasGuard for WhoAmI {
     fn guard(&self) -> &Guard {
         &self.guard
     }

@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 
-use ask_first_core::{Guard, Guarded};
+use ask_first_core::{Guard, HasGuard};
 use ask_first_serve::SettingNames;
 use ask_first_serve::http::{HttpError, HttpOptions, bind_http};
 use ask_first_serve::settings::Secret;
@@ -17,7 +17,7 @@ struct Empty {
     guard: Guard,
 }
 
-impl Guarded for Empty {
+impl HasGuard for Empty {
     fn guard(&self) -> &Guard {
         &self.guard
     }

@@ -5,17 +5,17 @@
 //! questions and tokens) and `OPENGIST_MCP_REDIS_URL` (so each answer is spent once, wherever
 //! it lands and across restarts). `OPENGIST_MCP_AUDIT_LOG` records every guard decision and
 //! every guarded call's outcome as one JSON line, tagged with the replica's id. The pieces are
-//! the guard framework's (`ask_first::serve`); this module wires them to this server's
+//! the guard framework's (`ask_first_serve`); this module wires them to this server's
 //! configuration and names.
 
 use std::sync::Arc;
 
 use ask_first::audit::AuditSink;
-use ask_first::nonce::FileNonceStore;
-pub use ask_first::serve::audit::JsonLinesAudit;
-pub use ask_first::serve::redis::{nonce_store, report_redis};
-pub use ask_first::serve::settings::default_replica_id;
+use ask_first_core::FileNonceStore;
 use ask_first_redis::{RedisNonceStore, RedisStoreError};
+pub use ask_first_serve::audit::JsonLinesAudit;
+pub use ask_first_serve::redis::{nonce_store, report_redis};
+pub use ask_first_serve::settings::default_replica_id;
 
 use crate::config::{Config, var};
 
@@ -33,7 +33,7 @@ pub enum GuardStoreError {
     Redis(#[from] RedisStoreError),
     /// The spent-answer log cannot be used.
     #[error(transparent)]
-    SpentLog(#[from] ask_first::nonce::FileNonceStoreError),
+    SpentLog(#[from] ask_first_core::FileNonceStoreError),
     /// A fixed seal key without Redis, and nowhere to keep spent answers.
     #[error(
         "OPENGIST_MCP_SEAL_KEY is set without OPENGIST_MCP_REDIS_URL, so spent answers must \
@@ -44,7 +44,7 @@ pub enum GuardStoreError {
     NoStateDir,
     /// The audit log file cannot be opened for appending.
     #[error(transparent)]
-    AuditLog(#[from] ask_first::serve::audit::AuditLogError),
+    AuditLog(#[from] ask_first_serve::audit::AuditLogError),
 }
 
 /// The Redis store when `OPENGIST_MCP_REDIS_URL` is set. Does not connect yet (it connects on
@@ -55,7 +55,7 @@ pub fn redis_store(config: &Config) -> Result<Option<RedisNonceStore>, GuardStor
         return Ok(None);
     };
     let store =
-        ask_first::serve::redis::redis_store(url, var::OPENGIST_MCP_REDIS_URL, REDIS_KEY_PREFIX)?;
+        ask_first_serve::redis::redis_store(url, var::OPENGIST_MCP_REDIS_URL, REDIS_KEY_PREFIX)?;
     Ok(Some(store))
 }
 
@@ -70,7 +70,7 @@ pub(crate) fn spent_log(config: &Config) -> Result<Option<FileNonceStore>, Guard
     let dir = config
         .state_dir
         .clone()
-        .or_else(|| ask_first::serve::settings::default_state_dir(STATE_DIR_NAME))
+        .or_else(|| ask_first_serve::settings::default_state_dir(STATE_DIR_NAME))
         .ok_or(GuardStoreError::NoStateDir)?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -90,7 +90,7 @@ pub(crate) fn audit_sink(config: &Config) -> Result<Option<Arc<dyn AuditSink>>, 
     };
     let replica = config.replica_id.clone().unwrap_or_else(default_replica_id);
     let setting = crate::http::setting_names().audit_log;
-    Ok(Some(ask_first::serve::audit::audit_sink(
+    Ok(Some(ask_first_serve::audit::audit_sink(
         log, &replica, &setting,
     )?))
 }

@@ -1,9 +1,9 @@
-//! Streamable HTTP serving: the guard framework's ([`ask_first::serve::http`]: the gate,
+//! Streamable HTTP serving: the guard framework's ([`ask_first_serve::http`]: the gate,
 //! session-owner binding, limits, wire fixes and CORS), with this server's setting names so
 //! that every message names an `OPENGIST_MCP_*` variable.
 
-use ask_first::serve::SettingNames;
-pub use ask_first::serve::http::*;
+use ask_first_serve::SettingNames;
+pub use ask_first_serve::http::*;
 
 use crate::config::Config;
 

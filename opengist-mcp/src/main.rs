@@ -3,8 +3,8 @@
 
 use std::process::ExitCode;
 
-use ask_first::serve::shutdown_signal;
-use ask_first::serve::stdio::serve_stdio;
+use ask_first_serve::shutdown_signal;
+use ask_first_serve::stdio::serve_stdio;
 use opengist_mcp::OpengistServer;
 use opengist_mcp::cli::{CliArgs, Command};
 use opengist_mcp::config::Config;
@@ -33,7 +33,7 @@ fn main() -> ExitCode {
     }
     let config = loaded.config;
     if !config.elicitation {
-        eprintln!("{}", ask_first::elicitation_off_notice(SERVER_NAME));
+        eprintln!("{}", ask_first_core::elicitation_off_notice(SERVER_NAME));
     }
     // On stdio one client talks over one pipe: a single-threaded runtime serves it without
     // worker threads to start (quicker start-up, less memory; tokio's blocking pool still

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use ask_first::{Caller, Guard};
+use ask_first::Guard;
+use ask_first::principal::Caller;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Implementation,

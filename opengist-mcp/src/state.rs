@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use ask_first::{Guard, Guarded, Rejection};
+use ask_first::{Guard, HasGuard, InputError};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::IntoCallToolResult;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
@@ -53,7 +53,7 @@ pub struct OpengistServer {
     pub(crate) tool_router: ToolRouter<Self>,
 }
 
-impl Guarded for OpengistServer {
+impl HasGuard for OpengistServer {
     fn guard(&self) -> &Guard {
         &self.shared.guard
     }
@@ -189,8 +189,8 @@ impl OpengistServer {
 }
 
 /// A tool failure as a guard rejection (for target resolution).
-pub(crate) fn rejection(result: CallToolResult) -> Rejection {
-    Rejection::from_result(result)
+pub(crate) fn rejection(result: CallToolResult) -> InputError {
+    InputError::from_result(result)
 }
 
 /// Marks results that carry gist text: data, never instructions.

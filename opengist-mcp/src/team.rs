@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use ask_first::serve::http::{AuthFuture, Authenticate, Identity, Refusal, bearer_of};
+use ask_first_serve::http::{AuthFuture, Authenticate, Identity, Refusal, bearer_of};
 use sha2::{Digest, Sha256};
 
 use crate::account::PersonCredential;

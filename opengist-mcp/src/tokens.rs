@@ -14,7 +14,7 @@ pub fn run(action: &TokensAction, configured: Option<&std::path::Path>) -> ExitC
         eprintln!("opengist-mcp: say which token file to add to: --file PATH, or set {setting}");
         return ExitCode::FAILURE;
     };
-    match ask_first::serve::http::run_tokens_add(file, name, setting, &mut std::io::stdout()) {
+    match ask_first_serve::http::run_tokens_add(file, name, setting, &mut std::io::stdout()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("opengist-mcp: {error}");

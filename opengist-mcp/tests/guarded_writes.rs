@@ -10,8 +10,8 @@
 //! with the visibility explicit; and, for the tools that must read the gist first, that an
 //! Opengist fault is reported as such and no one is asked.
 
-use ask_first::protocol::APPROVE_PROPERTY;
 use ask_first::testing::{Era, Person, Reply, confirm_token_in, connect, text_of};
+use ask_first_core::APPROVE_PROPERTY;
 use axum::http::Method;
 use opengist_mcp::OpengistServer;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult};
@@ -347,7 +347,7 @@ async fn a_modern_retry_for_another_gist_body_is_asked_again() {
     }
     params = params.with_request_state(state).with_input_responses(
         [(
-            ask_first::protocol::APPROVAL_INPUT_KEY.to_owned(),
+            ask_first_core::APPROVAL_INPUT_KEY.to_owned(),
             json!({"action": "accept", "content": {APPROVE_PROPERTY: true}}),
         )]
         .into(),

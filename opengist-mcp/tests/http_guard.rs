@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use ask_first::{Guard, Guarded};
+use ask_first::{Guard, HasGuard};
 use opengist_mcp::config::{AllowedHost, AllowedOrigin, Secret};
 use opengist_mcp::http::{BoundHttp, HttpError, HttpOptions, bind_http, http_options};
 use rmcp::{
@@ -41,7 +41,7 @@ impl Ping {
     }
 }
 
-impl Guarded for Ping {
+impl HasGuard for Ping {
     fn guard(&self) -> &Guard {
         &self.guard
     }

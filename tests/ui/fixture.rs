@@ -5,7 +5,7 @@
 //! so the compiler's message points at the case's own lines.
 #![allow(dead_code)]
 
-use ask_first::{Binding, Conditional, Guard, Guarded, Question, Rejection, Resolve, Target};
+use ask_first::{Binding, Conditional, Guard, HasGuard, InputError, Question, Resolve, Target};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -19,7 +19,7 @@ pub struct Server {
     pub guard: Guard,
 }
 
-impl Guarded for Server {
+impl HasGuard for Server {
     fn guard(&self) -> &Guard {
         &self.guard
     }
@@ -46,7 +46,7 @@ impl Target for DeleteNote {
 }
 
 impl Resolve<Server, DeleteArgs> for DeleteNote {
-    async fn resolve(_: &Server, args: &DeleteArgs) -> Result<Self, Rejection> {
+    async fn resolve(_: &Server, args: &DeleteArgs) -> Result<Self, InputError> {
         Ok(Self {
             id: args.id.clone(),
         })
@@ -59,7 +59,7 @@ pub struct WriteArgs {
     pub shared: bool,
 }
 
-/// Guarded under a condition: writing a note, asked about when it ends up shared.
+/// HasGuard under a condition: writing a note, asked about when it ends up shared.
 pub struct WriteNote {
     pub id: String,
     pub shared: bool,
@@ -90,7 +90,7 @@ impl WriteNote {
 }
 
 impl Resolve<Server, WriteArgs> for WriteNote {
-    async fn resolve(_: &Server, args: &WriteArgs) -> Result<Self, Rejection> {
+    async fn resolve(_: &Server, args: &WriteArgs) -> Result<Self, InputError> {
         Ok(Self {
             id: args.id.clone(),
             shared: args.shared,

@@ -32,7 +32,7 @@ use crate::target::{Approval, Conditional, Fingerprint, Target, binding_fingerpr
 
 pub use builder::{Caller, GuardBuilder, PrincipalFn, default_principal};
 pub use recheck::MAX_ASK_ROUNDS;
-pub use rejection::{Interruption, InterruptionKind, Rejection};
+pub use rejection::{InputError, Interruption, InterruptionKind};
 use token::NoDialog;
 pub use token::token_reply;
 
@@ -102,10 +102,10 @@ impl std::fmt::Debug for Guard {
 /// Implemented by a server that holds a [`Guard`]; the `#[guarded]` macro finds it here.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not hold a guard",
-    label = "#[guarded] handlers need `Self: ask_first::Guarded`",
-    note = "implement `ask_first::Guarded` for `{Self}`: `fn guard(&self) -> &ask_first::Guard {{ &self.guard }}`"
+    label = "#[guarded] handlers need `Self: ask_first::HasGuard`",
+    note = "implement `ask_first::HasGuard` for `{Self}`: `fn guard(&self) -> &ask_first::Guard {{ &self.guard }}`"
 )]
-pub trait Guarded {
+pub trait HasGuard {
     /// The server's guard.
     fn guard(&self) -> &Guard;
 }
@@ -126,7 +126,7 @@ pub trait Guarded {
 ///   "unauthorised" or "forbidden";
 /// - the backend answers at all.
 ///
-/// A failed check is a [`Rejection`] naming the problem and its fix: the engine then shows no
+/// A failed check is a [`InputError`] naming the problem and its fix: the engine then shows no
 /// dialog, returns no `input_required` and issues no token, in every protocol era. A check
 /// must never change anything; when the backend offers no side-effect-free way to learn a
 /// fact, leave that fact to the operation and say so in the question.
@@ -149,7 +149,7 @@ pub trait Guarded {
 )]
 pub trait Resolve<S: ?Sized, A>: Target + Sized {
     /// Validates `args` and loads facts through `server`.
-    fn resolve(server: &S, args: &A) -> impl Future<Output = Result<Self, Rejection>> + Send;
+    fn resolve(server: &S, args: &A) -> impl Future<Output = Result<Self, InputError>> + Send;
 
     /// Reads the target again after a person said yes to `shown` in a pushed dialog, right
     /// before the operation runs. The guard compares the result's binding and rendered question
@@ -163,7 +163,7 @@ pub trait Resolve<S: ?Sized, A>: Target + Sized {
         server: &S,
         args: &A,
         shown: Self,
-    ) -> impl Future<Output = Result<Self, Rejection>> + Send {
+    ) -> impl Future<Output = Result<Self, InputError>> + Send {
         drop(shown);
         Self::resolve(server, args)
     }
@@ -296,8 +296,8 @@ impl Guard {
 
     /// Records what became of a guarded call that `ticket`'s clearance let run: executed,
     /// failed, or outcome unknown (see [`OUTCOME_META_KEY`](crate::OUTCOME_META_KEY)).
-    /// `#[guarded]` calls this after the handler's body; a hand-written handler may too.
-    pub fn record_call(
+    /// `#[guarded]` calls this after the handler's body (through `__private::record_call`).
+    pub(crate) fn record_call(
         &self,
         ticket: Option<&AuditTicket>,
         response: &Result<CallToolResponse, rmcp::ErrorData>,
@@ -378,7 +378,7 @@ impl Guard {
     where
         T: Target,
         F: FnMut(T) -> Fut,
-        Fut: Future<Output = Result<T, Rejection>>,
+        Fut: Future<Output = Result<T, InputError>>,
     {
         let cancelled = call.context.ct.clone();
         let mut audited = binding_fingerprint(&target);
@@ -409,7 +409,7 @@ impl Guard {
     where
         T: Conditional,
         F: FnMut(T) -> Fut,
-        Fut: Future<Output = Result<T, Rejection>>,
+        Fut: Future<Output = Result<T, InputError>>,
     {
         if !needs_approval {
             if call.context.ct.is_cancelled() {

@@ -5,7 +5,7 @@
 //! the target in the call that runs, and their seals carry what was shown: see
 //! `input_required` and `token`.)
 
-use super::{Guard, Interruption, InterruptionKind, Rejection};
+use super::{Guard, InputError, Interruption, InterruptionKind};
 use crate::approval::ApprovedBy;
 use crate::audit::Route;
 use crate::call::GuardCall;
@@ -32,7 +32,7 @@ impl Guard {
     where
         T: Target,
         F: FnMut(T) -> Fut,
-        Fut: Future<Output = Result<T, Rejection>>,
+        Fut: Future<Output = Result<T, InputError>>,
     {
         let mut changed = false;
         let mut round: u8 = 1;

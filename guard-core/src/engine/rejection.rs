@@ -1,5 +1,5 @@
 //! What a guarded call answers instead of running: an input error found while resolving the
-//! target ([`Rejection`]), or why it did not run yet ([`Interruption`]).
+//! target ([`InputError`]), or why it did not run yet ([`Interruption`]).
 
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
 
@@ -12,19 +12,19 @@ use super::token_reply;
 /// `#[guarded]` answers it as an `isError` tool result whose text is the message, so the model
 /// reads it and can correct the call.
 #[derive(Debug, Clone)]
-pub struct Rejection {
+pub struct InputError {
     result: CallToolResult,
 }
 
-impl Rejection {
-    /// A rejection with a message that names the problem and its fix.
+impl InputError {
+    /// An input error with a message that names the problem and its fix.
     pub fn new(message: impl Into<String>) -> Self {
         Self {
             result: CallToolResult::error(vec![ContentBlock::text(message.into())]),
         }
     }
 
-    /// A rejection carrying a complete error result.
+    /// An input error carrying a complete error result.
     pub fn from_result(mut result: CallToolResult) -> Self {
         result.is_error = Some(true);
         Self { result }
@@ -74,7 +74,7 @@ pub enum InterruptionKind {
     StateRejected,
     /// After a yes, the target read again no longer matched what the person was shown and
     /// kept changing through [`MAX_ASK_ROUNDS`](super::MAX_ASK_ROUNDS) questions, or could
-    /// not be read again at all (its [`Rejection`] is the message).
+    /// not be read again at all (its [`InputError`] is the message).
     TargetChanged,
     /// The tool needs a person's approval (`#[guarded(..., person_required)]`) and no dialog
     /// could be shown: it never falls back to the two-call token.
@@ -101,7 +101,7 @@ impl Interruption {
 
     /// After a yes, the target could not be read again: the re-read's rejection, said to be
     /// one, and nothing runs.
-    pub(super) fn recheck_failed(rejection: Rejection) -> Self {
+    pub(super) fn recheck_failed(rejection: InputError) -> Self {
         Self::text(
             InterruptionKind::TargetChanged,
             format!(
@@ -136,7 +136,7 @@ impl Interruption {
     /// such as the TypeScript SDK 1.x validate `structuredContent` against the output schema
     /// even on an error result, and would turn the token reply into an exception the model
     /// never reads. `#[guarded]` calls this for handlers that return `Json<T>`.
-    pub fn for_output_schema(mut self) -> Self {
+    pub(crate) fn for_output_schema(mut self) -> Self {
         if let CallToolResponse::Complete(result) = self.response.as_mut()
             && let Some(facts) = result.structured_content.take()
         {
@@ -148,7 +148,10 @@ impl Interruption {
     }
 
     /// The answer for the client: a tool result, or a JSON-RPC error where the guard was set
-    /// to answer one ([`AlteredState::JsonRpcError`](super::AlteredState::JsonRpcError)). What `#[guarded]` handlers return.
+    /// to answer one ([`AlteredState::JsonRpcError`](super::AlteredState::JsonRpcError)). What
+    /// `#[guarded]` handlers return, and what a hand-written handler that returns
+    /// `Result<CallToolResponse, ErrorData>` should ([`Interruption::into_response`] turns that
+    /// error into an error result).
     pub fn into_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
         match self.error {
             Some(error) => Err(*error),

@@ -28,7 +28,7 @@ pub(super) enum NoDialog {
 /// the token without parsing the text.
 pub mod token_reply {
     /// Where a tool with an `outputSchema` carries the token reply's facts: `_meta[META_KEY]`
-    /// (see [`Interruption::for_output_schema`](crate::Interruption::for_output_schema)).
+    /// (`#[guarded]` moves them there for a handler that returns `Json<T>`).
     pub const META_KEY: &str = "ask-first/token_reply";
     /// `"confirmation_required"`, or `"token_refused"` when a quoted token was not accepted
     /// (a fresh token comes with it), or `"person_required"` when the tool runs only after a

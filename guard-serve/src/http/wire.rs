@@ -4,10 +4,10 @@
 //! - [`json_rpc_body`] (inside the gate, so only requests that passed Host, Origin and bearer
 //!   checks are read; the body was read once, up to [`MAX_BODY_BYTES`], by the limits layer):
 //!   - the check does bounded work and never builds a whole [`Value`] of the body: one pass
-//!     counts its nesting and values ([`ask_first_core::stdio::shape`]; more than
-//!     [`MAX_VALUES`](ask_first_core::stdio::MAX_VALUES) values answer `400` unparsed, `-32602`
+//!     counts its nesting and values (`stdio::shape`; more than
+//!     [`MAX_VALUES`](crate::stdio::transport::MAX_VALUES) values answer `400` unparsed, `-32602`
 //!     naming the argument of a tool call, else `-32600`; more than
-//!     [`MAX_DEPTH`](ask_first_core::stdio::MAX_DEPTH) levels `400` `-32600`),
+//!     [`MAX_DEPTH`](crate::stdio::transport::MAX_DEPTH) levels `400` `-32600`),
 //!     then the envelope (`jsonrpc`, `id`, `method`, `params._meta`) is read as borrowed slices
 //!     with the rest skipped; a body over 64 KiB is checked on the blocking pool;
 //!   - a `POST /mcp` body that is not JSON answers `400` with a JSON-RPC `-32700 Parse error`
@@ -29,7 +29,7 @@
 
 use std::time::Duration;
 
-use ask_first_core::stdio::{self, Envelope};
+use crate::stdio::transport::{self as stdio, Envelope};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
@@ -161,7 +161,7 @@ fn refusal(status: StatusCode, id: Value, code: i32, message: &str) -> Box<Respo
 }
 
 /// Checks one body with bounded work: one pass counting depth and values
-/// ([`ask_first_core::stdio::shape`]), then the envelope as borrowed slices; never a whole
+/// (`stdio::shape`), then the envelope as borrowed slices; never a whole
 /// [`Value`] of the body. `Ok` is the id to answer with (`null` when it has none, or one of an
 /// illegal shape); `Err` the answer to send instead of passing the message on.
 fn check_message(bytes: &[u8], has_session: bool) -> Result<Value, Box<Response>> {
@@ -305,6 +305,7 @@ fn check_message(bytes: &[u8], has_session: bool) -> Result<Value, Box<Response>
 /// The envelope check's verdict on one `POST /mcp` JSON body, for fuzzing and tests: `Ok` with
 /// the id an answer would carry when the body goes on to rmcp, else the status of the refusal.
 /// Never panics; does bounded work on any input.
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub fn body_verdict(bytes: &[u8], has_session: bool) -> Result<Value, StatusCode> {
     check_message(bytes, has_session).map_err(|refusal| refusal.status())
@@ -465,7 +466,7 @@ mod tests {
 
     #[test]
     fn too_many_values_or_levels_are_refused_unparsed_with_the_id() {
-        let values = format!("[{}0]", "0,".repeat(ask_first_core::stdio::MAX_VALUES));
+        let values = format!("[{}0]", "0,".repeat(crate::stdio::transport::MAX_VALUES));
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{{"name":"x","arguments":{{"a":{values}}}}}}}"#
         );
@@ -478,7 +479,10 @@ mod tests {
             Some(StatusCode::BAD_REQUEST)
         );
         // Positive control: half as many values pass.
-        let values = format!("[{}0]", "0,".repeat(ask_first_core::stdio::MAX_VALUES / 2));
+        let values = format!(
+            "[{}0]",
+            "0,".repeat(crate::stdio::transport::MAX_VALUES / 2)
+        );
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{{"name":"x","arguments":{{"a":{values}}}}}}}"#
         );

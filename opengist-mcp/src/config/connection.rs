@@ -5,7 +5,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use ask_first::serve::settings::Secret;
+use ask_first_serve::settings::Secret;
 use url::Url;
 
 use super::error::ConfigError;

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::net::SocketAddr;
 
-use ask_first::elicitation::InvalidElicitationSetting;
+use ask_first_core::InvalidElicitationSetting;
 
 /// Which list an entry came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +67,7 @@ impl FilterError {
 pub enum ConfigError {
     /// One of the framework's HTTP caps on dialogs and streams cannot be used.
     #[error(transparent)]
-    HttpBounds(#[from] ask_first::serve::SettingError),
+    HttpBounds(#[from] ask_first_serve::SettingError),
     /// `OPENGIST_URL` is not an absolute URL with a host.
     #[error(
         "OPENGIST_URL is not a URL (the value is not shown: it is often a pasted token); expected \

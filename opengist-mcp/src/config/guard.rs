@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use ask_first::seal::SealKey;
-use ask_first::serve::settings::{self as serving, SealKeyProblem};
+use ask_first::SealKey;
+use ask_first_serve::settings::{self as serving, SealKeyProblem};
 
 use super::error::ConfigError;
 use super::var::{self, Source};
@@ -34,7 +34,7 @@ impl GuardSettings {
         let args = source.args;
         // Strict on purpose: an empty value is refused too, exactly as the guard crate says.
         let elicitation =
-            ask_first::elicitation::parse_elicitation(source.exact(var::ELICITATION).as_deref())?;
+            ask_first_core::parse_elicitation(source.exact(var::ELICITATION).as_deref())?;
 
         if args.seal_key.is_some() {
             warnings.push(

@@ -23,8 +23,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use ask_first::seal::SealKey;
-use ask_first::serve::http::limits::HttpLimits;
+use ask_first::SealKey;
+use ask_first_serve::http::limits::HttpLimits;
 
 use crate::cli::CliArgs;
 
@@ -48,9 +48,9 @@ pub use results::{
 };
 pub use tool_filter::ToolFilter;
 
-// The serving settings' types are the guard framework's (`ask_first::serve`); they are named
+// The serving settings' types are the guard framework's (`ask_first_serve`); they are named
 // here, beside the settings that hold them.
-pub use ask_first::serve::settings::{
+pub use ask_first_serve::settings::{
     AllowedHost, AllowedOrigin, AuditLog, AuthMode, AuthSettings, MAX_REPLICA_ID_LEN,
     MIN_HTTP_TOKEN_LEN, MIN_SEAL_KEY_BYTES, OriginPort, Secret, is_loopback,
 };

@@ -1,14 +1,14 @@
 //! How the server is served and run as replicas: the HTTP address, bearer secret, accepted
 //! hosts and origins and limits, the shared Redis, the audit log and the replica's id (the
 //! `OPENGIST_MCP_HTTP_*`, `_ALLOWED_*`, `_REDIS_URL`, `_AUDIT_LOG` and `_REPLICA_ID` variables
-//! and their flags). The types and parsers are the guard framework's (`ask_first::serve`);
+//! and their flags). The types and parsers are the guard framework's (`ask_first_serve`);
 //! this module names them after this server's settings.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use ask_first::serve::http::limits::{self, HttpLimits};
-use ask_first::serve::settings::{
+use ask_first_serve::http::limits::{self, HttpLimits};
+use ask_first_serve::settings::{
     self as serving, AllowedHost, AllowedOrigin, AuditLog, AuthMode, AuthSettings, Secret,
     is_loopback, split_list,
 };

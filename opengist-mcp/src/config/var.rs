@@ -18,7 +18,7 @@ pub const OPENGIST_DENY_TOOLS: &str = "OPENGIST_DENY_TOOLS";
 /// Accept unverifiable TLS certificates from Opengist.
 pub const OPENGIST_INSECURE_TLS: &str = "OPENGIST_INSECURE_TLS";
 /// The guard's dialog switch (deliberately unprefixed).
-pub const ELICITATION: &str = ask_first::elicitation::ELICITATION_VAR;
+pub const ELICITATION: &str = ask_first_core::ELICITATION_VAR;
 /// HTTP bind address.
 pub const OPENGIST_MCP_HTTP_ADDR: &str = "OPENGIST_MCP_HTTP_ADDR";
 /// Seal key shared by replicas.
@@ -63,7 +63,7 @@ pub const OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL: &str =
 /// How long a request to Opengist waits for a turn before it is refused as busy.
 pub const OPENGIST_MCP_OPENGIST_QUEUE_SECS: &str = "OPENGIST_MCP_OPENGIST_QUEUE_SECS";
 /// HTTP, the framework's caps on guarded calls waiting on a person, on long-lived streams and
-/// on one caller's sessions (read by `ask_first::serve::settings::HttpBounds::from_lookup`).
+/// on one caller's sessions (read by `ask_first_serve::settings::HttpBounds::from_lookup`).
 pub const HTTP_BOUNDS: [&str; 7] = [
     "OPENGIST_MCP_HTTP_MAX_DIALOGS",
     "OPENGIST_MCP_HTTP_DIALOGS_PER_SESSION",

@@ -4,7 +4,7 @@
 //! and its read-back after a lost answer. Its Opengist operation (request body, guard target,
 //! question, condition, client method) is `opengist/create_gist.rs`.
 
-use ask_first::{Clearance, Rejection, Resolve, guarded};
+use ask_first::{Clearance, InputError, Resolve, guarded};
 use chrono::{DateTime, Utc};
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
@@ -57,10 +57,10 @@ pub struct CreateGistArgs {
 }
 
 impl Resolve<OpengistServer, CreateGistArgs> for CreateGist {
-    async fn resolve(server: &OpengistServer, args: &CreateGistArgs) -> Result<Self, Rejection> {
+    async fn resolve(server: &OpengistServer, args: &CreateGistArgs) -> Result<Self, InputError> {
         let client = &server.client().map_err(rejection)?;
         let expiry = parse_expiry(args.expire, args.expires_at.as_deref(), chrono::Utc::now())
-            .map_err(|e| Rejection::new(format!("{e}. Nothing was created.")))?;
+            .map_err(|e| InputError::new(format!("{e}. Nothing was created.")))?;
         let files = args
             .files
             .iter()
@@ -73,7 +73,7 @@ impl Resolve<OpengistServer, CreateGistArgs> for CreateGist {
             expiry,
             files,
         )
-        .map_err(|e| Rejection::new(format!("{e}. Nothing was created.")))?;
+        .map_err(|e| InputError::new(format!("{e}. Nothing was created.")))?;
         preflight::before_asking(client.check_can_create().await, NOTHING_CREATED)?;
         Ok(CreateGist::new(new))
     }
@@ -85,7 +85,7 @@ impl Resolve<OpengistServer, CreateGistArgs> for CreateGist {
         _server: &OpengistServer,
         _args: &CreateGistArgs,
         shown: Self,
-    ) -> Result<Self, Rejection> {
+    ) -> Result<Self, InputError> {
         Ok(shown)
     }
 }

@@ -4,7 +4,7 @@
 //! and its read-back after a lost answer. Its Opengist operation (guard target, question,
 //! client method) is `opengist/delete_gist.rs`.
 
-use ask_first::{Approved, Rejection, Resolve, guarded};
+use ask_first::{Approved, InputError, Resolve, guarded};
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
@@ -33,7 +33,7 @@ pub struct DeleteGistArgs {
 }
 
 impl Resolve<OpengistServer, DeleteGistArgs> for DeleteGist {
-    async fn resolve(server: &OpengistServer, args: &DeleteGistArgs) -> Result<Self, Rejection> {
+    async fn resolve(server: &OpengistServer, args: &DeleteGistArgs) -> Result<Self, InputError> {
         let (id, detail) = resolve_gist(server, &args.gist_id).await?;
         let client = &server.client().map_err(rejection)?;
         preflight::before_asking(client.check_can_delete(&id).await, NOTHING_CHANGED)?;
@@ -46,7 +46,7 @@ impl Resolve<OpengistServer, DeleteGistArgs> for DeleteGist {
         server: &OpengistServer,
         _args: &DeleteGistArgs,
         shown: Self,
-    ) -> Result<Self, Rejection> {
+    ) -> Result<Self, InputError> {
         let id = shown.gist_id().clone();
         let detail = reread_gist(server, &id).await?;
         Ok(DeleteGist::new(id, GistFacts::of(&detail)))

@@ -5,7 +5,7 @@
 //! and its read-back after a lost answer. Its Opengist operation (request body, guard target,
 //! question, client method) is `opengist/delete_gist_files.rs`.
 
-use ask_first::{Approved, Rejection, Resolve, guarded};
+use ask_first::{Approved, InputError, Resolve, guarded};
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
@@ -41,9 +41,9 @@ impl Resolve<OpengistServer, DeleteGistFilesArgs> for DeleteGistFiles {
     async fn resolve(
         server: &OpengistServer,
         args: &DeleteGistFilesArgs,
-    ) -> Result<Self, Rejection> {
+    ) -> Result<Self, InputError> {
         if args.filenames.is_empty() {
-            return Err(Rejection::new(
+            return Err(InputError::new(
                 "`filenames` is empty: name at least one file of the gist. Nothing was changed.",
             ));
         }
@@ -60,7 +60,7 @@ impl Resolve<OpengistServer, DeleteGistFilesArgs> for DeleteGistFiles {
         server: &OpengistServer,
         args: &DeleteGistFilesArgs,
         shown: Self,
-    ) -> Result<Self, Rejection> {
+    ) -> Result<Self, InputError> {
         let id = shown.gist_id().clone();
         let detail = reread_gist(server, &id).await?;
         target_of(server, args, id, &detail).await
@@ -73,11 +73,11 @@ async fn target_of(
     args: &DeleteGistFilesArgs,
     id: GistId,
     detail: &GistDetail,
-) -> Result<DeleteGistFiles, Rejection> {
+) -> Result<DeleteGistFiles, InputError> {
     refuse_partial_file_list(detail)?;
     let mut facts = GistFacts::of(detail);
     facts.topics = topics_of(server, detail).await;
-    DeleteGistFiles::new(id, &args.filenames, facts).map_err(|e| Rejection::new(e.to_string()))
+    DeleteGistFiles::new(id, &args.filenames, facts).map_err(|e| InputError::new(e.to_string()))
 }
 
 /// Result of `delete_gist_files`.

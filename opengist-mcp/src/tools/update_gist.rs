@@ -7,7 +7,7 @@
 //! operation (request body, guard target, question, condition, client method) is
 //! `opengist/update_gist.rs`.
 
-use ask_first::{Clearance, Rejection, Resolve, guarded};
+use ask_first::{Clearance, InputError, Resolve, guarded};
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
@@ -157,7 +157,7 @@ fn file_changes(args: &UpdateGistArgs, facts: &GistFacts) -> Result<Vec<FileChan
 }
 
 impl Resolve<OpengistServer, UpdateGistArgs> for UpdateGist {
-    async fn resolve(server: &OpengistServer, args: &UpdateGistArgs) -> Result<Self, Rejection> {
+    async fn resolve(server: &OpengistServer, args: &UpdateGistArgs) -> Result<Self, InputError> {
         let (id, detail) = resolve_gist(server, &args.gist_id).await?;
         let target = target_of(server, args, id.clone(), &detail).await?;
         let client = &server.client().map_err(rejection)?;
@@ -171,7 +171,7 @@ impl Resolve<OpengistServer, UpdateGistArgs> for UpdateGist {
         server: &OpengistServer,
         args: &UpdateGistArgs,
         shown: Self,
-    ) -> Result<Self, Rejection> {
+    ) -> Result<Self, InputError> {
         let id = shown.gist_id().clone();
         let detail = reread_gist(server, &id).await?;
         target_of(server, args, id, &detail).await
@@ -184,21 +184,21 @@ async fn target_of(
     args: &UpdateGistArgs,
     id: GistId,
     detail: &GistDetail,
-) -> Result<UpdateGist, Rejection> {
+) -> Result<UpdateGist, InputError> {
     if !args.file_ops.is_empty() {
         refuse_partial_file_list(detail)?;
     }
     let mut facts = GistFacts::of(detail);
     facts.topics = topics_of(server, detail).await;
     let changes = file_changes(args, &facts)
-        .map_err(|e| Rejection::new(format!("{e} Nothing was changed.")))?;
+        .map_err(|e| InputError::new(format!("{e} Nothing was changed.")))?;
     let patch = GistPatch::new(
         args.title.clone(),
         args.description.clone(),
         args.visibility,
         changes,
     )
-    .map_err(|e| Rejection::new(format!("{e}. Nothing was changed.")))?;
+    .map_err(|e| InputError::new(format!("{e}. Nothing was changed.")))?;
     Ok(UpdateGist::new(id, patch, facts))
 }
 

@@ -5,7 +5,7 @@ mod fixture;
 
 use fixture::{DeleteNote, Server};
 use ask_first::protocol::GuardCall;
-use ask_first::{Approved, Guarded};
+use ask_first::{Approved, HasGuard};
 
 async fn ask(server: &Server, call: GuardCall) -> Option<Approved<DeleteNote>> {
     let target = DeleteNote { id: "n1".to_owned() };

@@ -1,17 +1,17 @@
-// The server must hold a guard (`impl Guarded`) for #[guarded] handlers to ask through.
+// The server must hold a guard (`impl HasGuard`) for #[guarded] handlers to ask through.
 #[path = "../fixture.rs"]
 mod fixture;
 
 use fixture::{DeleteArgs, DeleteNote};
-use ask_first::{Approved, Rejection, Resolve, guarded};
+use ask_first::{Approved, InputError, Resolve, guarded};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 
-/// A server without `impl Guarded`.
+/// A server without `impl HasGuard`.
 struct Unguarded;
 
 impl Resolve<Unguarded, DeleteArgs> for DeleteNote {
-    async fn resolve(_: &Unguarded, args: &DeleteArgs) -> Result<Self, Rejection> {
+    async fn resolve(_: &Unguarded, args: &DeleteArgs) -> Result<Self, InputError> {
         Ok(Self {
             id: args.id.clone(),
         })

@@ -4,7 +4,7 @@
 mod fixture;
 
 use fixture::{AskShare, Server, WriteArgs};
-use ask_first::{Binding, Clearance, Question, Rejection, Resolve, Target, guarded};
+use ask_first::{Binding, Clearance, Question, InputError, Resolve, Target, guarded};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 
@@ -31,7 +31,7 @@ impl AlwaysWrite {
 }
 
 impl Resolve<Server, WriteArgs> for AlwaysWrite {
-    async fn resolve(_: &Server, args: &WriteArgs) -> Result<Self, Rejection> {
+    async fn resolve(_: &Server, args: &WriteArgs) -> Result<Self, InputError> {
         Ok(Self {
             id: args.id.clone(),
             shared: args.shared,

@@ -3,7 +3,7 @@
 use std::sync::Mutex;
 
 use ask_first::{
-    Approved, Binding, Fact, Guard, Guarded, Id, Question, Rejection, Resolve, Target, guarded,
+    Approved, Binding, Fact, Guard, HasGuard, Id, InputError, Question, Resolve, Target, guarded,
 };
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
@@ -58,15 +58,15 @@ struct Server {
     store: Store,
 }
 
-impl Guarded for Server {
+impl HasGuard for Server {
     fn guard(&self) -> &Guard {
         &self.guard
     }
 }
 
 impl Resolve<Server, DeleteArgs> for DeleteNote {
-    async fn resolve(_: &Server, args: &DeleteArgs) -> Result<Self, Rejection> {
-        let id = Id::new(&args.id).map_err(|error| Rejection::new(error.to_string()))?;
+    async fn resolve(_: &Server, args: &DeleteArgs) -> Result<Self, InputError> {
+        let id = Id::new(&args.id).map_err(|error| InputError::new(error.to_string()))?;
         Ok(Self { id })
     }
 }

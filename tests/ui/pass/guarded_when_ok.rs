@@ -1,8 +1,8 @@
 // #[guarded(when = "predicate")] with a `Clearance<T>` for a `Conditional` target: compiles,
 // with other rmcp extractors kept after the guard's own, and with no `Parameters` at all.
 use ask_first::{
-    Approved, Binding, Clearance, Conditional, Fact, Guard, Guarded, Question, Rejection, Resolve,
-    Target, guarded,
+    Approved, Binding, Clearance, Conditional, Fact, Guard, HasGuard, InputError, Question,
+    Resolve, Target, guarded,
 };
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::service::RequestContext;
@@ -69,14 +69,14 @@ struct Server {
     guard: Guard,
 }
 
-impl Guarded for Server {
+impl HasGuard for Server {
     fn guard(&self) -> &Guard {
         &self.guard
     }
 }
 
 impl Resolve<Server, WriteArgs> for WriteNote {
-    async fn resolve(_: &Server, args: &WriteArgs) -> Result<Self, Rejection> {
+    async fn resolve(_: &Server, args: &WriteArgs) -> Result<Self, InputError> {
         Ok(Self {
             text: args.text.clone(),
             shared: args.shared,
@@ -86,7 +86,7 @@ impl Resolve<Server, WriteArgs> for WriteNote {
 }
 
 impl Resolve<Server, ()> for Wipe {
-    async fn resolve(_: &Server, _: &()) -> Result<Self, Rejection> {
+    async fn resolve(_: &Server, _: &()) -> Result<Self, InputError> {
         Ok(Self)
     }
 }

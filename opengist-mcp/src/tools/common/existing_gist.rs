@@ -1,7 +1,7 @@
 //! The existing gist a guarded write is about, read before asking: its id (from an id or a
 //! link), its detail, and its topics (which Opengist's API drops with every change).
 
-use ask_first::Rejection;
+use ask_first::InputError;
 
 use crate::opengist::GistDetail;
 use crate::opengist::requests::GistId;
@@ -12,7 +12,7 @@ use crate::state::{OpengistServer, opengist_failure, rejection};
 pub(crate) async fn resolve_gist(
     server: &OpengistServer,
     gist_id: &str,
-) -> Result<(GistId, GistDetail), Rejection> {
+) -> Result<(GistId, GistDetail), InputError> {
     let client = &server.client().map_err(rejection)?;
     let id = server.gist_id(gist_id).await.map_err(rejection)?;
     let detail = client
@@ -27,7 +27,7 @@ pub(crate) async fn resolve_gist(
 pub(crate) async fn reread_gist(
     server: &OpengistServer,
     id: &GistId,
-) -> Result<GistDetail, Rejection> {
+) -> Result<GistDetail, InputError> {
     let client = &server.client().map_err(rejection)?;
     client
         .get_gist(id)
@@ -47,9 +47,9 @@ pub(crate) async fn topics_of(server: &OpengistServer, detail: &GistDetail) -> O
 
 /// Opengist lists at most 50 files of a gist; beyond that, names cannot be checked, so file
 /// operations are refused rather than guessed at.
-pub(crate) fn refuse_partial_file_list(detail: &GistDetail) -> Result<(), Rejection> {
+pub(crate) fn refuse_partial_file_list(detail: &GistDetail) -> Result<(), InputError> {
     if detail.truncated {
-        return Err(Rejection::new(
+        return Err(InputError::new(
             "Opengist listed only part of this gist's files (it shows at most 50), so the filenames cannot be checked and nothing was changed. Use Opengist's web interface for gists with more than 50 files.",
         ));
     }

@@ -10,7 +10,7 @@
 //! its visibility, owner and archive state). Its failure is an input error: the tool answers
 //! it at once, asking no one.
 
-use ask_first::Rejection;
+use ask_first::InputError;
 
 use crate::opengist::error::OpengistError;
 
@@ -38,15 +38,15 @@ fn settles(error: &OpengistError) -> bool {
 pub(crate) fn before_asking(
     outcome: Result<(), OpengistError>,
     nothing: &str,
-) -> Result<(), Rejection> {
+) -> Result<(), InputError> {
     match outcome {
         // The check itself could not be made: its text says so, that nothing was changed and
         // what to do. It must not say the call cannot succeed (that is not known), nor that
         // Opengist may have applied anything (the check writes nothing).
         Err(error @ OpengistError::CheckAnswerLost { .. }) => {
-            Err(Rejection::new(format!("{error}. No one was asked.")))
+            Err(InputError::new(format!("{error}. No one was asked.")))
         }
-        Err(error) if settles(&error) => Err(Rejection::new(format!(
+        Err(error) if settles(&error) => Err(InputError::new(format!(
             "{error}. {nothing}, and no one was asked: this call cannot succeed as it stands."
         ))),
         _ => Ok(()),

@@ -15,14 +15,14 @@
 //! the outcome is unknown and how to check.
 //!
 //! **The audit log.** A guarded tool's error result says in `_meta` (key
-//! [`ask_first::OUTCOME_META_KEY`]) when the error does not mean "nothing happened":
+//! [`ask_first::audit::OUTCOME_META_KEY`]) when the error does not mean "nothing happened":
 //! `unknown` when the request reached Opengist (or may have) and no answer says whether it
 //! took effect, `executed` when it took effect and only reading the result back failed. The
 //! audit log then records `outcome_unknown` or `executed` instead of `failed`.
 
 use std::time::Duration;
 
-use ask_first::OUTCOME_META_KEY;
+use ask_first::audit::OUTCOME_META_KEY;
 use rmcp::model::CallToolResult;
 
 use crate::opengist::GistFile;

@@ -64,7 +64,8 @@ pub const MAX_DEPTH: usize = 127;
 /// The most JSON values (arrays, objects, members and elements) in one message handed to rmcp.
 /// Parsing builds every value in memory (tens of bytes each, whatever its text's size), so a
 /// message of millions of tiny values costs far more memory and time than its length suggests;
-/// no MCP request needs this many. A message with more is answered unparsed ([`too_many_values`]).
+/// no MCP request needs this many. A message with more is answered unparsed, `-32600` with the
+/// id (`-32602` naming the argument of a tool call).
 pub const MAX_VALUES: usize = 20_000;
 
 /// The refusal of a message holding about `values` values, more than [`MAX_VALUES`]: for a
@@ -353,10 +354,11 @@ pub enum Verdict {
 
 /// The top of a JSON-RPC message, borrowed from the input: the raw values are slices of it,
 /// and nothing below these members is built (serde_json skips the rest without recursing).
-/// One definition for this transport and the HTTP wire check of `ask-first-serve`; not part
-/// of the API.
-#[doc(hidden)]
+/// One definition for this transport and the HTTP wire check; not part of the API (public to
+/// the fuzz targets only).
 #[derive(Deserialize)]
+// `result` and `error` are read by the HTTP wire check only.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub struct Envelope<'a> {
     /// `jsonrpc`, raw.
     #[serde(borrow, default)]
