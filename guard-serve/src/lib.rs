@@ -151,6 +151,8 @@ pub struct Serving {
     #[cfg(feature = "redis")]
     redis: Option<ask_first_redis::RedisNonceStore>,
     audit: Option<Arc<dyn AuditSink>>,
+    #[cfg(feature = "http")]
+    authenticator: Option<Arc<dyn http::Authenticate>>,
 }
 
 impl std::fmt::Debug for Serving {
@@ -221,6 +223,8 @@ impl Serving {
             #[cfg(feature = "redis")]
             redis,
             audit,
+            #[cfg(feature = "http")]
+            authenticator: None,
         })
     }
 
@@ -234,6 +238,17 @@ impl Serving {
     pub fn http_addr(mut self, addr: Option<SocketAddr>) -> Self {
         if addr.is_some() {
             self.settings.http_addr = addr;
+        }
+        self
+    }
+
+    /// Authenticate every HTTP request with the server's own verifier (for a mode of its own
+    /// in `<PREFIX>_HTTP_AUTH`, read with [`ServeSettings::from_lookup_with_modes`]), whatever
+    /// the settings say; `None` keeps the settings' authentication.
+    #[cfg(feature = "http")]
+    pub fn authenticator(mut self, authenticator: Option<Arc<dyn http::Authenticate>>) -> Self {
+        if authenticator.is_some() {
+            self.authenticator = authenticator;
         }
         self
     }
@@ -279,7 +294,7 @@ impl Serving {
         S: rmcp::ServerHandler + Send + 'static,
     {
         self.report_redis().await;
-        tracing::info!("serving MCP over stdio");
+        tracing::info!("serving MCP on stdio");
         match stdio::serve_stdio(server).await {
             Err(error) if error.closed_before_start() => {
                 tracing::info!("stdin closed before the first request; exiting");
@@ -297,7 +312,10 @@ impl Serving {
         S: rmcp::ServerHandler + HasGuard + Clone + Send + Sync + 'static,
     {
         self.report_redis().await;
-        let options = http::HttpOptions::from_settings(&self.settings);
+        let options = http::HttpOptions {
+            authenticator: self.authenticator.clone(),
+            ..http::HttpOptions::from_settings(&self.settings)
+        };
         let bound = http::bind_http(addr, move || Ok(server.clone()), options).await?;
         eprintln!(
             "{}: serving MCP over streamable HTTP at http://{}{}",

@@ -66,7 +66,7 @@ impl fmt::Display for Check {
 /// Runs every check against the configured instance.
 pub async fn checks(config: &Config) -> Vec<Check> {
     let mut out = Vec::new();
-    out.push(if config.elicitation {
+    out.push(if config.serve.elicitation {
         Check::new(
             "elicitation",
             Status::Ok,

@@ -34,7 +34,7 @@ pub(crate) fn probe_addr(bound: SocketAddr) -> SocketAddr {
 
 /// Runs the probe for `config`; prints one line and returns success only on a `200`.
 pub async fn run(config: &Config) -> ExitCode {
-    let Some(bound) = config.http_addr else {
+    let Some(bound) = config.serve.http_addr else {
         println!(
             "opengist-mcp healthcheck: no HTTP address is configured (OPENGIST_MCP_HTTP_ADDR or --http), so the server serves stdio and there is nothing to probe"
         );
@@ -61,7 +61,7 @@ pub async fn run(config: &Config) -> ExitCode {
         }
     };
     let mut request = client.get(&url);
-    if let Some(token) = &config.http_token {
+    if let Some(token) = &config.serve.http_token {
         request = request.bearer_auth(token.expose());
     }
     match request.send().await {

@@ -1,18 +1,31 @@
 //! Streamable HTTP serving: the guard framework's ([`ask_first_serve::http`]: the gate,
 //! session-owner binding, limits, wire fixes and CORS), with this server's setting names so
-//! that every message names an `OPENGIST_MCP_*` variable.
+//! that every message names an `OPENGIST_MCP_*` variable (and its flag, where it has one).
 
 use ask_first_serve::SettingNames;
 pub use ask_first_serve::http::*;
 
-use crate::config::Config;
-
-/// This server's setting names: the `OPENGIST_MCP_*` variables (the audit log's with its flag,
-/// as its start-up error has always named it).
+/// This server's setting names: the `OPENGIST_MCP_*` variables, each followed by its flag
+/// where it has one (`OPENGIST_MCP_AUDIT_LOG (--audit-log)`), as messages show them; the
+/// variable is the name's first word (`ask_first_serve::settings::bare_name`). The bearer
+/// secret's stays bare: HTTP clients read it in every 401 answer, where a flag means nothing.
 pub fn setting_names() -> SettingNames {
+    let names = SettingNames::with_prefix("OPENGIST_MCP");
+    let with_flag = |name: String, flag: &str| format!("{name} (--{flag})");
     SettingNames {
-        audit_log: "OPENGIST_MCP_AUDIT_LOG (--audit-log)".to_owned(),
-        ..SettingNames::with_prefix("OPENGIST_MCP")
+        http_addr: with_flag(names.http_addr, "http"),
+        allowed_hosts: with_flag(names.allowed_hosts, "allowed-hosts"),
+        allowed_origins: with_flag(names.allowed_origins, "allowed-origins"),
+        header_timeout: with_flag(names.header_timeout, "http-header-timeout-secs"),
+        body_timeout: with_flag(names.body_timeout, "http-body-timeout-secs"),
+        max_connections: with_flag(names.max_connections, "http-max-connections"),
+        max_sessions: with_flag(names.max_sessions, "http-max-sessions"),
+        session_idle: with_flag(names.session_idle, "http-session-idle-secs"),
+        seal_key: with_flag(names.seal_key, "seal-key"),
+        redis_url: with_flag(names.redis_url, "redis-url"),
+        audit_log: with_flag(names.audit_log, "audit-log"),
+        replica_id: with_flag(names.replica_id, "replica-id"),
+        ..names
     }
 }
 
@@ -20,36 +33,4 @@ pub fn setting_names() -> SettingNames {
 /// server's settings.
 pub fn http_options() -> HttpOptions {
     HttpOptions::new(setting_names())
-}
-
-/// The options a parsed configuration asks for.
-pub(crate) fn options_from_config(config: &Config) -> HttpOptions {
-    HttpOptions {
-        bearer_token: config.http_token.clone(),
-        no_auth: config.http_no_auth,
-        auth: config.http_auth.clone(),
-        allowed_hosts: config.allowed_hosts.clone(),
-        allowed_origins: config.allowed_origins.clone(),
-        limits: config.http_limits,
-        session_prefix: config.replica_id.clone(),
-        ..http_options()
-    }
-}
-
-/// The options for serving `server` as `config` asks: `options_from_config`, and on a team
-/// server (`OPENGIST_MCP_HTTP_AUTH=opengist`) its authenticator, which checks every request's
-/// bearer with Opengist (see `crate::team`); then one line on stderr says how callers
-/// authenticate.
-pub fn options_for(server: &crate::OpengistServer, config: &Config) -> HttpOptions {
-    let mut options = options_from_config(config);
-    if let Some(team) = server.team_authenticator() {
-        eprintln!(
-            "opengist-mcp: serving a team (OPENGIST_MCP_HTTP_AUTH=opengist): each HTTP client \
-             sends its own Opengist access token as the bearer (Authorization: Bearer <token>), \
-             checked with Opengist, and acts as that Opengist account; OPENGIST_TOKEN is not used"
-        );
-        let team: std::sync::Arc<dyn Authenticate> = team;
-        options.authenticator = Some(team);
-    }
-    options
 }

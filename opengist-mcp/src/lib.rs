@@ -41,7 +41,7 @@
 //! Dependencies run one way, each folder using only those below it:
 //!
 //! ```text
-//! server, http, stdio, doctor, healthcheck, guard_stores   serving and the commands
+//! server, http, stdio, doctor, healthcheck   serving and the commands
 //!   tools            one file per tool (tools/common: what several share)
 //!   resources        gist files as MCP resources, and the resource links tools return
 //!   catalog          the one list of tools
@@ -69,7 +69,6 @@ pub mod cli;
 pub mod client_config;
 pub mod config;
 pub mod doctor;
-pub mod guard_stores;
 pub mod healthcheck;
 pub mod http;
 pub mod logging;

@@ -1,14 +1,13 @@
 //! The `opengist-mcp` binary: parses the configuration, then serves MCP on stdio or
-//! streamable HTTP, or runs `doctor`.
+//! streamable HTTP through the guard framework's serving (`ask_first_serve::Serving`), or runs
+//! a command (`doctor`, `healthcheck`, `client-config`, `tokens`).
 
 use std::process::ExitCode;
 
-use ask_first_serve::shutdown_signal;
-use ask_first_serve::stdio::serve_stdio;
+use ask_first_serve::Serving;
 use opengist_mcp::OpengistServer;
 use opengist_mcp::cli::{CliArgs, Command};
 use opengist_mcp::config::Config;
-use opengist_mcp::http::{bind_http, options_for};
 use opengist_mcp::server::SERVER_NAME;
 use opengist_mcp::{client_config, doctor, healthcheck, logging};
 
@@ -32,20 +31,15 @@ fn main() -> ExitCode {
         tracing::warn!("{warning}");
     }
     let config = loaded.config;
-    if !config.elicitation {
-        eprintln!("{}", ask_first_core::elicitation_off_notice(SERVER_NAME));
-    }
-    // On stdio one client talks over one pipe: a single-threaded runtime serves it without
-    // worker threads to start (quicker start-up, less memory; tokio's blocking pool still
-    // takes the reads of stdin and the long lines). HTTP serves many clients at once: one
-    // worker per core. (Issue 29.)
-    let stdio = args.command.is_none() && config.http_addr.is_none();
-    let mut builder = if stdio {
-        tokio::runtime::Builder::new_current_thread()
-    } else {
-        tokio::runtime::Builder::new_multi_thread()
+    // Serving: the framework's runtime (one thread on stdio, one worker per core over HTTP,
+    // issue 29). A command runs on a multi-threaded one, as before.
+    let runtime = match args.command {
+        None => config.serve.runtime(),
+        Some(_) => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build(),
     };
-    let runtime = match builder.enable_all().build() {
+    let runtime = match runtime {
         Ok(runtime) => runtime,
         Err(error) => return fail(format!("could not start the async runtime: {error}"), 1),
     };
@@ -54,7 +48,7 @@ fn main() -> ExitCode {
         Some(Command::Healthcheck) => runtime.block_on(healthcheck::run(&config)),
         Some(Command::ClientConfig { client }) => print_client_config(client, &config),
         Some(Command::Tokens { ref action }) => {
-            opengist_mcp::tokens::run(action, config.http_auth.tokens_file.as_deref())
+            opengist_mcp::tokens::run(action, config.serve.auth.tokens_file.as_deref())
         }
         None => runtime.block_on(serve(config)),
     }
@@ -72,8 +66,15 @@ fn print_client_config(client: client_config::Client, config: &Config) -> ExitCo
     ExitCode::SUCCESS
 }
 
+/// Serves as every `ask-first` server does: the framework's [`Serving`] (the elicitation
+/// notice, its warnings, the spent-answer store, the audit log, stdio or HTTP), with this
+/// server's guard settings and, on a team server, its authenticator.
 async fn serve(config: Config) -> ExitCode {
-    let server = match OpengistServer::from_config(&config) {
+    let serving = match Serving::from_settings(SERVER_NAME, config.serve.clone()) {
+        Ok(serving) => serving,
+        Err(error) => return fail(&error, error.exit_code()),
+    };
+    let server = match OpengistServer::with_guard(&config, serving.guard_builder()) {
         Ok(server) => server,
         Err(error) => return fail(&error, 1),
     };
@@ -82,35 +83,18 @@ async fn serve(config: Config) -> ExitCode {
             "OPENGIST_URL or OPENGIST_TOKEN is not set: the server starts and lists its tools, and every tool call answers with setup instructions"
         );
     }
-    let tools = server.tool_names().len();
-    if let Ok(Some(store)) = opengist_mcp::guard_stores::redis_store(&config) {
-        opengist_mcp::guard_stores::report_redis(&store).await;
+    tracing::info!(tools = server.tool_names().len(), "tools registered");
+    let team = server.team_authenticator();
+    if team.is_some() {
+        eprintln!(
+            "{SERVER_NAME}: serving a team (OPENGIST_MCP_HTTP_AUTH=opengist): each HTTP client \
+             sends its own Opengist access token as the bearer (Authorization: Bearer <token>), \
+             checked with Opengist, and acts as that Opengist account; OPENGIST_TOKEN is not used"
+        );
     }
-    match config.http_addr {
-        None => {
-            tracing::info!(tools, "serving MCP on stdio");
-            // A client that closes stdin before its first request is told the session did not
-            // start (exit 1), as before.
-            match serve_stdio(server).await {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(error) => fail(&error, 1),
-            }
-        }
-        Some(addr) => {
-            let options = options_for(&server, &config);
-            let factory = move || Ok(server.clone());
-            let bound = match bind_http(addr, factory, options).await {
-                Ok(bound) => bound,
-                Err(error) => return fail(&error, error.exit_code()),
-            };
-            eprintln!(
-                "{SERVER_NAME}: serving MCP over streamable HTTP at http://{}/mcp ({tools} tools)",
-                bound.local_addr()
-            );
-            match bound.serve(shutdown_signal()).await {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(error) => fail(&error, error.exit_code()),
-            }
-        }
+    let team = team.map(|team| -> std::sync::Arc<dyn opengist_mcp::http::Authenticate> { team });
+    match serving.authenticator(team).serve(server).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => fail(&error, error.exit_code()),
     }
 }

@@ -64,14 +64,26 @@ pub enum BuildError {
     /// The HTTP client could not be built.
     #[error(transparent)]
     Client(#[from] crate::opengist::error::OpengistError),
-    /// The guard's Redis store or audit log could not be set up.
+    /// The guard's spent-answer store (Redis, or the log of a fixed seal key) or audit log
+    /// could not be set up.
     #[error(transparent)]
-    GuardStores(#[from] crate::guard_stores::GuardStoreError),
+    Serving(#[from] ask_first_serve::ServeError),
 }
 
 impl OpengistServer {
-    /// Builds the shared state and the filtered tool router from `config`.
+    /// Builds the shared state and the filtered tool router from `config`, with the guard the
+    /// framework's serving builds from `config.serve` (its seal key, spent-answer store and
+    /// audit log). `main` serves through [`ask_first_serve::Serving`] and uses
+    /// [`OpengistServer::with_guard`] instead, so these are built once.
     pub fn from_config(config: &Config) -> Result<Self, BuildError> {
+        let serving = ask_first_serve::Serving::from_settings(SERVER_NAME, config.serve.clone())?;
+        Self::with_guard(config, serving.guard_builder())
+    }
+
+    /// Builds the shared state and the filtered tool router from `config`, with the guard
+    /// `guard` gives (the framework's [`ask_first_serve::Serving::guard_builder`]) and this
+    /// server's dialog timeout.
+    pub fn with_guard(config: &Config, guard: ask_first::GuardBuilder) -> Result<Self, BuildError> {
         let enabled = config.tools.resolve(config.read_only)?;
         let per_person = config.serves_team();
         // A team server has no account of its own: each person's token acts (see
@@ -102,19 +114,7 @@ impl OpengistServer {
             }
             _ => None,
         };
-        let mut guard = Guard::builder(SERVER_NAME)
-            .key(config.seal_key.clone())
-            .elicitation(config.elicitation)
-            .dialog_timeout(config.dialog_timeout);
-        if let Some(store) = crate::guard_stores::redis_store(config)? {
-            guard = guard.nonce_store(crate::guard_stores::nonce_store(&store));
-        } else if let Some(store) = crate::guard_stores::spent_log(config)? {
-            guard = guard.nonce_store(std::sync::Arc::new(store));
-        }
-        if let Some(sink) = crate::guard_stores::audit_sink(config)? {
-            guard = guard.audit(sink);
-        }
-        let guard = guard.build();
+        let guard = guard.dialog_timeout(config.dialog_timeout).build();
         let shared = Shared {
             client,
             base_url: config.opengist_url.as_ref().map(|u| u.url().clone()),
@@ -191,8 +191,8 @@ impl OpengistServer {
     }
 
     /// On a team server (`OPENGIST_MCP_HTTP_AUTH=opengist` with `--http`), the authenticator
-    /// the HTTP gate must call for every request (see [`crate::http::options_for`]).
-    pub(crate) fn team_authenticator(&self) -> Option<Arc<TeamAuthenticator>> {
+    /// the HTTP gate must call for every request (`main` hands it to the framework's serving).
+    pub fn team_authenticator(&self) -> Option<Arc<TeamAuthenticator>> {
         self.shared.team.clone()
     }
 

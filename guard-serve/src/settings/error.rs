@@ -5,6 +5,18 @@
 /// it and what shape is expected, never a value that may be secret.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SettingError {
+    /// A non-loopback HTTP address without a bearer secret, in the mode that needs one.
+    #[error(
+        "refusing to serve HTTP on {addr}, which is not a loopback address, without a bearer \
+         secret: set {setting} (e.g. to the output of `openssl rand -hex 32`), or bind \
+         127.0.0.1"
+    )]
+    HttpTokenRequired {
+        /// The address asked for.
+        addr: std::net::SocketAddr,
+        /// The bearer secret's setting.
+        setting: String,
+    },
     /// The HTTP address is not an address.
     #[error(
         "{setting} is not an address; expected IP:PORT, [IPv6]:PORT, localhost:PORT or a bare \

@@ -190,6 +190,20 @@ impl ServeSettings {
     /// `None` when unset) and with names of the caller's choosing. Never reads the process.
     pub fn from_lookup(
         names: SettingNames,
+        env: impl FnMut(&str) -> Option<String>,
+    ) -> Result<Self, SettingError> {
+        Self::from_lookup_with_modes(names, &[], env)
+    }
+
+    /// As [`ServeSettings::from_lookup`], also accepting the server's own authentication
+    /// modes in `<PREFIX>_HTTP_AUTH` (as [`AuthMode::Server`]; the server maps each to its own
+    /// authenticator). A server whose flags feed the same settings passes a lookup that
+    /// consults its flags first, then the environment: the names asked for are those of
+    /// `names` (a name may carry the flag after a space, `OPENGIST_MCP_AUDIT_LOG
+    /// (--audit-log)`, as messages show it; [`bare_name`] gives the variable).
+    pub fn from_lookup_with_modes(
+        names: SettingNames,
+        server_modes: &[&str],
         mut env: impl FnMut(&str) -> Option<String>,
     ) -> Result<Self, SettingError> {
         let elicitation =
@@ -310,8 +324,20 @@ impl ServeSettings {
             None => None,
         };
         // --- issue 30 (gate), issue 26 (auth) ---
-        let auth = AuthSettings::from_lookup(&names, &[], &mut get)?;
+        let auth = AuthSettings::from_lookup(&names, server_modes, &mut get)?;
         let http_no_auth = auth.mode == AuthMode::None;
+        // Checked here, before anything starts (a command such as `doctor` included), as
+        // binding checks it again for options built by hand.
+        if let Some(addr) = http_addr
+            && !is_loopback(addr.ip())
+            && http_token.is_none()
+            && auth.mode == AuthMode::Secret
+        {
+            return Err(SettingError::HttpTokenRequired {
+                addr,
+                setting: names.http_token.clone(),
+            });
+        }
         let state_dir = get(&names.state_dir).map(std::path::PathBuf::from);
         Ok(Self {
             names,
@@ -330,6 +356,18 @@ impl ServeSettings {
             audit_log,
             replica_id,
         })
+    }
+
+    /// The async runtime this process serves on: one thread for stdio (one client over one
+    /// pipe: no worker threads to start, less memory; tokio's blocking pool still takes the
+    /// reads of stdin), one worker per core for HTTP (many clients at once).
+    pub fn runtime(&self) -> std::io::Result<tokio::runtime::Runtime> {
+        let mut builder = if self.http_addr.is_some() {
+            tokio::runtime::Builder::new_multi_thread()
+        } else {
+            tokio::runtime::Builder::new_current_thread()
+        };
+        builder.enable_all().build()
     }
 
     /// Warnings worth logging at start-up (none holds a secret): a shared spent-answer store
@@ -358,6 +396,12 @@ pub fn default_state_dir(name: &str) -> Option<std::path::PathBuf> {
     absolute("XDG_STATE_HOME")
         .or_else(|| absolute("HOME").map(|home| home.join(".local").join("state")))
         .map(|base| base.join(name))
+}
+
+/// The variable of a setting's name as messages show it: `OPENGIST_MCP_AUDIT_LOG
+/// (--audit-log)` gives `OPENGIST_MCP_AUDIT_LOG`; a bare name is itself.
+pub fn bare_name(name: &str) -> &str {
+    name.split(' ').next().unwrap_or(name)
 }
 
 /// A comma-separated setting (`<PREFIX>_ALLOWED_HOSTS`, a tool list) as its entries: each

@@ -3,9 +3,6 @@
 //! flag) is wrong and what is expected, and never contains a value that might be secret.
 
 use std::fmt;
-use std::net::SocketAddr;
-
-use ask_first_core::InvalidElicitationSetting;
 
 /// Which list an entry came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,9 +62,11 @@ impl FilterError {
 /// contains a value that might be secret. Exit code: 1 ([`ConfigError::exit_code`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
-    /// One of the framework's HTTP caps on dialogs and streams cannot be used.
+    /// One of the framework's serving settings cannot be used (`ELICITATION`, the seal key, the
+    /// HTTP address, secret, authentication, hosts, origins and limits, Redis, the audit log,
+    /// the replica id): its message names the variable and its flag.
     #[error(transparent)]
-    HttpBounds(#[from] ask_first_serve::SettingError),
+    Serving(#[from] ask_first_serve::SettingError),
     /// `OPENGIST_URL` is not an absolute URL with a host.
     #[error(
         "OPENGIST_URL is not a URL (the value is not shown: it is often a pasted token); expected \
@@ -116,12 +115,6 @@ pub enum ConfigError {
          (no resources, templates, completion or resource links); unset means true"
     )]
     Resources,
-    /// `OPENGIST_MCP_HTTP_NO_AUTH` is not exactly `true` or `false`.
-    #[error(
-        "OPENGIST_MCP_HTTP_NO_AUTH must be exactly `true` (serve HTTP on loopback without \
-         authentication) or `false`; unset means false"
-    )]
-    HttpNoAuth,
     /// `OPENGIST_MCP_HTTP_AUTH=opengist` without `OPENGIST_URL`.
     #[error(
         "OPENGIST_MCP_HTTP_AUTH=opengist needs OPENGIST_URL: set it to your Opengist instance \
@@ -129,46 +122,6 @@ pub enum ConfigError {
          Opengist access token as the bearer, and OPENGIST_TOKEN is not needed"
     )]
     TeamNeedsUrl,
-    /// `ELICITATION` is not exactly `true` or `false`.
-    #[error(transparent)]
-    Elicitation(#[from] InvalidElicitationSetting),
-    /// The seal key is neither hex nor base64.
-    #[error(
-        "OPENGIST_MCP_SEAL_KEY (--seal-key) is neither hex nor base64 (the value is not shown); \
-         generate one with `openssl rand -hex 32`"
-    )]
-    SealKeyEncoding,
-    /// The seal key is too short.
-    #[error(
-        "OPENGIST_MCP_SEAL_KEY (--seal-key) decodes to {bytes} bytes; it needs at least 32 \
-         random bytes: generate one with `openssl rand -hex 32`"
-    )]
-    SealKeyTooShort {
-        /// Decoded length.
-        bytes: usize,
-    },
-    /// The HTTP address is not an address.
-    #[error(
-        "OPENGIST_MCP_HTTP_ADDR (--http) is not an address; expected IP:PORT, [IPv6]:PORT, \
-         localhost:PORT or a bare PORT, such as 127.0.0.1:8080"
-    )]
-    HttpAddr,
-    /// A non-loopback bind address without a bearer secret.
-    #[error(
-        "refusing to serve HTTP on {addr}, which is not a loopback address, without a bearer \
-         secret: set OPENGIST_MCP_HTTP_TOKEN (e.g. to the output of `openssl rand -hex 32`), or \
-         bind 127.0.0.1"
-    )]
-    HttpTokenRequired {
-        /// The address asked for.
-        addr: SocketAddr,
-    },
-    /// The HTTP bearer secret is too short or has characters a header cannot carry.
-    #[error(
-        "OPENGIST_MCP_HTTP_TOKEN (--http-token) must be at least 16 visible ASCII characters \
-         with no spaces (the value is not shown); generate one with `openssl rand -hex 32`"
-    )]
-    HttpToken,
     /// A number is not a whole number.
     #[error("{setting} must be a whole number between {min} and {max}")]
     NotANumber {
@@ -191,45 +144,6 @@ pub enum ConfigError {
         /// Largest accepted value.
         max: u64,
     },
-    /// An allowed-host entry is not `host` or `host:port`.
-    #[error(
-        "OPENGIST_MCP_ALLOWED_HOSTS (--allowed-hosts): entry #{position} is not a host; \
-         expected comma-separated `host` or `host:port` entries, such as mcp.example.com or \
-         mcp.example.com:8443"
-    )]
-    AllowedHost {
-        /// 1-based position among the non-empty entries.
-        position: usize,
-    },
-    /// An allowed-origin entry is not an origin.
-    #[error(
-        "OPENGIST_MCP_ALLOWED_ORIGINS (--allowed-origins): entry #{position} is not an origin; \
-         expected comma-separated `https://host`, `https://host:port`, `https://host:*` (any \
-         port) or `null` entries"
-    )]
-    AllowedOrigin {
-        /// 1-based position among the non-empty entries.
-        position: usize,
-    },
-    /// The Redis URL is not a Redis URL.
-    #[error(
-        "OPENGIST_MCP_REDIS_URL (--redis-url) is not a Redis URL (the value is not shown: it may \
-         hold a password); expected redis://[user:password@]host[:port][/db], or rediss://... \
-         for TLS, such as redis://127.0.0.1:6379/0"
-    )]
-    RedisUrl,
-    /// The audit log setting is empty after trimming, or names a directory.
-    #[error(
-        "OPENGIST_MCP_AUDIT_LOG (--audit-log) must be `stderr` or the path of a file to append \
-         to, such as /var/log/opengist-mcp/audit.jsonl"
-    )]
-    AuditLog,
-    /// The replica id is not a short name.
-    #[error(
-        "OPENGIST_MCP_REPLICA_ID (--replica-id) must be 1 to 64 letters, digits or `.`, `_`, \
-         `-`, `:`, such as web-2 or host1:8081"
-    )]
-    ReplicaId,
     /// A variable holds bytes that are not UTF-8.
     #[error("{var} is not valid UTF-8 (the value is not shown); set it to plain text")]
     NotUnicode {

@@ -5,8 +5,9 @@
 //! calls: it reads the real environment, then removes `OPENGIST_TOKEN` from it.
 //!
 //! Each concern parses its own settings, in this order, each in its own file: how to reach
-//! Opengist (`connection`), which tools to register (`tool_filter`), how the guard asks
-//! (`guard`), how the server is served and run as replicas (`serving`), and what results hold
+//! Opengist (`connection`), which tools to register (`tool_filter`), how long the guard waits
+//! (`guard`), how the server is served and run as replicas (`serving`: the framework's
+//! settings, read by the framework with this server's flags), and what results hold
 //! (`results`). The variables' names are in [`var`], the errors in `error`; every public item
 //! is named here, at `opengist_mcp::config::*`.
 //!
@@ -23,8 +24,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use ask_first::SealKey;
-use ask_first_serve::http::limits::HttpLimits;
+use ask_first_serve::ServeSettings;
 
 use crate::cli::CliArgs;
 
@@ -56,10 +56,8 @@ pub use ask_first_serve::settings::{
 };
 
 use connection::Connection;
-use guard::GuardSettings;
 use results::ResultSettings;
 pub use serving::OPENGIST_AUTH_MODE;
-use serving::Serving;
 use tool_filter::ToolSelection;
 use var::Source;
 
@@ -77,33 +75,8 @@ pub struct Config {
     pub tools: ToolFilter,
     /// `OPENGIST_INSECURE_TLS` / `--insecure-tls`.
     pub insecure_tls: bool,
-    /// `ELICITATION`: `false` sends guarded calls down the two-call token path.
-    pub elicitation: bool,
-    /// `OPENGIST_MCP_SEAL_KEY` / `--seal-key`, or a random key for this process.
-    pub seal_key: SealKey,
-    /// Whether [`Config::seal_key`] came from configuration (replicas can share it) rather
-    /// than being random for this process.
-    pub seal_key_configured: bool,
-    /// `OPENGIST_MCP_HTTP_ADDR` / `--http`; `None`: serve stdio.
-    pub http_addr: Option<SocketAddr>,
-    /// `OPENGIST_MCP_HTTP_TOKEN` / `--http-token`.
-    pub http_token: Option<Secret>,
-    /// `OPENGIST_MCP_HTTP_NO_AUTH`: serve HTTP on loopback without authentication (else,
-    /// without a bearer secret, the server makes one up at start and prints it).
-    pub http_no_auth: bool,
-    /// `OPENGIST_MCP_HTTP_AUTH` and each mode's settings: how HTTP requests are authenticated
-    /// (`secret`, `tokens`, `oauth`, `none`: the framework's; `opengist`: each person with
-    /// their own Opengist access token, see [`Config::serves_team`]).
-    pub http_auth: AuthSettings,
-    /// `OPENGIST_MCP_STATE_DIR`: where spent answers are kept with a fixed seal key and no
-    /// Redis; `None`: `$XDG_STATE_HOME/opengist-mcp` or `~/.local/state/opengist-mcp`.
-    pub state_dir: Option<std::path::PathBuf>,
     /// `OPENGIST_MCP_MAX_RESULT_BYTES` / `--max-result-bytes`.
     pub max_result_bytes: usize,
-    /// `OPENGIST_MCP_ALLOWED_HOSTS` / `--allowed-hosts`.
-    pub allowed_hosts: Vec<AllowedHost>,
-    /// `OPENGIST_MCP_ALLOWED_ORIGINS` / `--allowed-origins`.
-    pub allowed_origins: Vec<AllowedOrigin>,
     /// `OPENGIST_MCP_DIALOG_TIMEOUT_SECS` / `--dialog-timeout-secs`.
     pub dialog_timeout: Duration,
     /// `OPENGIST_MCP_REQUEST_TIMEOUT_SECS` / `--request-timeout-secs`.
@@ -112,16 +85,6 @@ pub struct Config {
     /// and `OPENGIST_MCP_OPENGIST_QUEUE_SECS` (and their flags): how many requests go to
     /// Opengist at once, in all and per MCP principal, and how long one waits for a turn.
     pub opengist_limits: crate::opengist::RequestLimits,
-    /// `OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS`, `_BODY_TIMEOUT_SECS`, `_MAX_CONNECTIONS`,
-    /// `_MAX_SESSIONS`, `_SESSION_IDLE_SECS` (and their flags).
-    pub http_limits: HttpLimits,
-    /// `OPENGIST_MCP_REDIS_URL` / `--redis-url`: the shared spent-answer store; `None`: in
-    /// memory, for this process only. Secret: the URL may hold a password.
-    pub redis_url: Option<Secret>,
-    /// `OPENGIST_MCP_AUDIT_LOG` / `--audit-log`; `None`: no audit log.
-    pub audit_log: Option<AuditLog>,
-    /// `OPENGIST_MCP_REPLICA_ID` / `--replica-id`; `None`: `hostname:pid`, worked out at start.
-    pub replica_id: Option<String>,
     /// `OPENGIST_MCP_CACHE_BYTES` / `--cache-bytes`: bytes of gist files kept in memory for
     /// reuse; 0 turns the cache off.
     pub cache_bytes: u64,
@@ -129,6 +92,11 @@ pub struct Config {
     /// resource links in tool results and list-changed notifications). Default true; they
     /// also need `get_gist_file` enabled.
     pub resources: bool,
+    /// The framework's serving settings, under this server's names (a flag winning over its
+    /// variable): `ELICITATION`, the seal key, the HTTP address, authentication and limits,
+    /// the allowed hosts and origins, Redis, the audit log, the replica id, the state
+    /// directory. [`ask_first_serve::Serving`] serves with them.
+    pub serve: ServeSettings,
 }
 
 /// What `OPENGIST_MCP_HTTP_AUTH=opengist` needs: the instance's URL (each person brings their
@@ -169,8 +137,8 @@ impl Config {
     /// `--http`): each request acts as the Opengist account of its own bearer token, and
     /// `OPENGIST_TOKEN` is not used.
     pub fn serves_team(&self) -> bool {
-        self.http_addr.is_some()
-            && self.http_auth.mode == AuthMode::Server(OPENGIST_AUTH_MODE.to_owned())
+        self.serve.http_addr.is_some()
+            && self.serve.auth.mode == AuthMode::Server(OPENGIST_AUTH_MODE.to_owned())
     }
 }
 
@@ -202,33 +170,16 @@ impl Config {
             opengist_limits,
         } = Connection::parse(&source, &mut warnings)?;
         let ToolSelection { read_only, tools } = ToolSelection::parse(&source)?;
-        let GuardSettings {
-            elicitation,
-            seal_key,
-            seal_key_configured,
-            dialog_timeout,
-        } = GuardSettings::parse(&source, &mut warnings)?;
-        let Serving {
-            http_addr,
-            http_token,
-            http_no_auth,
-            http_auth,
-            state_dir,
-            allowed_hosts,
-            allowed_origins,
-            http_limits,
-            redis_url,
-            audit_log,
-            replica_id,
-        } = Serving::parse(&source, seal_key_configured, &mut warnings)?;
+        let dialog_timeout = guard::dialog_timeout(&source)?;
+        let serve = serving::parse(&source, &mut warnings)?;
         let ResultSettings {
             max_result_bytes,
             cache_bytes,
             resources,
         } = ResultSettings::parse(&source)?;
-        if http_auth.mode == AuthMode::Server(OPENGIST_AUTH_MODE.to_owned()) {
+        if serve.auth.mode == AuthMode::Server(OPENGIST_AUTH_MODE.to_owned()) {
             team_checks(
-                http_addr,
+                serve.http_addr,
                 opengist_url.is_some(),
                 token.is_some(),
                 &mut warnings,
@@ -242,26 +193,13 @@ impl Config {
                 read_only,
                 tools,
                 insecure_tls,
-                elicitation,
-                seal_key,
-                seal_key_configured,
-                http_addr,
-                http_token,
-                http_no_auth,
-                http_auth,
-                state_dir,
                 max_result_bytes,
-                allowed_hosts,
-                allowed_origins,
                 dialog_timeout,
                 request_timeout,
                 opengist_limits,
-                http_limits,
-                redis_url,
-                audit_log,
-                replica_id,
                 cache_bytes,
                 resources,
+                serve,
             },
             warnings,
         })
