@@ -10,11 +10,11 @@ server.json:
 - names the PyPI and npm packages this repository builds (packaging/python, packaging/npm), on
   stdio, with the ownership marks the registry checks (`mcp-name:` in the wheel's README,
   `mcpName` in the npm launcher's package.json);
-- lists exactly the environment variables the server reads: the names are taken from the Rust
-  sources of the server and of the framework crates (every `OPENGIST_*` literal, every name
-  passed to `std::env::var`, every `*_VAR` constant), and must also be exactly the README's
-  configuration table and cover every variable `opengist-mcp --help` names; a default is given
-  where the README gives a literal one, and equal to it.
+- covers every variable `opengist-mcp --help` names. That it lists exactly the settings the
+  server declares (`opengist_mcp::config::SETTINGS`, which `Config::from_process` reads), with
+  their defaults, secrecy and descriptions, and that the README's table does too, is checked
+  by a cargo test against that one declaration (opengist-mcp/tests/settings.rs), not here by
+  reading Rust sources.
 
 Runs in the default end-to-end layer (no Opengist needed).
 """
@@ -40,13 +40,6 @@ SCHEMA_URL = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.s
 # The SHA-256 of the file served at SCHEMA_URL. Moving to a newer schema is a deliberate change:
 # replace the file, this pin and the URL together (packaging/mcp-registry/README.md).
 SCHEMA_SHA256 = "3fba09590c99f61735d234822279f4223fab9e300c0a81e81c91ab62a4114de0"
-# Where the server and the framework it is built on read variables.
-SOURCE_DIRS = ("opengist-mcp/src", "guard-core/src", "guard-redis/src", "guard-serve/src", "guard-derive/src", "src")
-# Secrets: a token, a key, or a URL that may carry a password. Nothing else is.
-SECRETS = {"OPENGIST_TOKEN", "OPENGIST_MCP_HTTP_TOKEN", "OPENGIST_MCP_SEAL_KEY", "OPENGIST_MCP_REDIS_URL"}
-REQUIRED = {"OPENGIST_URL", "OPENGIST_TOKEN"}
-# README defaults in backticks that are computed at start, not a value one could set.
-COMPUTED_DEFAULTS = {"OPENGIST_MCP_REPLICA_ID"}  # `hostname:pid`
 
 
 def server_json() -> dict:
@@ -56,47 +49,6 @@ def server_json() -> dict:
 def workspace() -> dict:
     with open(ROOT / "Cargo.toml", "rb") as f:
         return tomllib.load(f)["workspace"]["package"]
-
-
-def variables_in_source() -> set[str]:
-    """Every environment variable the Rust sources of the server and its framework read."""
-    names: set[str] = set()
-    patterns = (
-        re.compile(r'"(OPENGIST_[A-Z0-9_]+)"'),
-        re.compile(r'env::var(?:_os)?\(\s*"([A-Z][A-Z0-9_]*)"\s*\)'),
-        re.compile(r'const\s+[A-Z0-9_]*_VAR\s*:\s*&str\s*=\s*"([A-Z][A-Z0-9_]*)"'),
-    )
-    # A prefix the framework builds setting names from (`SettingNames::with_prefix("OPENGIST_MCP")`)
-    # is no variable of its own.
-    prefix = re.compile(r'with_prefix\(\s*"([A-Z][A-Z0-9_]*)"\s*\)')
-    prefixes: set[str] = set()
-    for directory in SOURCE_DIRS:
-        for path in sorted((ROOT / directory).rglob("*.rs")):
-            text = path.read_text(encoding="utf-8")
-            for pattern in patterns:
-                names.update(pattern.findall(text))
-            prefixes.update(prefix.findall(text))
-    return names - prefixes
-
-
-def readme_table() -> dict[str, str]:
-    """The README's configuration table: variable -> its default cell."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
-    table: dict[str, str] = {}
-    for line in section.splitlines():
-        if not line.startswith("| `"):
-            continue
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", cells[0]):
-            table[name] = cells[1]
-    return table
-
-
-def literal_default(cell: str) -> str | None:
-    """The README default when it is one literal value (a backticked token first), else None."""
-    match = re.match(r"`([^`]+)`", cell)
-    return match.group(1) if match else None
 
 
 def entry_variables(package: dict) -> dict[str, dict]:
@@ -183,46 +135,6 @@ def test_each_package_carries_the_registry_ownership_mark():
 
 
 # ---------------------------------------------------------------------------- the variables
-
-
-def test_the_source_scan_finds_what_the_server_reads():
-    """The scan below is only as good as its patterns: it must find the variables read in each
-    way the sources read them (config's table, the guard's switch, the logging setup)."""
-    found = variables_in_source()
-    for name in ("OPENGIST_URL", "OPENGIST_MCP_CACHE_BYTES", "ELICITATION", "RUST_LOG", "OPENGIST_MCP_PROTOCOL_TRACE"):
-        assert name in found, f"{name} not found in {SOURCE_DIRS}"
-
-
-def test_the_variables_are_exactly_the_ones_the_server_reads():
-    doc = server_json()
-    listed = [set(entry_variables(p)) for p in doc["packages"]]
-    assert listed[0] == listed[1], "the PyPI and npm packages list different variables"
-    source = variables_in_source()
-    assert listed[0] == source, (
-        f"server.json lacks {sorted(source - listed[0])}; lists {sorted(listed[0] - source)}, which the server does not read"
-    )
-    readme = set(readme_table())
-    assert readme == source, f"README's table lacks {sorted(source - readme)}; has {sorted(readme - source)} extra"
-
-
-def test_both_packages_describe_each_variable_the_same_way():
-    pypi, npm = (entry_variables(p) for p in server_json()["packages"])
-    assert pypi == npm
-
-
-def test_each_variable_says_whether_it_is_required_secret_and_its_default():
-    variables = entry_variables(server_json()["packages"][0])
-    readme = readme_table()
-    for name, spec in variables.items():
-        assert len(spec.get("description", "")) >= 20, f"{name} has no real description"
-        assert spec.get("isSecret", False) == (name in SECRETS), f"{name}: isSecret is wrong"
-        assert spec.get("isRequired", False) == (name in REQUIRED), f"{name}: isRequired is wrong"
-        expected = None if name in COMPUTED_DEFAULTS else literal_default(readme[name])
-        assert spec.get("default") == expected, f"{name}: default {spec.get('default')!r}, README says {readme[name]!r}"
-        if spec.get("choices"):
-            assert spec.get("default") in spec["choices"], name
-        if spec.get("isSecret"):
-            assert "default" not in spec and "value" not in spec, f"{name}: a secret has no default"
 
 
 def test_every_variable_help_names_is_listed(opengist_mcp_binary):

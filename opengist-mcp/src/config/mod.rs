@@ -33,6 +33,7 @@ mod error;
 mod guard;
 mod results;
 mod serving;
+pub mod settings;
 mod tool_filter;
 pub mod var;
 
@@ -46,6 +47,7 @@ pub use results::{
     DEFAULT_CACHE_BYTES, DEFAULT_MAX_RESULT_BYTES, MAX_CACHE_BYTES, MAX_MAX_RESULT_BYTES,
     MIN_MAX_RESULT_BYTES,
 };
+pub use settings::{SETTINGS, Setting};
 pub use tool_filter::ToolFilter;
 
 // The serving settings' types are the guard framework's (`ask_first_serve`); they are named
@@ -205,7 +207,7 @@ impl Config {
         })
     }
 
-    /// Reads the real process environment, then REMOVES `OPENGIST_TOKEN` from it (so child
+    /// Reads the real process environment (the variables of [`SETTINGS`]), then REMOVES `OPENGIST_TOKEN` from it (so child
     /// processes and later readers never see it), then parses as
     /// [`Config::from_env_and_args`] does.
     ///
@@ -218,7 +220,7 @@ impl Config {
     pub unsafe fn from_process(args: &CliArgs) -> Result<Loaded, ConfigError> {
         let mut values: Vec<(&'static str, String)> = Vec::new();
         let mut not_unicode = None;
-        for name in var::ALL.into_iter().chain(var::HTTP_BOUNDS) {
+        for name in settings::SETTINGS.iter().map(|setting| setting.var) {
             match std::env::var(name) {
                 Ok(value) => values.push((name, value)),
                 Err(std::env::VarError::NotPresent) => {}

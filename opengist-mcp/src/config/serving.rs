@@ -16,7 +16,7 @@ use crate::cli::CliArgs;
 pub const OPENGIST_AUTH_MODE: &str = "opengist";
 
 /// The flag that feeds the framework's setting `var`, when this server has one.
-fn flag<'a>(args: &'a CliArgs, var: &str) -> Option<&'a Option<String>> {
+fn flag_of<'a>(args: &'a CliArgs, var: &str) -> Option<&'a Option<String>> {
     Some(match var {
         var::OPENGIST_MCP_HTTP_ADDR => &args.http,
         var::OPENGIST_MCP_HTTP_TOKEN => &args.http_token,
@@ -70,7 +70,7 @@ pub(super) fn parse(
         &[OPENGIST_AUTH_MODE],
         |name| {
             let variable = bare_name(name);
-            match flag(args, variable) {
+            match flag_of(args, variable) {
                 Some(Some(value)) => Some(value.clone()),
                 _ => source.exact(variable),
             }
@@ -86,4 +86,34 @@ pub(super) fn parse(
         );
     }
     Ok(settings)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::config::SETTINGS;
+
+    #[test]
+    fn each_declared_flag_of_a_serving_setting_feeds_it() {
+        let names = format!("{:?}", crate::http::setting_names());
+        let mut fed = 0;
+        for setting in SETTINGS {
+            let Some(flag) = setting.flag else { continue };
+            let args = CliArgs::try_parse_from(["opengist-mcp", &format!("--{flag}"), "v"]);
+            let Ok(args) = args else { continue }; // a switch (`--read-only`) takes no value
+            let framework = names.contains(&format!("\"{}", setting.var));
+            match flag_of(&args, setting.var) {
+                Some(Some(value)) => {
+                    assert!(framework, "{}: not a serving setting", setting.var);
+                    assert_eq!(value, "v");
+                    fed += 1;
+                }
+                _ => assert!(!framework, "--{flag} does not feed {}", setting.var),
+            }
+        }
+        // Positive control: the thirteen serving flags were found.
+        assert_eq!(fed, 13);
+    }
 }

@@ -62,17 +62,6 @@ pub const OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL: &str =
     "OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL";
 /// How long a request to Opengist waits for a turn before it is refused as busy.
 pub const OPENGIST_MCP_OPENGIST_QUEUE_SECS: &str = "OPENGIST_MCP_OPENGIST_QUEUE_SECS";
-/// HTTP, the framework's caps on guarded calls waiting on a person, on long-lived streams and
-/// on one caller's sessions (read by `ask_first_serve::settings::HttpBounds::from_lookup`).
-pub const HTTP_BOUNDS: [&str; 7] = [
-    "OPENGIST_MCP_HTTP_MAX_DIALOGS",
-    "OPENGIST_MCP_HTTP_DIALOGS_PER_SESSION",
-    "OPENGIST_MCP_HTTP_DIALOGS_PER_PRINCIPAL",
-    "OPENGIST_MCP_HTTP_MAX_STREAMS",
-    "OPENGIST_MCP_HTTP_STREAMS_PER_PRINCIPAL",
-    "OPENGIST_MCP_HTTP_STREAM_IDLE_SECS",
-    "OPENGIST_MCP_HTTP_SESSIONS_PER_PRINCIPAL",
-];
 /// How HTTP callers are authenticated: `secret`, `tokens`, `oauth`, `none`, or `opengist` (each
 /// person with their own Opengist access token; see `crate::team`).
 pub const OPENGIST_MCP_HTTP_AUTH: &str = "OPENGIST_MCP_HTTP_AUTH";
@@ -92,47 +81,6 @@ pub const OPENGIST_MCP_OAUTH_SCOPES: &str = "OPENGIST_MCP_OAUTH_SCOPES";
 pub const OPENGIST_MCP_HTTP_NO_AUTH: &str = "OPENGIST_MCP_HTTP_NO_AUTH";
 /// Where spent answers are kept with a fixed seal key and no Redis.
 pub const OPENGIST_MCP_STATE_DIR: &str = "OPENGIST_MCP_STATE_DIR";
-
-/// Every variable [`super::Config::from_process`] reads.
-pub const ALL: [&str; 37] = [
-    OPENGIST_URL,
-    OPENGIST_TOKEN,
-    OPENGIST_READ_ONLY,
-    OPENGIST_ALLOW_TOOLS,
-    OPENGIST_DENY_TOOLS,
-    OPENGIST_INSECURE_TLS,
-    ELICITATION,
-    OPENGIST_MCP_HTTP_ADDR,
-    OPENGIST_MCP_SEAL_KEY,
-    OPENGIST_MCP_HTTP_TOKEN,
-    OPENGIST_MCP_MAX_RESULT_BYTES,
-    OPENGIST_MCP_ALLOWED_HOSTS,
-    OPENGIST_MCP_ALLOWED_ORIGINS,
-    OPENGIST_MCP_DIALOG_TIMEOUT_SECS,
-    OPENGIST_MCP_REQUEST_TIMEOUT_SECS,
-    OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS,
-    OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS,
-    OPENGIST_MCP_HTTP_MAX_CONNECTIONS,
-    OPENGIST_MCP_HTTP_MAX_SESSIONS,
-    OPENGIST_MCP_HTTP_SESSION_IDLE_SECS,
-    OPENGIST_MCP_REDIS_URL,
-    OPENGIST_MCP_AUDIT_LOG,
-    OPENGIST_MCP_REPLICA_ID,
-    OPENGIST_MCP_CACHE_BYTES,
-    OPENGIST_MCP_RESOURCES,
-    OPENGIST_MCP_HTTP_NO_AUTH,
-    OPENGIST_MCP_HTTP_AUTH,
-    OPENGIST_MCP_HTTP_TOKENS_FILE,
-    OPENGIST_MCP_OAUTH_ISSUER,
-    OPENGIST_MCP_OAUTH_RESOURCE,
-    OPENGIST_MCP_OAUTH_LEEWAY_SECS,
-    OPENGIST_MCP_OAUTH_JWKS_REFRESH_SECS,
-    OPENGIST_MCP_OAUTH_SCOPES,
-    OPENGIST_MCP_STATE_DIR,
-    OPENGIST_MCP_OPENGIST_MAX_REQUESTS,
-    OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL,
-    OPENGIST_MCP_OPENGIST_QUEUE_SECS,
-];
 
 /// Where the settings come from: the command line and a variable lookup. Every section of
 /// the configuration reads its own settings through this.
@@ -201,20 +149,22 @@ fn parse_number(raw: &str, setting: &'static str, min: u64, max: u64) -> Result<
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn the_process_reads_every_framework_setting_of_this_server() {
-        // `Config::from_process` reads only the names listed here: a framework setting missing
+        // `Config::from_process` reads only the declared settings: a framework setting missing
         // from them would be silently ignored in a real run.
         let names = crate::http::setting_names();
-        let read: Vec<&str> = ALL.into_iter().chain(HTTP_BOUNDS).collect();
         let bounds = &names.bounds;
         for name in [
             &names.http_addr,
             &names.http_token,
             &names.allowed_hosts,
             &names.allowed_origins,
+            &names.header_timeout,
+            &names.body_timeout,
+            &names.max_connections,
+            &names.max_sessions,
+            &names.session_idle,
             &names.http_no_auth,
             &names.http_auth,
             &names.http_tokens_file,
@@ -224,6 +174,7 @@ mod tests {
             &names.oauth.refresh,
             &names.oauth.scopes,
             &names.redis_url,
+            &names.audit_log,
             &names.replica_id,
             &names.seal_key,
             &names.state_dir,
@@ -235,11 +186,16 @@ mod tests {
             &bounds.stream_idle,
             &bounds.sessions_per_principal,
         ] {
-            let bare = name.split(' ').next().unwrap_or_default();
-            assert!(
-                read.contains(&bare),
-                "{bare} is not read by Config::from_process"
-            );
+            let bare = ask_first_serve::settings::bare_name(name);
+            let declared = super::super::settings::setting(bare)
+                .unwrap_or_else(|| panic!("{bare} is not declared in SETTINGS"));
+            // A name that shows a flag shows the declared one.
+            if let Some(flag) = declared.flag {
+                assert!(
+                    name == bare || name.ends_with(&format!("(--{flag})")),
+                    "{name}: its flag is --{flag}"
+                );
+            }
         }
     }
 }
