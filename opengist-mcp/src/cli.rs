@@ -47,134 +47,122 @@ pub struct CliArgs {
 
     /// Serve streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is `IP:PORT`, `[IPv6]:PORT`,
     /// localhost:PORT or a bare PORT (meaning 127.0.0.1:PORT). A non-loopback address needs
-    /// OPENGIST_MCP_HTTP_TOKEN. [env: OPENGIST_MCP_HTTP_ADDR] [default: stdio, no HTTP]
+    /// OPENGIST_MCP_HTTP_TOKEN.
     #[arg(long, value_name = "ADDR", global = true)]
     pub http: Option<String>,
 
-    /// Register only the eight reading tools. [env: OPENGIST_READ_ONLY = true/1/yes or
-    /// false/0/no, any case] [default: false]
+    /// Register only the eight reading tools. The variable takes true/1/yes or false/0/no, any
+    /// case.
     #[arg(long, global = true)]
     pub read_only: bool,
 
     /// Register only these tools: comma-separated exact names, `prefix*`, or `essential`
-    /// (list_gists, search_gists, get_gist, get_gist_file, create_gist, update_gist,
-    /// delete_gist). An entry that matches no tool stops the server. [env:
-    /// OPENGIST_ALLOW_TOOLS] [default: all]
+    /// (list_gists, search_gists, get_gist, get_gist_file, create_gist, update_gist, delete_gist).
+    /// An entry that matches no tool stops the server.
     #[arg(long, value_name = "LIST", global = true)]
     pub allow_tools: Option<String>,
 
-    /// Do not register these tools (same syntax as --allow-tools); deny wins over allow. [env:
-    /// OPENGIST_DENY_TOOLS] [default: none]
+    /// Do not register these tools (same syntax as --allow-tools); deny wins over allow.
     #[arg(long, value_name = "LIST", global = true)]
     pub deny_tools: Option<String>,
 
     /// Accept a self-signed or otherwise unverifiable TLS certificate from Opengist (that
-    /// connection only). [env: OPENGIST_INSECURE_TLS = exactly `true`] [default: false]
+    /// connection only). The variable takes exactly `true`.
     #[arg(long, global = true)]
     pub insecure_tls: bool,
 
     /// Key that seals confirmation state, hex or base64, at least 32 bytes once decoded (e.g.
-    /// `openssl rand -hex 32`). Replicas behind one gateway must share it. Prefer the variable:
-    /// a flag is visible in `ps`. [env: OPENGIST_MCP_SEAL_KEY] [default: random per process]
+    /// `openssl rand -hex 32`). Replicas behind one gateway must share it. Prefer the variable: a
+    /// flag is visible in `ps`.
     #[arg(long, value_name = "KEY", global = true)]
     pub seal_key: Option<String>,
 
-    /// Bearer secret every HTTP request must carry (`Authorization: Bearer <secret>`), at least
-    /// 16 visible ASCII characters. Required to bind a non-loopback address. Prefer the
-    /// variable: a flag is visible in `ps`. [env: OPENGIST_MCP_HTTP_TOKEN] [default: none]
+    /// Bearer secret every HTTP request must carry (`Authorization: Bearer <secret>`), at least 16
+    /// visible ASCII characters. Required to bind a non-loopback address. Prefer the variable: a
+    /// flag is visible in `ps`.
     #[arg(long, value_name = "SECRET", global = true)]
     pub http_token: Option<String>,
 
-    /// Largest tool result in bytes; longer results are cut and say so. 4096..=8388608. [env:
-    /// OPENGIST_MCP_MAX_RESULT_BYTES] [default: 262144]
+    /// Largest tool result in bytes; longer results are cut and say so. 4096..=8388608.
     #[arg(long, value_name = "N", global = true)]
     pub max_result_bytes: Option<String>,
 
     /// Extra Host header values accepted over HTTP, comma-separated, `host` (any port) or
-    /// `host:port`; needed behind a reverse proxy. Loopback names with the bound port are
-    /// always accepted. [env: OPENGIST_MCP_ALLOWED_HOSTS] [default: none]
+    /// `host:port`; needed behind a reverse proxy. Loopback names with the bound port are always
+    /// accepted.
     #[arg(long, value_name = "LIST", global = true)]
     pub allowed_hosts: Option<String>,
 
-    /// Extra browser origins accepted over HTTP, comma-separated, `scheme://host[:port]`
-    /// (`:*` for any port) or `null`. http(s)://localhost, 127.0.0.1 and `[::1]` on any port are
-    /// always accepted. [env: OPENGIST_MCP_ALLOWED_ORIGINS] [default: none]
+    /// Extra browser origins accepted over HTTP, comma-separated, `scheme://host[:port]` (`:*` for
+    /// any port) or `null`. http(s)://localhost, 127.0.0.1 and `[::1]` on any port are always
+    /// accepted.
     #[arg(long, value_name = "LIST", global = true)]
     pub allowed_origins: Option<String>,
 
     /// How long to wait for a person to answer a confirmation dialog, in seconds, 1..=86400.
-    /// [env: OPENGIST_MCP_DIALOG_TIMEOUT_SECS] [default: 600]
     #[arg(long, value_name = "SECS", global = true)]
     pub dialog_timeout_secs: Option<String>,
 
-    /// Timeout of each request to Opengist, in seconds, 1..=3600. [env:
-    /// OPENGIST_MCP_REQUEST_TIMEOUT_SECS] [default: 30]
+    /// Timeout of each request to Opengist, in seconds, 1..=3600.
     #[arg(long, value_name = "SECS", global = true)]
     pub request_timeout_secs: Option<String>,
 
-    /// Requests to Opengist in flight at once, all callers together, 1..=1024; more wait for
-    /// a turn. [env: OPENGIST_MCP_OPENGIST_MAX_REQUESTS] [default: 8]
+    /// Requests to Opengist in flight at once, all callers together, 1..=1024; more wait for a
+    /// turn.
     #[arg(long, value_name = "N", global = true)]
     pub opengist_max_requests: Option<String>,
 
-    /// Requests to Opengist in flight at once for one MCP principal (one `Authorization`
-    /// header over HTTP; stdio is one), 1..=1024. [env:
-    /// OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL] [default: 4]
+    /// Requests to Opengist in flight at once for one MCP principal (one `Authorization` header
+    /// over HTTP; stdio is one), 1..=1024.
     #[arg(long, value_name = "N", global = true)]
     pub opengist_max_requests_per_principal: Option<String>,
 
     /// How long a request to Opengist waits for a turn before the call is refused as busy, in
-    /// seconds, 1..=3600. [env: OPENGIST_MCP_OPENGIST_QUEUE_SECS] [default: 20]
+    /// seconds, 1..=3600.
     #[arg(long, value_name = "SECS", global = true)]
     pub opengist_queue_secs: Option<String>,
 
-    /// HTTP: how long a connection may take to send a whole request head (also how long an
-    /// idle keep-alive connection stays open), in seconds, 1..=3600. [env:
-    /// OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS] [default: 10]
+    /// HTTP: how long a connection may take to send a whole request head (also how long an idle
+    /// keep-alive connection stays open), in seconds, 1..=3600.
     #[arg(long, value_name = "SECS", global = true)]
     pub http_header_timeout_secs: Option<String>,
 
-    /// HTTP: how long a request body may take to arrive in full, in seconds, 1..=3600; later:
-    /// 408 and the connection is closed. [env: OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS] [default: 30]
+    /// HTTP: how long a request body may take to arrive in full, in seconds, 1..=3600; later: 408
+    /// and the connection is closed.
     #[arg(long, value_name = "SECS", global = true)]
     pub http_body_timeout_secs: Option<String>,
 
-    /// HTTP: connections served at once, 1..=65536; more wait in the listen backlog. [env:
-    /// OPENGIST_MCP_HTTP_MAX_CONNECTIONS] [default: 256]
+    /// HTTP: connections served at once, 1..=65536; more wait in the listen backlog.
     #[arg(long, value_name = "N", global = true)]
     pub http_max_connections: Option<String>,
 
-    /// HTTP: legacy (2025-11-25) sessions open at once, 1..=1000000; one more `initialize`
-    /// gets 503 with Retry-After. [env: OPENGIST_MCP_HTTP_MAX_SESSIONS] [default: 512]
+    /// HTTP: legacy (2025-11-25) sessions open at once, 1..=1000000; one more `initialize` gets 503
+    /// with Retry-After.
     #[arg(long, value_name = "N", global = true)]
     pub http_max_sessions: Option<String>,
 
-    /// HTTP: a legacy session idle this long is closed and its memory freed, in seconds,
-    /// 1..=86400. [env: OPENGIST_MCP_HTTP_SESSION_IDLE_SECS] [default: 300]
+    /// HTTP: a legacy session idle this long is closed and its memory freed, in seconds, 1..=86400.
     #[arg(long, value_name = "SECS", global = true)]
     pub http_session_idle_secs: Option<String>,
 
     /// Redis that replicas share, so each approval is used once across all of them and across
-    /// restarts: redis://[user:password@]host[:port][/db], or rediss:// for TLS. When it cannot
-    /// be reached, guarded calls refuse to run (reading tools keep working). Prefer the
-    /// variable: a flag is visible in `ps`. [env: OPENGIST_MCP_REDIS_URL] [default: in memory,
-    /// this process only]
+    /// restarts: redis://[user:password@]host[:port][/db], or rediss:// for TLS. When it cannot be
+    /// reached, guarded calls refuse to run (reading tools keep working). Prefer the variable: a
+    /// flag is visible in `ps`.
     #[arg(long, value_name = "URL", global = true)]
     pub redis_url: Option<String>,
 
-    /// Audit log: `stderr` or a file to append to; one JSON line per guard decision and per
-    /// guarded call's outcome, never content. [env: OPENGIST_MCP_AUDIT_LOG] [default: none]
+    /// Audit log: `stderr` or a file to append to; one JSON line per guard decision and per guarded
+    /// call's outcome, never content.
     #[arg(long, value_name = "stderr|PATH", global = true)]
     pub audit_log: Option<String>,
 
-    /// This replica's name in the audit log: 1-64 letters, digits, `.`, `_`, `-`, `:`. [env:
-    /// OPENGIST_MCP_REPLICA_ID] [default: hostname:pid]
+    /// This replica's name in the audit log: 1-64 letters, digits, `.`, `_`, `-`, `:`.
     #[arg(long, value_name = "ID", global = true)]
     pub replica_id: Option<String>,
 
-    /// Bytes of gist files kept in memory (never on disk) so repeated searches and revision
-    /// reads do not fetch them again; 0 turns the cache off. 0..=4294967296. [env:
-    /// OPENGIST_MCP_CACHE_BYTES] [default: 67108864]
+    /// Bytes of gist files kept in memory (never on disk) so repeated searches and revision reads
+    /// do not fetch them again; 0 turns the cache off. 0..=4294967296.
     #[arg(long, value_name = "N", global = true)]
     pub cache_bytes: Option<String>,
 }
@@ -220,17 +208,36 @@ pub enum TokensAction {
 }
 
 impl CliArgs {
-    /// Parses the process's command line; prints help, the version, or a usage error and exits
-    /// as clap does (code 0 for help/version, 2 for usage errors).
+    /// The command line as `--help` shows it: clap's, each flag's help ending with what the
+    /// declaration of its setting says ([`crate::config::SETTINGS`]): `[env: VARIABLE]` and
+    /// `[default: ...]` (for a secret, what happens without one: never a value).
+    pub fn command() -> clap::Command {
+        let mut command = <Self as clap::CommandFactory>::command();
+        for setting in crate::config::SETTINGS {
+            let Some(flag) = setting.flag else { continue };
+            command = command.mut_arg(flag.replace('-', "_"), |arg| {
+                let prose = arg.get_help().map(ToString::to_string).unwrap_or_default();
+                let default = setting.shown_default.replace('`', "");
+                arg.help(format!(
+                    "{prose} [env: {}] [default: {default}]",
+                    setting.var
+                ))
+            });
+        }
+        command
+    }
+
+    /// Parses the process's command line with [`CliArgs::command`]; prints help, the version,
+    /// or a usage error and exits as clap does (code 0 for help/version, 2 for usage errors).
     pub fn parse_process() -> Self {
-        Self::parse()
+        let matches = Self::command().get_matches();
+        <Self as clap::FromArgMatches>::from_arg_matches(&matches)
+            .unwrap_or_else(|error| error.exit())
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use clap::CommandFactory;
-
     use super::*;
     use crate::catalog;
 

@@ -900,7 +900,11 @@ fn version_and_help() {
     assert_eq!(error.kind(), clap::error::ErrorKind::DisplayVersion);
     assert!(error.to_string().contains(env!("CARGO_PKG_VERSION")));
 
-    let error = CliArgs::try_parse_from(["opengist-mcp", "--help"]).expect_err("prints");
+    // The help the binary prints: each flag's `[env: ...]` and `[default: ...]` made from the
+    // declaration of its setting.
+    let error = CliArgs::command()
+        .try_get_matches_from(["opengist-mcp", "--help"])
+        .expect_err("prints");
     assert_eq!(error.kind(), clap::error::ErrorKind::DisplayHelp);
     let help = error.to_string();
     for needle in [
@@ -929,7 +933,7 @@ fn version_and_help() {
         "OPENGIST_MCP_HTTP_MAX_SESSIONS",
         "OPENGIST_MCP_HTTP_SESSION_IDLE_SECS",
         "OPENGIST_MCP_CACHE_BYTES",
-        "[default: 67108864]",
+        "[default: 67108864 (64 MiB)]",
         "[default: 262144]",
         "[default: 600]",
         "[default: 30]",

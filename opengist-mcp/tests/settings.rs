@@ -6,7 +6,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use clap::CommandFactory;
 use opengist_mcp::cli::CliArgs;
 use opengist_mcp::config::SETTINGS;
 
@@ -88,6 +87,28 @@ fn the_readme_table_lists_exactly_the_declared_settings_with_their_defaults() {
         declared.difference(&listed).collect::<Vec<_>>(),
         listed.difference(&declared).collect::<Vec<_>>()
     );
+    // Each row's default cell is what its settings show, in order (`all, none` for the allow
+    // and deny lists, once when they agree).
+    let readme = repository_file("README.md");
+    for line in readme.lines().filter(|line| line.starts_with("| `")) {
+        let cells: Vec<&str> = line
+            .trim()
+            .trim_matches('|')
+            .split('|')
+            .map(str::trim)
+            .collect();
+        let mut shown: Vec<&str> = Vec::new();
+        for name in cells[0].split('`').skip(1).step_by(2) {
+            if let Some(setting) = opengist_mcp::config::settings::setting(name)
+                && !shown.contains(&setting.shown_default)
+            {
+                shown.push(setting.shown_default);
+            }
+        }
+        if !shown.is_empty() {
+            assert_eq!(cells[1], shown.join(", "), "{}", cells[0]);
+        }
+    }
     for setting in SETTINGS {
         let cell = &table[setting.var];
         // `hostname:pid` is worked out at start: a backticked default that is no value.
@@ -184,9 +205,13 @@ fn each_flag_is_declared_and_its_help_names_its_variable() {
         );
         if let Some(default) = setting.default {
             assert!(
-                help.contains(&format!("[default: {default}]")),
+                help.contains(&format!("[default: {default}")),
                 "--{flag}: its help does not show the default {default}: {help}"
             );
+        }
+        // Positive control of the secret path: a secret's help shows no value.
+        if setting.secret {
+            assert!(setting.default.is_none(), "--{flag}");
         }
     }
     // The variables without a flag that `--help` lists after the flags are declared too.

@@ -17,6 +17,9 @@ pub struct Setting {
     /// The default as one literal value one could set (`server.json`'s `default`, the README's
     /// backticked default); `None` when there is none or it is worked out at start.
     pub default: Option<&'static str>,
+    /// The default as the README's table and `--help` show it: a value (backticked) or what
+    /// happens without one (`stdio`, `random per process`). A secret's is never a value.
+    pub shown_default: &'static str,
     /// A secret (a token, a key, a URL that may hold a password): no default, never echoed.
     pub secret: bool,
     /// Needed for the server to do anything useful (it still starts without it).
@@ -29,6 +32,7 @@ pub struct Setting {
 pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_URL",
+        shown_default: "none",
         flag: None,
         default: None,
         secret: false,
@@ -37,6 +41,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_TOKEN",
+        shown_default: "none",
         flag: None,
         default: None,
         secret: true,
@@ -45,6 +50,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_READ_ONLY",
+        shown_default: "`false`",
         flag: Some("read-only"),
         default: Some("false"),
         secret: false,
@@ -53,6 +59,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_ALLOW_TOOLS",
+        shown_default: "all",
         flag: Some("allow-tools"),
         default: None,
         secret: false,
@@ -61,6 +68,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_DENY_TOOLS",
+        shown_default: "none",
         flag: Some("deny-tools"),
         default: None,
         secret: false,
@@ -69,6 +77,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_INSECURE_TLS",
+        shown_default: "`false`",
         flag: Some("insecure-tls"),
         default: Some("false"),
         secret: false,
@@ -77,6 +86,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "ELICITATION",
+        shown_default: "`true`",
         flag: None,
         default: Some("true"),
         secret: false,
@@ -85,6 +95,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_ADDR",
+        shown_default: "stdio",
         flag: Some("http"),
         default: None,
         secret: false,
@@ -93,6 +104,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_TOKEN",
+        shown_default: "made up at start",
         flag: Some("http-token"),
         default: None,
         secret: true,
@@ -101,6 +113,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_AUTH",
+        shown_default: "`secret`",
         flag: None,
         default: Some("secret"),
         secret: false,
@@ -109,6 +122,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_TOKENS_FILE",
+        shown_default: "none",
         flag: None,
         default: None,
         secret: false,
@@ -117,6 +131,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_OAUTH_ISSUER",
+        shown_default: "none",
         flag: None,
         default: None,
         secret: false,
@@ -125,6 +140,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_OAUTH_RESOURCE",
+        shown_default: "none",
         flag: None,
         default: None,
         secret: false,
@@ -133,6 +149,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_OAUTH_LEEWAY_SECS",
+        shown_default: "`30`",
         flag: None,
         default: Some("30"),
         secret: false,
@@ -141,6 +158,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_OAUTH_JWKS_REFRESH_SECS",
+        shown_default: "`30`",
         flag: None,
         default: Some("30"),
         secret: false,
@@ -149,6 +167,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_OAUTH_SCOPES",
+        shown_default: "none",
         flag: None,
         default: None,
         secret: false,
@@ -157,6 +176,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_NO_AUTH",
+        shown_default: "`false`",
         flag: None,
         default: Some("false"),
         secret: false,
@@ -165,6 +185,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_STATE_DIR",
+        shown_default: "XDG state directory (`$XDG_STATE_HOME/opengist-mcp`, else `~/.local/state/opengist-mcp`)",
         flag: None,
         default: None,
         secret: false,
@@ -173,6 +194,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_ALLOWED_HOSTS",
+        shown_default: "loopback only",
         flag: Some("allowed-hosts"),
         default: None,
         secret: false,
@@ -181,6 +203,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_ALLOWED_ORIGINS",
+        shown_default: "loopback only",
         flag: Some("allowed-origins"),
         default: None,
         secret: false,
@@ -189,6 +212,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_SEAL_KEY",
+        shown_default: "random per process",
         flag: Some("seal-key"),
         default: None,
         secret: true,
@@ -197,6 +221,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_MAX_RESULT_BYTES",
+        shown_default: "`262144`",
         flag: Some("max-result-bytes"),
         default: Some("262144"),
         secret: false,
@@ -205,6 +230,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_DIALOG_TIMEOUT_SECS",
+        shown_default: "`600`",
         flag: Some("dialog-timeout-secs"),
         default: Some("600"),
         secret: false,
@@ -213,6 +239,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_REQUEST_TIMEOUT_SECS",
+        shown_default: "`30`",
         flag: Some("request-timeout-secs"),
         default: Some("30"),
         secret: false,
@@ -221,6 +248,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_OPENGIST_MAX_REQUESTS",
+        shown_default: "`8`",
         flag: Some("opengist-max-requests"),
         default: Some("8"),
         secret: false,
@@ -229,6 +257,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL",
+        shown_default: "`4`",
         flag: Some("opengist-max-requests-per-principal"),
         default: Some("4"),
         secret: false,
@@ -237,6 +266,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_OPENGIST_QUEUE_SECS",
+        shown_default: "`20`",
         flag: Some("opengist-queue-secs"),
         default: Some("20"),
         secret: false,
@@ -245,6 +275,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS",
+        shown_default: "`10`",
         flag: Some("http-header-timeout-secs"),
         default: Some("10"),
         secret: false,
@@ -253,6 +284,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS",
+        shown_default: "`30`",
         flag: Some("http-body-timeout-secs"),
         default: Some("30"),
         secret: false,
@@ -261,6 +293,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_MAX_CONNECTIONS",
+        shown_default: "`256`",
         flag: Some("http-max-connections"),
         default: Some("256"),
         secret: false,
@@ -269,6 +302,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_MAX_SESSIONS",
+        shown_default: "`512`",
         flag: Some("http-max-sessions"),
         default: Some("512"),
         secret: false,
@@ -277,6 +311,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_SESSION_IDLE_SECS",
+        shown_default: "`300`",
         flag: Some("http-session-idle-secs"),
         default: Some("300"),
         secret: false,
@@ -285,6 +320,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_DIALOGS_PER_SESSION",
+        shown_default: "`4`",
         flag: None,
         default: Some("4"),
         secret: false,
@@ -293,6 +329,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_DIALOGS_PER_PRINCIPAL",
+        shown_default: "`16`",
         flag: None,
         default: Some("16"),
         secret: false,
@@ -301,6 +338,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_MAX_DIALOGS",
+        shown_default: "`64`",
         flag: None,
         default: Some("64"),
         secret: false,
@@ -309,6 +347,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_SESSIONS_PER_PRINCIPAL",
+        shown_default: "`64`",
         flag: None,
         default: Some("64"),
         secret: false,
@@ -317,6 +356,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_STREAMS_PER_PRINCIPAL",
+        shown_default: "`32`",
         flag: None,
         default: Some("32"),
         secret: false,
@@ -325,6 +365,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_MAX_STREAMS",
+        shown_default: "3/4 of the connections",
         flag: None,
         default: None,
         secret: false,
@@ -333,6 +374,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_STREAM_IDLE_SECS",
+        shown_default: "`300`",
         flag: None,
         default: Some("300"),
         secret: false,
@@ -341,6 +383,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_REDIS_URL",
+        shown_default: "in memory, per process",
         flag: Some("redis-url"),
         default: None,
         secret: true,
@@ -349,6 +392,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_AUDIT_LOG",
+        shown_default: "none",
         flag: Some("audit-log"),
         default: None,
         secret: false,
@@ -357,6 +401,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_REPLICA_ID",
+        shown_default: "`hostname:pid`",
         flag: Some("replica-id"),
         default: None,
         secret: false,
@@ -365,6 +410,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_CACHE_BYTES",
+        shown_default: "`67108864` (64 MiB)",
         flag: Some("cache-bytes"),
         default: Some("67108864"),
         secret: false,
@@ -373,6 +419,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_RESOURCES",
+        shown_default: "`true`",
         flag: None,
         default: Some("true"),
         secret: false,
@@ -381,6 +428,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "RUST_LOG",
+        shown_default: "`opengist_mcp=info,warn`",
         flag: None,
         default: Some("opengist_mcp=info,warn"),
         secret: false,
@@ -389,6 +437,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_PROTOCOL_TRACE",
+        shown_default: "off",
         flag: None,
         default: None,
         secret: false,
