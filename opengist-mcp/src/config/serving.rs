@@ -15,22 +15,23 @@ use crate::cli::CliArgs;
 /// Opengist access token as the bearer (see [`crate::team`]).
 pub const OPENGIST_AUTH_MODE: &str = "opengist";
 
-/// The flag that feeds the framework's setting `var`, when this server has one.
+/// The flag that feeds the framework's setting `var`, when this server has one: the flag its
+/// declaration names ([`crate::config::SETTINGS`]), read from the parsed command line.
 fn flag_of<'a>(args: &'a CliArgs, var: &str) -> Option<&'a Option<String>> {
-    Some(match var {
-        var::OPENGIST_MCP_HTTP_ADDR => &args.http,
-        var::OPENGIST_MCP_HTTP_TOKEN => &args.http_token,
-        var::OPENGIST_MCP_SEAL_KEY => &args.seal_key,
-        var::OPENGIST_MCP_ALLOWED_HOSTS => &args.allowed_hosts,
-        var::OPENGIST_MCP_ALLOWED_ORIGINS => &args.allowed_origins,
-        var::OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS => &args.http_header_timeout_secs,
-        var::OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS => &args.http_body_timeout_secs,
-        var::OPENGIST_MCP_HTTP_MAX_CONNECTIONS => &args.http_max_connections,
-        var::OPENGIST_MCP_HTTP_MAX_SESSIONS => &args.http_max_sessions,
-        var::OPENGIST_MCP_HTTP_SESSION_IDLE_SECS => &args.http_session_idle_secs,
-        var::OPENGIST_MCP_REDIS_URL => &args.redis_url,
-        var::OPENGIST_MCP_AUDIT_LOG => &args.audit_log,
-        var::OPENGIST_MCP_REPLICA_ID => &args.replica_id,
+    Some(match super::settings::setting(var)?.flag? {
+        "http" => &args.http,
+        "http-token" => &args.http_token,
+        "seal-key" => &args.seal_key,
+        "allowed-hosts" => &args.allowed_hosts,
+        "allowed-origins" => &args.allowed_origins,
+        "http-header-timeout-secs" => &args.http_header_timeout_secs,
+        "http-body-timeout-secs" => &args.http_body_timeout_secs,
+        "http-max-connections" => &args.http_max_connections,
+        "http-max-sessions" => &args.http_max_sessions,
+        "http-session-idle-secs" => &args.http_session_idle_secs,
+        "redis-url" => &args.redis_url,
+        "audit-log" => &args.audit_log,
+        "replica-id" => &args.replica_id,
         _ => return None,
     })
 }

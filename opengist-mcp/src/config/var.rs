@@ -1,5 +1,7 @@
-//! The environment variables the configuration reads: their names, and how a value is read
-//! (a flag wins over its variable; an empty variable counts as unset).
+//! The names of the variables this server's own code reads by name (every setting is declared
+//! in [`super::SETTINGS`]; the framework's serving settings are read by the framework under
+//! `crate::http::setting_names`), and how a value is read (a flag wins over its variable; an
+//! empty variable counts as unset).
 
 use crate::cli::CliArgs;
 
@@ -17,40 +19,18 @@ pub const OPENGIST_ALLOW_TOOLS: &str = "OPENGIST_ALLOW_TOOLS";
 pub const OPENGIST_DENY_TOOLS: &str = "OPENGIST_DENY_TOOLS";
 /// Accept unverifiable TLS certificates from Opengist.
 pub const OPENGIST_INSECURE_TLS: &str = "OPENGIST_INSECURE_TLS";
-/// The guard's dialog switch (deliberately unprefixed).
-pub const ELICITATION: &str = ask_first_core::ELICITATION_VAR;
-/// HTTP bind address.
-pub const OPENGIST_MCP_HTTP_ADDR: &str = "OPENGIST_MCP_HTTP_ADDR";
 /// Seal key shared by replicas.
 pub const OPENGIST_MCP_SEAL_KEY: &str = "OPENGIST_MCP_SEAL_KEY";
 /// Bearer secret for HTTP.
 pub const OPENGIST_MCP_HTTP_TOKEN: &str = "OPENGIST_MCP_HTTP_TOKEN";
 /// Result-size ceiling.
 pub const OPENGIST_MCP_MAX_RESULT_BYTES: &str = "OPENGIST_MCP_MAX_RESULT_BYTES";
-/// Extra accepted Host header values.
-pub const OPENGIST_MCP_ALLOWED_HOSTS: &str = "OPENGIST_MCP_ALLOWED_HOSTS";
-/// Extra accepted Origin header values.
-pub const OPENGIST_MCP_ALLOWED_ORIGINS: &str = "OPENGIST_MCP_ALLOWED_ORIGINS";
 /// How long a confirmation dialog may wait for a person.
 pub const OPENGIST_MCP_DIALOG_TIMEOUT_SECS: &str = "OPENGIST_MCP_DIALOG_TIMEOUT_SECS";
 /// Timeout of each Opengist request.
 pub const OPENGIST_MCP_REQUEST_TIMEOUT_SECS: &str = "OPENGIST_MCP_REQUEST_TIMEOUT_SECS";
-/// HTTP: how long a connection may take to send a request head.
-pub const OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS: &str = "OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS";
-/// HTTP: how long a request body may take to arrive.
-pub const OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS: &str = "OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS";
-/// HTTP: connections served at once.
-pub const OPENGIST_MCP_HTTP_MAX_CONNECTIONS: &str = "OPENGIST_MCP_HTTP_MAX_CONNECTIONS";
-/// HTTP: legacy sessions open at once.
-pub const OPENGIST_MCP_HTTP_MAX_SESSIONS: &str = "OPENGIST_MCP_HTTP_MAX_SESSIONS";
-/// HTTP: idle time after which a legacy session is closed.
-pub const OPENGIST_MCP_HTTP_SESSION_IDLE_SECS: &str = "OPENGIST_MCP_HTTP_SESSION_IDLE_SECS";
 /// The Redis that replicas share for spent answers.
 pub const OPENGIST_MCP_REDIS_URL: &str = "OPENGIST_MCP_REDIS_URL";
-/// Where the audit log goes: `stderr` or a file path.
-pub const OPENGIST_MCP_AUDIT_LOG: &str = "OPENGIST_MCP_AUDIT_LOG";
-/// This replica's name in the audit log.
-pub const OPENGIST_MCP_REPLICA_ID: &str = "OPENGIST_MCP_REPLICA_ID";
 /// Bytes of gist files kept in memory for reuse.
 pub const OPENGIST_MCP_CACHE_BYTES: &str = "OPENGIST_MCP_CACHE_BYTES";
 /// Whether gists are offered as MCP resources.
@@ -62,25 +42,8 @@ pub const OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL: &str =
     "OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL";
 /// How long a request to Opengist waits for a turn before it is refused as busy.
 pub const OPENGIST_MCP_OPENGIST_QUEUE_SECS: &str = "OPENGIST_MCP_OPENGIST_QUEUE_SECS";
-/// How HTTP callers are authenticated: `secret`, `tokens`, `oauth`, `none`, or `opengist` (each
-/// person with their own Opengist access token; see `crate::team`).
-pub const OPENGIST_MCP_HTTP_AUTH: &str = "OPENGIST_MCP_HTTP_AUTH";
 /// The per-person token file (`OPENGIST_MCP_HTTP_AUTH=tokens`): names and token hashes.
 pub const OPENGIST_MCP_HTTP_TOKENS_FILE: &str = "OPENGIST_MCP_HTTP_TOKENS_FILE";
-/// OAuth 2.1 (`OPENGIST_MCP_HTTP_AUTH=oauth`): the authorization server's issuer URL.
-pub const OPENGIST_MCP_OAUTH_ISSUER: &str = "OPENGIST_MCP_OAUTH_ISSUER";
-/// OAuth 2.1: this server's resource identifier (the public URL of its `/mcp`).
-pub const OPENGIST_MCP_OAUTH_RESOURCE: &str = "OPENGIST_MCP_OAUTH_RESOURCE";
-/// OAuth 2.1: clock-skew leeway on `exp`/`nbf`, in seconds.
-pub const OPENGIST_MCP_OAUTH_LEEWAY_SECS: &str = "OPENGIST_MCP_OAUTH_LEEWAY_SECS";
-/// OAuth 2.1: the shortest time between two key refreshes for an unknown `kid`.
-pub const OPENGIST_MCP_OAUTH_JWKS_REFRESH_SECS: &str = "OPENGIST_MCP_OAUTH_JWKS_REFRESH_SECS";
-/// OAuth 2.1: scopes every access token must carry.
-pub const OPENGIST_MCP_OAUTH_SCOPES: &str = "OPENGIST_MCP_OAUTH_SCOPES";
-/// Serve HTTP without authentication (loopback only).
-pub const OPENGIST_MCP_HTTP_NO_AUTH: &str = "OPENGIST_MCP_HTTP_NO_AUTH";
-/// Where spent answers are kept with a fixed seal key and no Redis.
-pub const OPENGIST_MCP_STATE_DIR: &str = "OPENGIST_MCP_STATE_DIR";
 
 /// Where the settings come from: the command line and a variable lookup. Every section of
 /// the configuration reads its own settings through this.
