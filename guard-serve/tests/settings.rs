@@ -495,3 +495,69 @@ fn no_error_message_echoes_a_value() {
         }
     }
 }
+
+#[test]
+fn the_runtime_is_single_threaded_for_stdio_and_multi_threaded_for_http() {
+    use tokio::runtime::RuntimeFlavor;
+    let stdio = ok(&[]).runtime().expect("a runtime");
+    assert_eq!(
+        stdio.handle().runtime_flavor(),
+        RuntimeFlavor::CurrentThread
+    );
+    let http = ok(&[("NOTES_HTTP_ADDR", "127.0.0.1:0")])
+        .runtime()
+        .expect("a runtime");
+    assert_eq!(http.handle().runtime_flavor(), RuntimeFlavor::MultiThread);
+}
+
+#[test]
+fn a_server_may_accept_a_mode_of_its_own() {
+    let lookup = |name: &str| (name == "NOTES_HTTP_AUTH").then(|| "team".to_owned());
+    // Positive control: the framework alone does not know the mode, and names what it knows.
+    let error = ServeSettings::from_lookup(SettingNames::with_prefix("NOTES"), lookup)
+        .expect_err("an unknown mode");
+    assert!(matches!(error, SettingError::AuthMode { .. }), "{error}");
+    let settings = ServeSettings::from_lookup_with_modes(
+        SettingNames::with_prefix("NOTES"),
+        &["team"],
+        lookup,
+    )
+    .expect("the server's own mode");
+    assert_eq!(settings.auth.mode, AuthMode::Server("team".into()));
+    // Its own mode needs no bearer secret on a public address: its verifier authenticates.
+    let lookup = |name: &str| match name {
+        "NOTES_HTTP_AUTH" => Some("team".to_owned()),
+        "NOTES_HTTP_ADDR" => Some("0.0.0.0:8080".to_owned()),
+        _ => None,
+    };
+    assert!(
+        ServeSettings::from_lookup_with_modes(
+            SettingNames::with_prefix("NOTES"),
+            &["team"],
+            lookup
+        )
+        .is_ok()
+    );
+}
+
+#[test]
+fn a_name_may_show_its_flag_and_the_lookup_gets_the_variable() {
+    use ask_first_serve::settings::bare_name;
+    let names = SettingNames {
+        audit_log: "NOTES_AUDIT_LOG (--audit-log)".to_owned(),
+        ..SettingNames::with_prefix("NOTES")
+    };
+    let lookup = |name: &str| (bare_name(name) == "NOTES_AUDIT_LOG").then(|| "/var/".to_owned());
+    let error = ServeSettings::from_lookup(names, lookup).expect_err("a directory");
+    assert!(
+        error
+            .to_string()
+            .starts_with("NOTES_AUDIT_LOG (--audit-log) must be"),
+        "{error}"
+    );
+    assert_eq!(
+        bare_name("NOTES_AUDIT_LOG (--audit-log)"),
+        "NOTES_AUDIT_LOG"
+    );
+    assert_eq!(bare_name("NOTES_AUDIT_LOG"), "NOTES_AUDIT_LOG");
+}
