@@ -8,8 +8,9 @@
 //! Opengist (`connection`), which tools to register (`tool_filter`), how long the guard waits
 //! (`guard`), how the server is served and run as replicas (`serving`: the framework's
 //! settings, read by the framework with this server's flags), and what results hold
-//! (`results`). The variables' names are in [`var`], the errors in `error`; every public item
-//! is named here, at `opengist_mcp::config::*`.
+//! (`results`). Every setting is declared once in [`settings`] ([`SETTINGS`]: variable, flag,
+//! default, secret), the names this server's own code reads in [`var`], the errors in `error`;
+//! every public item is named here, at `opengist_mcp::config::*`.
 //!
 //! Rules that hold for every message here:
 //! - a value that may be a secret (`OPENGIST_URL`, which is often a pasted token, the token
