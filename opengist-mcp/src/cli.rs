@@ -21,8 +21,8 @@ Environment variables without a flag:
                   is visible to every user of the machine (ps), the environment is not.
   ELICITATION     Exactly `true` (default) or `false`. `false` sends guarded tools down the
                   two-call token path; it never removes the guard.
-  RUST_LOG        Log filter for stderr (default: opengist_mcp=info,warn). The MCP SDK's own
-                  events below warn are dropped whatever it says.
+  RUST_LOG        Log filter for stderr (default: opengist_mcp=info,ask_first_serve=info,warn).
+                  The MCP SDK's own events below warn are dropped whatever it says.
   OPENGIST_MCP_PROTOCOL_TRACE
                   1 to log the MCP SDK's protocol messages too (announced at start; they hold
                   questions and gist content; seals, tokens, answers, session ids are redacted).

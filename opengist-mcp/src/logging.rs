@@ -57,7 +57,7 @@ pub(crate) fn parse_protocol_trace(value: Option<&str>) -> Result<bool, LoggingE
 }
 
 /// The filter used when `RUST_LOG` is unset, empty or invalid.
-pub(crate) const DEFAULT_FILTER: &str = "opengist_mcp=info,warn";
+pub(crate) const DEFAULT_FILTER: &str = "opengist_mcp=info,ask_first_serve=info,warn";
 
 /// Why logging could not be set up.
 #[derive(Debug, thiserror::Error)]

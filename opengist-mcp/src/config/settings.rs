@@ -428,9 +428,9 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "RUST_LOG",
-        shown_default: "`opengist_mcp=info,warn`",
+        shown_default: "`opengist_mcp=info,ask_first_serve=info,warn`",
         flag: None,
-        default: Some("opengist_mcp=info,warn"),
+        default: Some("opengist_mcp=info,ask_first_serve=info,warn"),
         secret: false,
         required: false,
         about: "Log filter for stderr. Logs never contain a token, question, answer, seal, session id or gist content.",
