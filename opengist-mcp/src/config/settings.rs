@@ -430,7 +430,7 @@ pub const SETTINGS: &[Setting] = &[
         var: "RUST_LOG",
         shown_default: "`opengist_mcp=info,ask_first_serve=info,warn`",
         flag: None,
-        default: Some("opengist_mcp=info,ask_first_serve=info,warn"),
+        default: Some(crate::logging::DEFAULT_FILTER),
         secret: false,
         required: false,
         about: "Log filter for stderr. Logs never contain a token, question, answer, seal, session id or gist content.",
