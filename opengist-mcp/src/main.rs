@@ -83,13 +83,6 @@ async fn serve(config: Config) -> ExitCode {
             "OPENGIST_URL or OPENGIST_TOKEN is not set: the server starts and lists its tools, and every tool call answers with setup instructions"
         );
     }
-    // Under this server's log target, which the default filter shows (the framework's own
-    // lines are its target's).
-    let tools = server.tool_names().len();
-    match config.serve.http_addr {
-        None => tracing::info!(tools, "serving MCP on stdio"),
-        Some(_) => tracing::info!(tools, "serving MCP over streamable HTTP"),
-    }
     let team = server.team_authenticator();
     if team.is_some() {
         eprintln!(
