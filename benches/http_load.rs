@@ -653,10 +653,12 @@ async fn start_process(binary: &Path, prefix: &str, env: &[(&str, String)]) -> i
     }
 }
 
+/// `var`, or `relative` under the target directory (`CARGO_TARGET_DIR`, else `target/`).
 fn release_binary(var: &str, relative: &str) -> PathBuf {
     std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("target")
+        std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
             .join(relative)
     })
 }
