@@ -150,6 +150,21 @@ mod tests {
         }
     }
 
+    /// The patterns stay Unicode-aware with the regex crate's Unicode tables trimmed to
+    /// `unicode-perl` and `unicode-case` (issue 29): a no-break or em space is a separator,
+    /// and a key in another case still matches.
+    #[test]
+    fn unicode_spaces_and_case_still_match() {
+        for line in [
+            "confirm_token:\u{a0}not-a-seal-garbage",
+            "CONFIRM_TOKEN\u{2003}not-a-seal-garbage",
+        ] {
+            let redacted = redact(line);
+            assert!(!redacted.contains("not-a-seal-garbage"), "{redacted:?}");
+            assert!(redacted.contains(REDACTED), "{redacted:?}");
+        }
+    }
+
     #[test]
     fn ordinary_lines_are_left_alone() {
         for line in [
