@@ -12,11 +12,13 @@
 //! Goal: a cached check adds under 0.2 ms per request. Figures are divan's; nothing is asserted
 //! about them. `cargo test --benches` runs each once.
 
+#[path = "support/finish.rs"]
+mod support;
+
 use std::hint::black_box;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::LazyLock;
-use std::task::{Context, Poll, Waker};
 
 use ask_first::{Guard, HasGuard};
 use ask_first_serve::SettingNames;
@@ -25,6 +27,7 @@ use ask_first_serve::http::tokens::{TokenFile, add_token};
 use ask_first_serve::http::{Authenticate, HttpOptions, bind_http};
 use ask_first_serve::settings::{AuthMode, AuthSettings, Secret};
 use divan::Bencher;
+use support::finish;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::runtime::Runtime;
@@ -83,19 +86,6 @@ mod check {
             .expect("request")
             .into_parts()
             .0
-    }
-
-    /// Runs `future` to its end: polled once in place (a cached check finishes without
-    /// waiting, so no scheduler is measured with it), on `runtime` if it has to wait.
-    fn finish<F: Future>(runtime: &Runtime, future: F) -> F::Output {
-        let mut future = std::pin::pin!(future);
-        match future
-            .as_mut()
-            .poll(&mut Context::from_waker(Waker::noop()))
-        {
-            Poll::Ready(output) => output,
-            Poll::Pending => runtime.block_on(future),
-        }
     }
 
     fn time(bencher: Bencher, auth: &dyn Authenticate, token: &str) {

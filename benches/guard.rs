@@ -28,10 +28,12 @@
 #[path = "../examples/notes/store.rs"]
 mod notes;
 
+#[path = "support/finish.rs"]
+mod support;
+
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ask_first::protocol::GuardCall;
@@ -49,6 +51,7 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use support::finish;
 use tokio::runtime::Runtime;
 
 // The example's conditional write: the target every guarded variant clears.
@@ -175,20 +178,6 @@ fn runtime() -> Runtime {
         .enable_all()
         .build()
         .expect("tokio runtime")
-}
-
-/// Runs `future` to its end: polled once in place (an exempt call and a token's issue finish
-/// without waiting, so no scheduler is measured with them), on `runtime` if it has to wait.
-/// Call it inside `runtime.enter()`.
-fn finish<F: Future>(runtime: &Runtime, future: F) -> F::Output {
-    let mut future = std::pin::pin!(future);
-    match future
-        .as_mut()
-        .poll(&mut Context::from_waker(Waker::noop()))
-    {
-        Poll::Ready(output) => output,
-        Poll::Pending => runtime.block_on(future),
-    }
 }
 
 fn now_unix() -> u64 {
