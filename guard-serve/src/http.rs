@@ -327,14 +327,10 @@ where
         .map_err(|source| HttpError::Factory { source })?
         .guard()
         .clone();
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|source| HttpError::Bind { addr, source })?;
-    let local_addr = listener
-        .local_addr()
-        .map_err(|source| HttpError::Bind { addr, source })?;
-
-    announce(&credential, local_addr, &options.names);
+    let (listener, local_addr) = bind_then_announce(addr, |local_addr| {
+        announce(&credential, local_addr, &options.names)
+    })
+    .map_err(|source| HttpError::Bind { addr, source })?;
     let authenticator = credential.authenticator(&options.names);
     let public_routes = authenticator.public_routes();
     let gate = Gate::new(local_addr, &options, authenticator);
@@ -701,6 +697,30 @@ fn one_principal_line(names: &SettingNames) -> String {
     )
 }
 
+/// Binds `addr`, runs `announce` with the address bound, and only then listens: whoever waits
+/// for the port to accept connections (a script, a test, a supervisor) finds the start-up lines
+/// (a made-up secret among them) already written in full.
+fn bind_then_announce(
+    addr: SocketAddr,
+    announce: impl FnOnce(SocketAddr),
+) -> std::io::Result<(TcpListener, SocketAddr)> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    // As `TcpListener::bind` does on Unix: a restart can bind while old connections linger.
+    #[cfg(unix)]
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    let local_addr = socket.local_addr()?;
+    announce(local_addr);
+    Ok((socket.listen(LISTEN_BACKLOG)?, local_addr))
+}
+
+/// The listen backlog, as `TcpListener::bind` sets it.
+const LISTEN_BACKLOG: u32 = 1024;
+
 /// Says on stderr (never through tracing, so never into a log collector) how to authenticate:
 /// the made-up secret with a client configuration, that every holder of a secret is one
 /// principal, how many per-person tokens are listed, or that there is no authentication.
@@ -846,5 +866,35 @@ pub fn gate_verdict(
         Some(Ok(_)) => Ok(()),
         Some(Err(refusal)) => Err(refusal.status()),
         None => Err(StatusCode::SERVICE_UNAVAILABLE),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_start_up_lines_are_written_before_the_port_accepts_connections() {
+        let loopback = SocketAddr::from(([127, 0, 0, 1], 0));
+        let mut refused_while_announcing = None;
+        let (listener, local_addr) = bind_then_announce(loopback, |bound| {
+            refused_while_announcing = Some(
+                std::net::TcpStream::connect(bound)
+                    .map_err(|error| error.kind())
+                    .err(),
+            );
+        })
+        .expect("bound");
+        assert_eq!(
+            refused_while_announcing,
+            Some(Some(std::io::ErrorKind::ConnectionRefused)),
+            "the port accepted a connection before the announcement was written"
+        );
+        // The positive control: once it returns, the port accepts.
+        let accepted = tokio::join!(
+            listener.accept(),
+            tokio::net::TcpStream::connect(local_addr)
+        );
+        assert!(accepted.0.is_ok() && accepted.1.is_ok(), "{accepted:?}");
     }
 }
