@@ -18,32 +18,45 @@ fn declared() -> BTreeSet<&'static str> {
     SETTINGS.iter().map(|setting| setting.var).collect()
 }
 
-/// The README's configuration table: each variable named in a row's first cell, and that
-/// row's default cell.
-fn readme_table() -> BTreeMap<String, String> {
+/// The rows of the README's configuration table: the variables named in a row's first cell,
+/// and that row's default cell.
+fn readme_rows() -> Vec<(Vec<String>, String)> {
     let readme = repository_file("README.md");
     let section = readme
         .split_once("\n## Configuration\n")
         .map(|(_, rest)| rest.split("\n## ").next().unwrap_or(rest))
         .expect("README.md has a `## Configuration` section");
-    let mut table = BTreeMap::new();
-    for line in section.lines().filter(|line| line.starts_with("| `")) {
-        let cells: Vec<&str> = line
-            .trim()
-            .trim_matches('|')
-            .split('|')
-            .map(str::trim)
-            .collect();
-        for name in cells[0].split('`').skip(1).step_by(2) {
-            if name
-                .chars()
-                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-            {
-                table.insert(name.to_owned(), cells[1].to_owned());
-            }
-        }
-    }
-    table
+    section
+        .lines()
+        .filter(|line| line.starts_with("| `"))
+        .map(|line| {
+            let cells: Vec<&str> = line
+                .trim()
+                .trim_matches('|')
+                .split('|')
+                .map(str::trim)
+                .collect();
+            let names = cells[0]
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .filter(|name| {
+                    name.chars()
+                        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                })
+                .map(str::to_owned)
+                .collect();
+            (names, cells[1].to_owned())
+        })
+        .collect()
+}
+
+/// The README's configuration table: each variable, and its row's default cell.
+fn readme_table() -> BTreeMap<String, String> {
+    readme_rows()
+        .into_iter()
+        .flat_map(|(names, default)| names.into_iter().map(move |name| (name, default.clone())))
+        .collect()
 }
 
 /// The README default when it is one literal value (a backticked token first).
@@ -89,16 +102,9 @@ fn the_readme_table_lists_exactly_the_declared_settings_with_their_defaults() {
     );
     // Each row's default cell is what its settings show, in order (`all, none` for the allow
     // and deny lists, once when they agree).
-    let readme = repository_file("README.md");
-    for line in readme.lines().filter(|line| line.starts_with("| `")) {
-        let cells: Vec<&str> = line
-            .trim()
-            .trim_matches('|')
-            .split('|')
-            .map(str::trim)
-            .collect();
+    for (names, default) in readme_rows() {
         let mut shown: Vec<&str> = Vec::new();
-        for name in cells[0].split('`').skip(1).step_by(2) {
+        for name in &names {
             if let Some(setting) = opengist_mcp::config::settings::setting(name)
                 && !shown.contains(&setting.shown_default)
             {
@@ -106,7 +112,7 @@ fn the_readme_table_lists_exactly_the_declared_settings_with_their_defaults() {
             }
         }
         if !shown.is_empty() {
-            assert_eq!(cells[1], shown.join(", "), "{}", cells[0]);
+            assert_eq!(default, shown.join(", "), "{names:?}");
         }
     }
     for setting in SETTINGS {
