@@ -293,6 +293,21 @@ mod sealing {
                 self.now + 900,
             )
         }
+
+        /// Opens `sealed` as the guard does a returned `requestState`.
+        fn open(
+            &self,
+            scope: &SealScope<'_>,
+            sealed: &str,
+        ) -> Result<seal::Opened, seal::SealError> {
+            seal::open(
+                &self.key,
+                SealKind::RequestState,
+                scope,
+                black_box(sealed),
+                self.now,
+            )
+        }
     }
 
     #[divan::bench]
@@ -307,13 +322,7 @@ mod sealing {
         let scope = fixture.scope();
         let sealed = fixture.seal();
         bencher.bench_local(|| {
-            let opened = seal::open(
-                &fixture.key,
-                SealKind::RequestState,
-                &scope,
-                black_box(&sealed),
-                fixture.now,
-            );
+            let opened = fixture.open(&scope, &sealed);
             assert!(opened.is_ok(), "a fresh seal opens");
             opened
         });
@@ -325,13 +334,7 @@ mod sealing {
         let scope = fixture.scope();
         bencher.bench_local(|| {
             let sealed = fixture.seal();
-            let opened = seal::open(
-                &fixture.key,
-                SealKind::RequestState,
-                &scope,
-                black_box(&sealed),
-                fixture.now,
-            );
+            let opened = fixture.open(&scope, &sealed);
             assert!(opened.is_ok(), "a fresh seal opens");
             opened
         });
