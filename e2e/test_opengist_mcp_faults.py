@@ -16,7 +16,7 @@ body), that:
 - a tool that must read the gist first reports the read fault and asks no one;
 - on 2026-07-28, an approval sealed for one body cannot be replayed for another.
 
-The Rust twin of this file, in process through rmcp, is opengist-mcp/tests/guarded_writes.rs.
+The Rust twin of this file, in process through rmcp, is crates/opengist-mcp/tests/guarded_writes.rs.
 """
 
 from __future__ import annotations

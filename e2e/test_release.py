@@ -13,7 +13,7 @@ server.json:
 - covers every variable `opengist-mcp --help` names. That it lists exactly the settings the
   server declares (`opengist_mcp::config::SETTINGS`, which `Config::from_process` reads), with
   their defaults, secrecy and descriptions, and that the README's table does too, is checked
-  by a cargo test against that one declaration (opengist-mcp/tests/settings.rs), not here by
+  by a cargo test against that one declaration (crates/opengist-mcp/tests/settings.rs), not here by
   reading Rust sources.
 
 Runs in the default end-to-end layer (no Opengist needed).

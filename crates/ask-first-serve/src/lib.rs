@@ -1,0 +1,336 @@
+//! Serving for [`ask-first`](https://docs.rs/ask-first) servers: the hardened stdio, and
+//! streamable HTTP behind a gate that binds every session to the principal that opened it.
+//!
+//! Most servers use this through the facade (`ask_first::Serving`, `ask_first::ServeError`); what
+//! serving brings (the HTTP gate, the limits, replicas, the settings table) is in the guide,
+//! [Serving, safely by default](https://docs.rs/ask-first/latest/ask_first/#serving-safely-by-default)
+//! (also the repository's `crates/ask-first/README.md`), beside the compiled example whose `main` is
+//! the whole serving code. This crate's pages are the reference:
+//!
+//! ```no_run
+//! # use ask_first_core::{Guard, HasGuard};
+//! # #[derive(Clone)] struct NotesServer { guard: Guard }
+//! # impl HasGuard for NotesServer { fn guard(&self) -> &Guard { &self.guard } }
+//! # impl rmcp::ServerHandler for NotesServer {}
+//! # async fn run() -> Result<(), ask_first_serve::ServeError> {
+//! // NOTES_HTTP_ADDR, NOTES_HTTP_TOKEN, NOTES_SEAL_KEY, NOTES_REDIS_URL, ... and ELICITATION.
+//! let serving = ask_first_serve::Serving::from_env("notes", "NOTES")?;
+//! let server = NotesServer { guard: serving.guard_builder().build() };
+//! serving.serve(server).await // stdio, or HTTP when NOTES_HTTP_ADDR is set
+//! # }
+//! ```
+//!
+//! - [`Serving`]: `from_env` (or `from_settings`), `guard_builder`, `serve`;
+//! - [`stdio`]: the hardened transport that answers every line, and serving on it;
+//! - the `http` module (feature `http`): the gate, sessions bound to their principal, the
+//!   limits;
+//! - [`audit`]: the JSON-lines audit sink; the `redis` module (feature `redis`): the shared
+//!   spent-answer store's wiring;
+//! - [`ServeSettings`]: the settings. Their names come from the server ([`SettingNames`]):
+//!   `Serving::from_env("notes", "NOTES")` reads `NOTES_*`, and every message names those
+//!   variables.
+#![warn(missing_docs)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use ask_first_core::{AuditSink, Guard, GuardBuilder, HasGuard, NonceStore};
+
+pub mod audit;
+#[cfg(feature = "http")]
+pub mod http;
+#[cfg(feature = "redis")]
+pub mod redis;
+pub mod settings;
+pub mod shutdown;
+pub mod stdio;
+
+pub use settings::{ServeSettings, SettingError, SettingNames};
+pub use shutdown::shutdown_signal;
+
+/// Why serving could not start or stopped with an error. Every message names the setting to
+/// change as the server calls it.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// A setting cannot be used.
+    #[error(transparent)]
+    Setting(#[from] SettingError),
+    /// The audit log cannot be opened.
+    #[error(transparent)]
+    AuditLog(#[from] audit::AuditLogError),
+    /// The Redis URL cannot be used.
+    #[cfg(feature = "redis")]
+    #[error(transparent)]
+    Redis(#[from] ask_first_redis::RedisStoreError),
+    /// A Redis URL is set but this build has no Redis support.
+    #[error(
+        "{setting} is set, but this server was built without Redis support (the `redis` \
+         feature of ask-first); unset it, or rebuild with that feature"
+    )]
+    NoRedisSupport {
+        /// The setting.
+        setting: String,
+    },
+    /// An HTTP address is set but this build has no HTTP support.
+    #[error(
+        "{setting} is set, but this server was built without HTTP support (the `serve-http` \
+         feature of ask-first); unset it to serve stdio"
+    )]
+    NoHttpSupport {
+        /// The setting.
+        setting: String,
+    },
+    /// HTTP serving failed.
+    #[cfg(feature = "http")]
+    #[error(transparent)]
+    Http(#[from] http::HttpError),
+    /// The stdio session failed.
+    #[error(transparent)]
+    Stdio(#[from] stdio::StdioError),
+    /// The spent-answer log cannot be used.
+    #[error(transparent)]
+    SpentLog(#[from] ask_first_core::FileNonceStoreError),
+    /// A fixed seal key without Redis, and nowhere to keep spent answers.
+    #[error(
+        "{seal_key} is set without {redis_url}, so spent answers must outlive this process (its \
+         questions and tokens still open after a restart), but there is no state directory to \
+         keep them in (neither XDG_STATE_HOME nor HOME is set): set {state_dir} to a directory \
+         for this server, or set {redis_url} to share spent answers in Redis"
+    )]
+    NoStateDir {
+        /// The seal key's setting.
+        seal_key: String,
+        /// The Redis URL's setting.
+        redis_url: String,
+        /// The state directory's setting.
+        state_dir: String,
+    },
+}
+
+impl ServeError {
+    /// The process exit code for this error: 1.
+    pub fn exit_code(&self) -> i32 {
+        1
+    }
+}
+
+/// The durable spent-answer store a fixed seal key without Redis calls for: the log in
+/// `<PREFIX>_STATE_DIR`, else in [`settings::default_state_dir`].
+fn spent_log(
+    name: &str,
+    settings: &ServeSettings,
+) -> Result<ask_first_core::FileNonceStore, ServeError> {
+    let names = &settings.names;
+    let dir = settings
+        .state_dir
+        .clone()
+        .or_else(|| settings::default_state_dir(name))
+        .ok_or_else(|| ServeError::NoStateDir {
+            seal_key: names.seal_key.clone(),
+            redis_url: names.redis_url.clone(),
+            state_dir: names.state_dir.clone(),
+        })?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    let store = ask_first_core::FileNonceStore::open(&dir, &names.state_dir, now)?;
+    tracing::info!(
+        path = %store.path().display(),
+        "approvals are spent in a file that outlives this process (a fixed seal key without Redis)"
+    );
+    Ok(store)
+}
+
+/// One process's serving: its settings read, its replica pieces (seal key, spent-answer store,
+/// audit log) built, ready to give its guard ([`Serving::guard_builder`]) and to serve
+/// ([`Serving::serve`]).
+pub struct Serving {
+    name: String,
+    settings: ServeSettings,
+    nonces: Option<Arc<dyn NonceStore>>,
+    #[cfg(feature = "redis")]
+    redis: Option<ask_first_redis::RedisNonceStore>,
+    audit: Option<Arc<dyn AuditSink>>,
+    #[cfg(feature = "http")]
+    authenticator: Option<Arc<dyn http::Authenticate>>,
+}
+
+impl std::fmt::Debug for Serving {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Serving")
+            .field("name", &self.name)
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Serving {
+    /// Reads `ELICITATION` and the `<prefix>_*` settings ([`SettingNames::with_prefix`]) from
+    /// the environment, opens the audit log and sets up the Redis store (without connecting).
+    /// `name` is the server's name (in the guard's texts and the Redis keys, `<name>:spent:`).
+    /// Prints the guard's notice when `ELICITATION=false` and logs configuration warnings. Call
+    /// it inside the tokio runtime.
+    pub fn from_env(name: &str, prefix: &str) -> Result<Self, ServeError> {
+        Self::from_settings(name, ServeSettings::from_env(prefix)?)
+    }
+
+    /// As [`Serving::from_env`], from settings already read.
+    pub fn from_settings(name: &str, settings: ServeSettings) -> Result<Self, ServeError> {
+        if !settings.elicitation {
+            eprintln!("{}", ask_first_core::elicitation_off_notice(name));
+        }
+        for warning in settings.warnings() {
+            tracing::warn!("{warning}");
+        }
+        let audit = match &settings.audit_log {
+            Some(log) => {
+                let replica = settings
+                    .replica_id
+                    .clone()
+                    .unwrap_or_else(settings::default_replica_id);
+                Some(audit::audit_sink(log, &replica, &settings.names.audit_log)?)
+            }
+            None => None,
+        };
+        #[cfg(feature = "redis")]
+        let redis = match &settings.redis_url {
+            Some(url) => Some(redis::redis_store(
+                url,
+                &settings.names.redis_url,
+                &format!("{name}:spent:"),
+            )?),
+            None => None,
+        };
+        #[cfg(feature = "redis")]
+        let mut nonces = redis.as_ref().map(redis::nonce_store);
+        #[cfg(not(feature = "redis"))]
+        let mut nonces = match &settings.redis_url {
+            Some(_) => {
+                return Err(ServeError::NoRedisSupport {
+                    setting: settings.names.redis_url.clone(),
+                });
+            }
+            None => None,
+        };
+        if nonces.is_none() && settings.seal_key.is_some() {
+            let store: Arc<dyn NonceStore> = Arc::new(spent_log(name, &settings)?);
+            nonces = Some(store);
+        }
+        Ok(Self {
+            name: name.to_owned(),
+            settings,
+            nonces,
+            #[cfg(feature = "redis")]
+            redis,
+            audit,
+            #[cfg(feature = "http")]
+            authenticator: None,
+        })
+    }
+
+    /// The settings read.
+    pub fn settings(&self) -> &ServeSettings {
+        &self.settings
+    }
+
+    /// Serve HTTP at `addr` instead of what `<PREFIX>_HTTP_ADDR` says (e.g. from a `--http`
+    /// flag); `None` keeps the setting.
+    pub fn http_addr(mut self, addr: Option<SocketAddr>) -> Self {
+        if addr.is_some() {
+            self.settings.http_addr = addr;
+        }
+        self
+    }
+
+    /// Authenticate every HTTP request with the server's own verifier (for a mode of its own
+    /// in `<PREFIX>_HTTP_AUTH`, read with [`ServeSettings::from_lookup_with_modes`]), whatever
+    /// the settings say; `None` keeps the settings' authentication.
+    #[cfg(feature = "http")]
+    pub fn authenticator(mut self, authenticator: Option<Arc<dyn http::Authenticate>>) -> Self {
+        if authenticator.is_some() {
+            self.authenticator = authenticator;
+        }
+        self
+    }
+
+    /// A guard builder for this server with the settings applied: its name, `ELICITATION`,
+    /// the shared seal key, the spent-answer store and the audit log. Add anything else
+    /// (a principal rule, timeouts) and `build()` it.
+    pub fn guard_builder(&self) -> GuardBuilder {
+        let mut builder = Guard::builder(&self.name).elicitation(self.settings.elicitation);
+        if let Some(key) = &self.settings.seal_key {
+            builder = builder.key(key.clone());
+        }
+        if let Some(store) = &self.nonces {
+            builder = builder.nonce_store(store.clone());
+        }
+        if let Some(sink) = &self.audit {
+            builder = builder.audit(sink.clone());
+        }
+        builder
+    }
+
+    /// Serves `server` over HTTP when an address is set (every session gets a clone), else on
+    /// stdio; until stdin closes, or SIGINT/SIGTERM for HTTP. A client that closes stdin before
+    /// its first request ends stdio serving normally.
+    pub async fn serve<S>(self, server: S) -> Result<(), ServeError>
+    where
+        S: rmcp::ServerHandler + HasGuard + Clone + Send + Sync + 'static,
+    {
+        match self.settings.http_addr {
+            #[cfg(feature = "http")]
+            Some(addr) => self.serve_http(addr, server).await,
+            #[cfg(not(feature = "http"))]
+            Some(_) => Err(ServeError::NoHttpSupport {
+                setting: self.settings.names.http_addr.clone(),
+            }),
+            None => self.serve_stdio(server).await,
+        }
+    }
+
+    /// Serves `server` on stdio with the hardened transport, until stdin closes.
+    pub async fn serve_stdio<S>(self, server: S) -> Result<(), ServeError>
+    where
+        S: rmcp::ServerHandler + Send + 'static,
+    {
+        self.report_redis().await;
+        tracing::info!("serving MCP on stdio");
+        match stdio::serve_stdio(server).await {
+            Err(error) if error.closed_before_start() => {
+                tracing::info!("stdin closed before the first request; exiting");
+                Ok(())
+            }
+            other => Ok(other?),
+        }
+    }
+
+    /// Serves `server` over streamable HTTP at `addr` (every session gets a clone) until
+    /// SIGINT or SIGTERM; then cancels every session and waits for open requests.
+    #[cfg(feature = "http")]
+    pub async fn serve_http<S>(self, addr: SocketAddr, server: S) -> Result<(), ServeError>
+    where
+        S: rmcp::ServerHandler + HasGuard + Clone + Send + Sync + 'static,
+    {
+        self.report_redis().await;
+        let options = http::HttpOptions {
+            authenticator: self.authenticator.clone(),
+            ..http::HttpOptions::from_settings(&self.settings)
+        };
+        let bound = http::bind_http(addr, move || Ok(server.clone()), options).await?;
+        eprintln!(
+            "{}: serving MCP over streamable HTTP at http://{}{}",
+            self.name,
+            bound.local_addr(),
+            http::MCP_PATH
+        );
+        bound.serve(shutdown_signal()).await?;
+        Ok(())
+    }
+
+    async fn report_redis(&self) {
+        #[cfg(feature = "redis")]
+        if let Some(store) = &self.redis {
+            redis::report_redis(store).await;
+        }
+    }
+}
