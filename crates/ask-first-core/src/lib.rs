@@ -37,7 +37,7 @@
 //! assert_eq!(target.question().render(), "This will delete note n1. It cannot be undone.");
 //! assert_ne!(target.fingerprint(), DeleteNote { id: Id::new("n2").unwrap() }.fingerprint());
 //! ```
-#![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod approval;
 mod audit;

@@ -204,7 +204,7 @@
 //! (so the router does not pile its own errors on top) and the handler as written under another
 //! name (so errors in its body still show). The facade's trybuild suite keeps each case with its
 //! `.stderr`.
-#![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod expand;
 mod options;

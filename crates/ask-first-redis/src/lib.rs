@@ -30,7 +30,7 @@
 //! let guard = Guard::builder("notes").nonce_store(Arc::new(store)).build();
 //! # let _ = guard; Ok(()) }
 //! ```
-#![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::fmt;
 use std::time::Duration;

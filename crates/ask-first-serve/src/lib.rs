@@ -29,7 +29,7 @@
 //! - [`ServeSettings`]: the settings. Their names come from the server ([`SettingNames`]):
 //!   `Serving::from_env("notes", "NOTES")` reads `NOTES_*`, and every message names those
 //!   variables.
-#![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::net::SocketAddr;
 use std::sync::Arc;

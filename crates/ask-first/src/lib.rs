@@ -1,5 +1,5 @@
 #![doc = include_str!("../README.md")]
-#![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // What a server uses to guard a tool (the guide's opening names these concepts), each name
 // exported once. Items the `#[guarded]` expansion calls are in the hidden `__private`; the

@@ -9,8 +9,7 @@
 //!   question a person sees) taking the guard's approval by value.
 //! - [`cache`]: the gists Opengist already sent, kept in memory and keyed by the exact state
 //!   they were read at.
-
-#![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod cache;
 pub mod opengist;

@@ -59,8 +59,7 @@
 //! were. Inside this crate the modules are private
 //! and `pub(crate)` unless the binary, the tests, the benches or the fuzz targets use them,
 //! so rustc reports what nothing uses (`#![warn(unreachable_pub)]` keeps the spelling).
-
-#![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(unreachable_pub)]
 
 mod account;
