@@ -16,6 +16,7 @@ from support import (
     TRANSPORTS,
     HttpHandle,
     Launcher,
+    TOKENS,
     StdioHandle,
     notes_bin,
     opengist_mcp_bin,
@@ -57,12 +58,6 @@ def _factory(launcher: Launcher, transport: str, binary: Path) -> ServerFactory:
         return launcher.http(binary, args=args, env=env)
 
     return start
-
-
-def target_of(handle: StdioHandle | HttpHandle):
-    """What the MCP client connects to: stdio parameters (it spawns the process; one
-    process per connection) or the streamable HTTP URL (one process, many connections)."""
-    return handle.params if isinstance(handle, StdioHandle) else handle.target
 
 
 @pytest.fixture
@@ -114,8 +109,6 @@ def live_server(opengist_env, opengist_mcp_server) -> ServerFactory:
     """`live_server(token="full", extra={...}, args=[...])`: opengist-mcp on the test's
     transport, pointed at the provisioned Opengist with one of the seeded tokens
     ("full", "read", "nogist", "user2"; None sends no token)."""
-    from live import TOKENS
-
     def start(token: str | None = "full", extra: dict[str, str] | None = None, args: list[str] | None = None):
         env = {"OPENGIST_URL": opengist_env["OPENGIST_E2E_URL"]}
         if token is not None:

@@ -25,7 +25,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from support import Dialog, connect, text_of
+from support import TOKENS, Dialog, connect, target_of, text_of
 
 # Both transports and both eras, each once: for behaviour that does not depend on how the
 # client talks to the server (reads, unguarded writes), so the live layer stays fast.
@@ -35,12 +35,6 @@ DIAGONAL = pytest.mark.parametrize(("transport", "era"), [("stdio", "legacy"), (
 HEX32 = re.compile(r"^[0-9a-f]{32}$")
 
 # Which seeded token a test runs with (see scripts/provision-opengist).
-TOKENS = {
-    "full": "OPENGIST_E2E_TOKEN_FULL",  # admin, gist read+write, user read+write
-    "read": "OPENGIST_E2E_TOKEN_READ",  # admin, gist read, user read
-    "nogist": "OPENGIST_E2E_TOKEN_NOGIST",  # admin, no gist scope, user read+write
-    "user2": "OPENGIST_E2E_TOKEN_USER2",  # e2e-user2, everything
-}
 
 
 def marker() -> str:
@@ -203,8 +197,6 @@ async def session(
     extra: dict[str, str] | None = None,
 ) -> AsyncIterator[Any]:
     """One MCP client session with opengist-mcp in front of the provisioned Opengist."""
-    from conftest import target_of
-
     async with connect(target_of(live_server(token=token, extra=extra)), era, dialog) as client:
         yield client
 

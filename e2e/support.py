@@ -40,6 +40,15 @@ STARTUP_BOUND_S = 60.0
 CLIENT_READ_TIMEOUT_S = 60.0
 
 
+# The tokens scripts/provision-opengist seeds, by the environment variable each is in.
+TOKENS = {
+    "full": "OPENGIST_E2E_TOKEN_FULL",  # admin, gist read+write, user read+write
+    "read": "OPENGIST_E2E_TOKEN_READ",  # admin, gist read, user read
+    "nogist": "OPENGIST_E2E_TOKEN_NOGIST",  # admin, no gist scope, user read+write
+    "user2": "OPENGIST_E2E_TOKEN_USER2",  # e2e-user2, everything
+}
+
+
 def notes_bin() -> Path:
     """The guard framework's example server (cargo build --example notes)."""
     return Path(os.environ.get("E2E_NOTES_BIN") or TARGET / "debug" / "examples" / "notes")
@@ -534,3 +543,9 @@ def dump(obj: Any) -> str:
     if hasattr(obj, "model_dump"):
         return json.dumps(obj.model_dump(by_alias=True, mode="json"), ensure_ascii=False)
     return json.dumps(obj, ensure_ascii=False, default=str)
+
+
+def target_of(handle: StdioHandle | HttpHandle):
+    """What the MCP client connects to: stdio parameters (it spawns the process; one
+    process per connection) or the streamable HTTP URL (one process, many connections)."""
+    return handle.params if isinstance(handle, StdioHandle) else handle.target

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import target_of
+from support import target_of
 from mcp.shared.exceptions import MCPError
 from support import (
     TARGET,

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import target_of
+from support import target_of
 from support import connect, jsonrpc_lines, raw_stdio_exchange
 
 pytestmark = pytest.mark.anyio

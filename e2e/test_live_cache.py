@@ -20,7 +20,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from conftest import target_of
+from support import target_of
 from live import api, follow, marker, set_topics
 from support import Dialog, connect, text_of
 

@@ -24,7 +24,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from conftest import target_of
+from support import target_of
 from live import api, gist_id_in, marker, set_topics
 from support import Dialog, connect, opengist_mcp_bin, text_of
 

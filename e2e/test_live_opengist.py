@@ -120,7 +120,7 @@ async def test_wrong_token_is_named_and_nothing_is_written(opengist_env, live_se
 
 @pytest.mark.parametrize("transport", ["stdio"])
 async def test_url_without_token_does_what_its_warning_says(opengist_env, live_server, transport):
-    from conftest import target_of
+    from support import target_of
     from support import connect
 
     public = api(opengist_env).create({"a.txt": "anon\n"}, "public", title=marker())

@@ -57,7 +57,7 @@ def head(og, gist_id: str) -> str:
 @asynccontextmanager
 async def resource_client(live_server, era: str, token: str | None = "full", extra=None, handler=None) -> AsyncIterator[Client]:
     """A client session; `handler` sees every message the server sends on its own."""
-    from conftest import target_of
+    from support import target_of
 
     mode = "legacy" if era == "legacy" else era
     async with Client(
@@ -269,7 +269,7 @@ async def test_opengist_unreachable_is_named(opengist_env, live_server, era):
     og = api(opengist_env)
     gist_id = og.create({"a.txt": "a\n"}, "private", title=marker())
     with TcpProxy(opengist_env["OPENGIST_E2E_URL"]) as proxy:
-        from conftest import target_of
+        from support import target_of
 
         handle = live_server(extra={"OPENGIST_URL": proxy.url, "OPENGIST_MCP_REQUEST_TIMEOUT_SECS": "5"})
         mode = "legacy" if era == "legacy" else era

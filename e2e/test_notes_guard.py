@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import target_of
+from support import target_of
 from support import Dialog, assert_yes_no_schema, client_target, connect, dump, text_of, token_in
 
 pytestmark = pytest.mark.anyio

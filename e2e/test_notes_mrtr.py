@@ -12,7 +12,7 @@ import copy
 
 import mcp_types as types
 import pytest
-from conftest import target_of
+from support import target_of
 from support import Dialog, answer_for, assert_yes_no_schema, connect, dump, text_of
 
 from test_notes_guard import initial, notes

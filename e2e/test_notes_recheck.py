@@ -11,7 +11,7 @@ the token path, a token for the old facts is refused with the reason, and a fres
 from __future__ import annotations
 
 import pytest
-from conftest import target_of
+from support import target_of
 from support import Dialog, answer_for, connect, text_of, token_in
 
 from test_notes_guard import assert_not_run, initial, notes

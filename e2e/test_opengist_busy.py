@@ -15,7 +15,7 @@ import socket
 import threading
 
 import pytest
-from conftest import target_of
+from support import target_of
 from support import connect, text_of
 
 pytestmark = pytest.mark.anyio

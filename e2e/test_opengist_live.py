@@ -14,7 +14,7 @@ import uuid
 from typing import Any
 
 import pytest
-from conftest import target_of
+from support import target_of
 from live import api, gist_id_in
 from support import Dialog, connect, dump, text_of
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import target_of
+from support import target_of
 from live import api, gist_id_in, marker
 from support import Dialog, connect, text_of, token_in
 

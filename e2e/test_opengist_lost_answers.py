@@ -15,7 +15,7 @@ that nothing was changed and what to do, ask no one, and send no write.
 from __future__ import annotations
 
 import pytest
-from conftest import target_of
+from support import target_of
 from fault_proxy import FaultProxy, Rule
 from live import TOKENS, api, gist_id_in, marker
 from support import Dialog, connect, text_of

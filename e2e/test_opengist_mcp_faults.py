@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 
 import mcp_types as types
 import pytest
-from conftest import target_of
+from support import target_of
 from support import Dialog, answer_for, assert_yes_no_schema, connect, dump, text_of, token_in
 
 pytestmark = pytest.mark.anyio

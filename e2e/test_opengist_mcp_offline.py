@@ -8,7 +8,7 @@ These run everywhere. The tests that need a real Opengist are in test_opengist_l
 from __future__ import annotations
 
 import pytest
-from conftest import target_of
+from support import target_of
 from support import Dialog, connect, free_port, jsonrpc_lines, raw_stdio_exchange, run_to_exit, text_of
 
 pytestmark = pytest.mark.anyio

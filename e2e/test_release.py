@@ -28,7 +28,7 @@ import subprocess
 import tomllib
 
 import pytest
-from conftest import target_of
+from support import target_of
 from jsonschema import Draft7Validator
 from support import ROOT, base_env, connect, free_port, run_to_exit
 
