@@ -1,5 +1,5 @@
 """What the tool descriptions and the server instructions say about the guard is true in
-the running setting (issue 30 item 6). No Opengist needed: the server lists its tools and
+the running setting. No Opengist needed: the server lists its tools and
 sends its instructions unconfigured.
 
 With the dialog on (the default) the guarded tools speak of the person, and `tools/list` is

@@ -1,4 +1,4 @@
-"""No anonymous HTTP unless asked for, and bounded work per request (issue 30, items 1 and 2),
+"""No anonymous HTTP unless asked for, and bounded work per request,
 against the notes example and opengist-mcp over real HTTP on loopback.
 
 - Without any credential setting, the server makes up a secret at start, prints it once on

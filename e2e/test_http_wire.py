@@ -1,5 +1,5 @@
-"""What opengist-mcp answers on the HTTP wire where clients expect something exact (issue 12,
-wire details): JSON-RPC errors for bodies that are no message, UnsupportedProtocolVersion for a
+"""What opengist-mcp answers on the HTTP wire where clients expect something exact:
+JSON-RPC errors for bodies that are no message, UnsupportedProtocolVersion for a
 per-request 2025-11-25 call, the DELETE status the official clients accept, and schemas without
 non-standard integer formats. The server runs without an Opengist: nothing here reaches one.
 """

@@ -1,5 +1,5 @@
-"""A burst of calls queues in front of a REAL Opengist instead of knocking it over (issue 30
-item 3, the Opengist part; marker `opengist`).
+"""A burst of calls queues in front of a REAL Opengist instead of knocking it over (marker
+`opengist`).
 
 Each guarded call makes two or three Opengist requests before it asks; a burst of them used
 to drive Opengist's SQLite into `SQLITE_BUSY` and HTTP 500. opengist-mcp now holds requests

@@ -1,4 +1,4 @@
-"""A link names the gist Opengist shows at it (issue 30 item 5), against a REAL Opengist
+"""A link names the gist Opengist shows at it, against a REAL Opengist
 (marker `opengist`).
 
 Opengist finds the gist at `<base>/<user>/<x>` by the user and `x` together: that user's

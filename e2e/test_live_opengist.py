@@ -3,9 +3,8 @@ another account's gists, tokens with fewer scopes or none that work, topics, a g
 more than ten files, liked unlisted gists, and Opengist going away in the middle of a
 session.
 
-What the server should do about some of these before asking a person is issue 8's
-subject (test_live_defects.py); the tests here hold what is right today and never assert
-the parts that issue changes.
+What the server does about some of these before asking a person is tested in
+test_live_defects.py; the tests here hold what reads and writes do.
 """
 
 from __future__ import annotations
@@ -158,8 +157,7 @@ async def test_topics_show_in_lists_and_survive_a_read(opengist_env, live_server
 
 @DIAGONAL
 async def test_gist_with_twelve_files_reads_and_writes(opengist_env, live_server, era):
-    """Opengist lists no commit for a commit that touches 11 or more files (issue 8 makes
-    paging such a gist work); reading it whole and writing to it work today."""
+    """Opengist lists no commit for a commit that touches 11 or more files; reading it whole and writing to it work today."""
     files = {f"f{i:02d}.txt": f"content {i}\n" for i in range(12)}
     dialog = Dialog("accept")
     async with session(live_server, era, dialog) as client:

@@ -1,4 +1,4 @@
-"""Bounded work per session, per person and per server (issue 30, items 3 and 4), against the
+"""Bounded work per session, per person and per server, against the
 notes example over real HTTP: the framework's caps, with no line of their own in notes.
 
 - Guarded calls waiting on a person (pushed dialogs, 2025-11-25 sessions) are capped per

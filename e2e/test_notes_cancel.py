@@ -1,5 +1,5 @@
 """A cancelled call never runs, in another server built on the guard framework: the `notes`
-example (issue 9 item 1; the Opengist server has its own test in test_opengist_attacks.py).
+example (the Opengist server has its own test in test_opengist_attacks.py).
 
 Raw JSON-RPC, legacy era, stdio and streamable HTTP: `tools/call delete_note`, the server pushes
 `elicitation/create`, the client sends `notifications/cancelled` for the call and answers the

@@ -1,4 +1,4 @@
-"""Every person their own principal over HTTP (issue 26): the notes example served with
+"""Every person their own principal over HTTP: the notes example served with
 per-person tokens (`NOTES_HTTP_AUTH=tokens`, the token file minted by the server's own
 `notes tokens add NAME --file FILE`, which holds only hashes).
 

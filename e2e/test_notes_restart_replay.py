@@ -1,4 +1,4 @@
-"""Spent answers survive a restart wherever the seal key does (issue 30, item 7): the notes
+"""Spent answers survive a restart wherever the seal key does: the notes
 example with a fixed NOTES_SEAL_KEY and no Redis keeps spent answers in a file under its state
 directory, so after a restart a spent `confirm_token` and a spent `requestState` do not work
 again, while fresh ones do (positive control). Two processes cannot share the file; with no

@@ -1,4 +1,4 @@
-"""The guard framework serves safely by itself (issue 17): the notes example, which has not a
+"""The guard framework serves safely by itself: the notes example, which has not a
 line of its own about sessions, served over streamable HTTP through `ask_first::Serving`.
 
 A legacy (2025-11-25) session belongs to the principal that opened it, by the guard's own

@@ -1,4 +1,4 @@
-"""The framework as an OAuth 2.1 resource server (issue 26: `<PREFIX>_HTTP_AUTH=oauth`), against
+"""The framework as an OAuth 2.1 resource server (`<PREFIX>_HTTP_AUTH=oauth`), against
 a real authorization server nobody here wrote: oidc-provider (OpenID Certified; pinned and
 installed under target/oidc by scripts/oidc-env, configured by e2e/oidc/server.mjs), started
 on loopback by these tests, issuing JWT access tokens for the notes example's resource through

@@ -1,4 +1,4 @@
-"""The guard under attack, against a REAL Opengist (issue 9 items 1 and 3), with raw JSON-RPC
+"""The guard under attack, against a REAL Opengist, with raw JSON-RPC
 (the attacks are what a well-behaved client never sends).
 
 1. A cancelled call never runs: `tools/call delete_gist`, the server pushes

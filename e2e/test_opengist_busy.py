@@ -1,4 +1,4 @@
-"""The busy refusal of the limit on requests to Opengist (issue 30 item 3), end to end and
+"""The busy refusal of the limit on requests to Opengist, end to end and
 deterministic: opengist-mcp points at a loopback listener that accepts a request and never
 answers (a stalled Opengist, which a real one cannot be made on demand), with room for one
 request to Opengist at a time and a 1 s queue. The first call's request holds the only turn

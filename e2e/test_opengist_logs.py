@@ -1,5 +1,5 @@
-"""Trace-level logs of full guarded rounds against a REAL Opengist carry nothing secret
-(issue 9 item 4), in both eras, on both transports.
+"""Trace-level logs of full guarded rounds against a REAL Opengist carry nothing secret,
+in both eras, on both transports.
 
 Each test runs opengist-mcp with RUST_LOG at its most verbose (`trace`, and `rmcp=trace`
 spelt out), plants marker strings in a gist's title, filename and content, and drives guarded

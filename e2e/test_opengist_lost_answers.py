@@ -1,4 +1,4 @@
-"""Writes whose answer was lost, against a REAL Opengist (issue 9 item 2).
+"""Writes whose answer was lost, against a REAL Opengist.
 
 opengist-mcp talks to the real Opengist through `fault_proxy.FaultProxy`, which forwards the
 write and then drops Opengist's answer (`drop`) or holds it past the request timeout

@@ -1,5 +1,5 @@
 """TLS to Opengist: certificates are verified against the system's roots (rustls with the
-`ring` provider, issue 29), a self-signed certificate is refused unless trusted through
+`ring` provider), a self-signed certificate is refused unless trusted through
 SSL_CERT_FILE or accepted by OPENGIST_INSECURE_TLS=true.
 
 The Opengist stand-in is a local HTTPS server (Python's ssl) answering `GET /api/gists` with an

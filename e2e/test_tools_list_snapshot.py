@@ -1,5 +1,5 @@
 """The `tools/list` answer, byte for byte in meaning, against the one recorded before the
-tools were laid out one per file (issue 18): names, order, descriptions, schemas and
+tools were laid out one per file: names, order, descriptions, schemas and
 annotations. A layout change must not change what a client is told.
 
 The snapshot was written by this test from main at dd8fa75 with `SNAPSHOT_WRITE=1`; write
@@ -20,8 +20,8 @@ SNAPSHOTS = Path(__file__).parent / "snapshots"
 # (case, snapshot file, extra environment, what of the snapshot the answer must be): every
 # tool; what read-only mode keeps, which is the full snapshot's read-only tools, entry for entry
 # (derived here rather than kept as a second 1,743-line copy that could drift); and the list
-# with the dialog off, whose four guarded tools say they take two calls (issue 30 item 6;
-# test_guard_texts.py checks it differs from the default in those descriptions only).
+# with the dialog off, whose four guarded tools say they take two calls
+# (test_guard_texts.py checks it differs from the default in those descriptions only).
 
 
 def everything(recorded: dict) -> dict:

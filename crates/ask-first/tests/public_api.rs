@@ -1,4 +1,4 @@
-//! The facade's public surface, counted (issue 27: "a public API learnt in one sitting").
+//! The facade's public surface, counted, so it stays learnable in one sitting.
 //!
 //! Every name reachable from `ask_first` is one `pub use` leaf or one `pub mod` in `src/lib.rs`
 //! (the facade defines nothing itself). This test parses that file as Rust syntax (`syn`, not a

@@ -31,8 +31,8 @@ fn main() -> ExitCode {
         tracing::warn!("{warning}");
     }
     let config = loaded.config;
-    // Serving: the framework's runtime (one thread on stdio, one worker per core over HTTP,
-    // issue 29). A command runs on a multi-threaded one, as before.
+    // Serving: the framework's runtime (one thread on stdio, one worker per core over HTTP).
+    // A command runs on a multi-threaded one.
     let runtime = match args.command {
         None => config.serve.runtime(),
         Some(_) => tokio::runtime::Builder::new_multi_thread()

@@ -151,7 +151,7 @@ mod tests {
     }
 
     /// The patterns stay Unicode-aware with the regex crate's Unicode tables trimmed to
-    /// `unicode-perl` and `unicode-case` (issue 29): a no-break or em space is a separator,
+    /// `unicode-perl` and `unicode-case`: a no-break or em space is a separator,
     /// and a key in another case still matches.
     #[test]
     fn unicode_spaces_and_case_still_match() {

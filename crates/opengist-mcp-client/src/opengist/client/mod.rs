@@ -111,7 +111,7 @@ struct Inner {
     /// The connection pool, built on the first request ([`OpengistClient::http`]): building it
     /// reads and parses the system's CA certificates and sets up TLS, start-up time and memory
     /// that a server never called (or called only with tools that make no request) does not
-    /// need (issue 29). Shared by every client made from one with
+    /// need. Shared by every client made from one with
     /// [`OpengistClient::with_token`] (it carries no credential: each request adds its own
     /// `Authorization`).
     http: Arc<OnceLock<reqwest::Client>>,
