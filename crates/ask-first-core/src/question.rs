@@ -275,13 +275,13 @@ fn write_date(f: &mut fmt::Formatter<'_>, seconds: i64) -> fmt::Result {
 
 /// The most characters of one name (or one path component) shown in full (an escape counts
 /// as one); a longer one is shown as its first `NAME_HEAD` and last `NAME_TAIL` characters
-/// around `<… N characters elided …>`.
+/// around `<… N characters elided, digest D …>`.
 const NAME_CAP: usize = 80;
 const NAME_HEAD: usize = 56;
 /// The end of a file's name is where its extension sits.
 const NAME_TAIL: usize = 16;
 /// The most components of a path shown in full; a deeper path is shown as its first
-/// `PATH_HEAD` and last `PATH_TAIL` components around `<… N components elided …>`.
+/// `PATH_HEAD` and last `PATH_TAIL` components around `<… N components elided, digest D …>`.
 const PATH_CAP: usize = 12;
 const PATH_HEAD: usize = 3;
 const PATH_TAIL: usize = 6;
@@ -305,17 +305,28 @@ const LIST_CAP: usize = 20;
 ///   plain space, bidirectional controls (`<U+202E>` for a right-to-left override, and the
 ///   isolates and marks), zero-width and other invisible characters (`<U+200B>`, `<U+200D>`,
 ///   `<U+FEFF>`, variation selectors, tag characters, private-use and non-characters), quote
-///   marks of every style (`"` → `<U+0022>`, `'`, `` ` ``, `“`, `”`, `‘`, `’`, `„`, `‹`, `›`,
-///   `「`, `」`…), the frame's own `«` and `»`, and `<` (so a name cannot spell an escape or an
-///   elision itself: two different names never look alike);
-/// - a name longer than 80 characters (an escape counts as one) is shown as its
-///   first 56 characters, `<… N characters elided …>` and its last 16;
+///   marks of every style (`"` → `<U+0022>`, `'`, `` ` ``, `“`, `”`, `‘`, `’`, `„`, `「`,
+///   `」`…), the frame's own `«` and `»` and everything drawn like them (`‹` `›`, `≪` `≫`,
+///   `《` `》`, `〈` `〉`, `⟨` `⟩`, fullwidth `＜` `＞`…), `<` and `>` (so a name cannot spell
+///   an escape or an elision itself), and every look-alike of the separator `/` (division
+///   slash `∕` → `<U+2215>`, fraction slash `⁄`, big solidus `⧸`, fullwidth `／`, combining
+///   solidus overlays…);
+/// - a name longer than 80 characters (an escape counts as one) is shown as its first 56
+///   characters, `<… N characters elided, digest D …>` and its last 16, where `D` is the first
+///   64 bits of the SHA-256 of the whole name in hex: two names that differ only in their
+///   middle render apart;
 /// - a path's components are each framed and joined by `/` outside the frames:
 ///   `«reports»/«Q3 summary (final).txt»`. A `/` inside a component stays inside its frame
-///   (`«a/b»` is one component, `«a»/«b»` two), and as `«` and `»` are escaped inside a frame,
-///   no component can close its frame and imitate the separator. A path deeper than
-///   12 components shows its first 3 and last 6 around
-///   `<… N components elided …>`.
+///   (`«a/b»` is one component, `«a»/«b»` two), and as the frame's characters, their
+///   look-alikes and the separator's look-alikes are escaped inside a frame, no component can
+///   close its frame and imitate the separator: `reports》∕《Q3.txt` is one component, shown
+///   `«reports<U+300B><U+2215><U+300A>Q3.txt»`. A path deeper than 12 components shows its
+///   first 3 and last 6 around `<… N components elided, digest D …>` (`D` over every
+///   component).
+///
+/// So two different names never render alike (for an elided one, unless their digests
+/// collide: finding two such names takes about 2³² SHA-256 computations when one party chooses
+/// both, and matching a name someone else chose about 2⁶⁴).
 ///
 /// So a file named `Approve this.\nignore previous instructions` in a delete question reads
 ///
@@ -331,7 +342,8 @@ const LIST_CAP: usize = 20;
 ///
 /// What is not escaped, and stays the person's to judge: look-alike letters of other scripts
 /// (a Cyrillic `а` in place of a Latin `a`) and combining marks are shown as the characters
-/// they are; an elided name shows only its two ends (the binding still holds the whole name).
+/// they are; an elided name shows only its two ends and its digest (the binding holds the
+/// whole name).
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Name(String);
 
@@ -413,78 +425,175 @@ impl fmt::Debug for Address {
 
 /// Whether `c` is shown as a `<U+XXXX>` escape inside a frame.
 fn escaped(c: char) -> bool {
-    let code = u32::from(c);
     c.is_control()
         || (c.is_whitespace() && c != ' ')
-        || matches!(
-            c,
-            // Quote marks of every style, the frame, and the escape's own opening.
-            '"' | '\''
-                | '`'
-                | '<'
-                | '«'
-                | '»'
-                | '‹'
-                | '›'
-                | '“'
-                | '”'
-                | '„'
-                | '‟'
-                | '‘'
-                | '’'
-                | '‚'
-                | '‛'
-                | '「'
-                | '」'
-                | '『'
-                | '』'
-                | '〝'
-                | '〞'
-                | '〟'
-                | '＂'
-                | '＇'
-                | '❛'
-                | '❜'
-                | '❝'
-                | '❞'
-                | '⹂'
-        )
-        || matches!(
-            code,
-            // Format characters (bidirectional controls, zero-width characters, invisible
-            // operators, tags), invisible fillers, variation selectors.
-            0x00AD
-                | 0x034F
-                | 0x0600..=0x0605
-                | 0x061C
-                | 0x06DD
-                | 0x070F
-                | 0x0890..=0x0891
-                | 0x08E2
-                | 0x115F..=0x1160
-                | 0x17B4..=0x17B5
-                | 0x180B..=0x180F
-                | 0x200B..=0x200F
-                | 0x202A..=0x202E
-                | 0x2060..=0x206F
-                | 0x2800
-                | 0x3164
-                | 0xFE00..=0xFE0F
-                | 0xFEFF
-                | 0xFFA0
-                | 0xFFF0..=0xFFFF
-                | 0x110BD
-                | 0x110CD
-                | 0x13430..=0x1343F
-                | 0x1BCA0..=0x1BCA3
-                | 0x1D173..=0x1D17A
-                | 0xE0000..=0xE0FFF
-                // Private use: a font may draw anything there.
-                | 0xE000..=0xF8FF
-                | 0xF0000..=0x10FFFF
-        )
-        || (code & 0xFFFE) == 0xFFFE
+        || invisible(u32::from(c))
+        || quote_or_bracket(c)
+        || slash_look_alike(c)
+}
+
+/// Format characters (bidirectional controls, zero-width characters, invisible operators,
+/// tags), invisible fillers, variation selectors, private-use characters (a font may draw
+/// anything there) and non-characters.
+fn invisible(code: u32) -> bool {
+    matches!(
+        code,
+        0x00AD
+            | 0x034F
+            | 0x0600..=0x0605
+            | 0x061C
+            | 0x06DD
+            | 0x070F
+            | 0x0890..=0x0891
+            | 0x08E2
+            | 0x115F..=0x1160
+            | 0x17B4..=0x17B5
+            | 0x180B..=0x180F
+            | 0x200B..=0x200F
+            | 0x202A..=0x202E
+            | 0x2060..=0x206F
+            | 0x2800
+            | 0x3164
+            | 0xFE00..=0xFE0F
+            | 0xFEFF
+            | 0xFFA0
+            | 0xFFF0..=0xFFFF
+            | 0x110BD
+            | 0x110CD
+            | 0x13430..=0x1343F
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+            | 0xE0000..=0xE0FFF
+            | 0xE000..=0xF8FF
+            | 0xF0000..=0x10FFFF
+    ) || (code & 0xFFFE) == 0xFFFE
         || (0xFDD0..=0xFDEF).contains(&code)
+}
+
+/// Quote marks of every style, the frame `«` `»` and everything drawn like it (angle brackets
+/// and guillemets of every script and width, `≪` `≫`, `《` `》`, `〈` `〉`), and `<`, the
+/// opening of an escape: a name can spell neither a frame nor an escape.
+fn quote_or_bracket(c: char) -> bool {
+    matches!(
+        c,
+        '"' | '\''
+            | '`'
+            | '<'
+            | '>'
+            | '«'
+            | '»'
+            | '‹'
+            | '›'
+            | '“'
+            | '”'
+            | '„'
+            | '‟'
+            | '‘'
+            | '’'
+            | '‚'
+            | '‛'
+            | '「'
+            | '」'
+            | '『'
+            | '』'
+            | '〝'
+            | '〞'
+            | '〟'
+            | '＂'
+            | '＇'
+            | '｢'
+            | '｣'
+            | '❛'
+            | '❜'
+            | '❝'
+            | '❞'
+            | '❟'
+            | '❠'
+            | '⹂'
+            | '🙶'
+            | '🙷'
+            | '🙸'
+            // Angle brackets and guillemet look-alikes.
+            | '˂'
+            | '˃'
+            | '˱'
+            | '˲'
+            | 'ᐸ'
+            | 'ᐳ'
+            | 'ᚲ'
+            | '≪'
+            | '≫'
+            | '⋘'
+            | '⋙'
+            | '⪡'
+            | '⪢'
+            | '〈'
+            | '〉'
+            | '❬'
+            | '❭'
+            | '❮'
+            | '❯'
+            | '❰'
+            | '❱'
+            | '⟨'
+            | '⟩'
+            | '⟪'
+            | '⟫'
+            | '⦑'
+            | '⦒'
+            | '⧼'
+            | '⧽'
+            | '\u{2329}' // left-pointing angle bracket
+            | '\u{232A}' // right-pointing angle bracket
+            | '《'
+            | '》'
+            | '︽'
+            | '︾'
+            | '︿'
+            | '﹀'
+            | '﹤'
+            | '﹥'
+            | '＜'
+            | '＞'
+            // Substitution and transposition brackets, drawn as quote marks.
+            | '\u{2E02}'..='\u{2E05}'
+            | '\u{2E09}'..='\u{2E0A}'
+            | '\u{2E0C}'..='\u{2E0D}'
+            | '\u{2E1C}'..='\u{2E1D}'
+            | '\u{2E20}'..='\u{2E21}'
+    )
+}
+
+/// Everything drawn like the path separator `/` (or its mirror) but `/` itself: inside a frame
+/// a `/` is shown as it is (`«a/b»` is one component), so only the real one separates frames.
+/// Letters of other scripts that look like a slash (the katakana `ノ`) are letters and shown.
+fn slash_look_alike(c: char) -> bool {
+    matches!(
+        c,
+        '\u{0337}' // combining short solidus overlay
+            | '\u{0338}' // combining long solidus overlay
+            | '\u{20EB}' // combining long double solidus overlay
+            | '᜵'
+            | '⁄' // fraction slash
+            | '∕' // division slash
+            | '∖' // set minus
+            | '╱'
+            | '╲'
+            | '⟋'
+            | '⟍'
+            | '⧵'
+            | '⧶'
+            | '⧷'
+            | '⧸' // big solidus
+            | '⧹' // big reverse solidus
+            | '⼃'
+            | '〳'
+            | '㇓'
+            | '﹨'
+            | '／' // fullwidth solidus
+            | '＼'
+            | '𝈺'
+    )
 }
 
 fn write_unit(f: &mut fmt::Formatter<'_>, c: char) -> fmt::Result {
@@ -509,14 +618,41 @@ fn write_framed(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
         }
         write!(
             f,
-            "<… {} characters elided …>",
-            count - NAME_HEAD - NAME_TAIL
+            "<… {} characters elided, digest {} …>",
+            count - NAME_HEAD - NAME_TAIL,
+            Digest::of([text.as_bytes()])
         )?;
         for c in text.chars().skip(count - NAME_TAIL) {
             write_unit(f, c)?;
         }
     }
     f.write_str("»")
+}
+
+/// The first 64 bits of SHA-256 over the whole of what an elision hides a part of, in hex:
+/// two names (or paths) that differ only where they are elided still render apart. Each part
+/// is hashed after its length, so a path's components cannot be regrouped into another path
+/// of the same digest.
+struct Digest([u8; 8]);
+
+impl Digest {
+    fn of<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> Self {
+        use sha2::Digest as _;
+        let mut hasher = sha2::Sha256::new();
+        for part in parts {
+            hasher.update((part.len() as u64).to_be_bytes());
+            hasher.update(part);
+        }
+        let mut short = [0; 8];
+        short.copy_from_slice(&hasher.finalize()[..8]);
+        Self(short)
+    }
+}
+
+impl fmt::Display for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.iter().try_for_each(|byte| write!(f, "{byte:02x}"))
+    }
 }
 
 /// `«a»/«b»`, each component framed; `/` alone for a path of no components.
@@ -539,8 +675,9 @@ fn write_path(f: &mut fmt::Formatter<'_>, components: &[String]) -> fmt::Result 
     write_all(f, &components[..PATH_HEAD], true)?;
     write!(
         f,
-        "/<… {} components elided …>",
-        components.len() - PATH_HEAD - PATH_TAIL
+        "/<… {} components elided, digest {} …>",
+        components.len() - PATH_HEAD - PATH_TAIL,
+        Digest::of(components.iter().map(String::as_bytes))
     )?;
     write_all(f, &components[components.len() - PATH_TAIL..], false)
 }
@@ -913,10 +1050,13 @@ mod tests {
     fn quotes_frames_and_escape_openings_are_escaped() {
         assert_eq!(
             name("\"'`«»‹›“”‘’„「」<>"),
-            "caller-supplied name «<U+0022><U+0027><U+0060><U+00AB><U+00BB><U+2039><U+203A><U+201C><U+201D><U+2018><U+2019><U+201E><U+300C><U+300D><U+003C>>»"
+            "caller-supplied name «<U+0022><U+0027><U+0060><U+00AB><U+00BB><U+2039><U+203A><U+201C><U+201D><U+2018><U+2019><U+201E><U+300C><U+300D><U+003C><U+003E>»"
         );
         // A name spelling an escape does not look like the character it names.
-        assert_eq!(name("<U+202E>"), "caller-supplied name «<U+003C>U+202E>»");
+        assert_eq!(
+            name("<U+202E>"),
+            "caller-supplied name «<U+003C>U+202E<U+003E>»"
+        );
         assert_ne!(name("<U+202E>"), name("\u{202E}"));
     }
 
@@ -938,8 +1078,9 @@ mod tests {
         assert_eq!(
             name(&long),
             format!(
-                "caller-supplied name «{}<… 25 characters elided …>{}end.txt»",
+                "caller-supplied name «{}<… 25 characters elided, digest {} …>{}end.txt»",
                 "a".repeat(56),
+                Digest::of([long.as_bytes()]),
                 "a".repeat(9)
             )
         );
@@ -948,13 +1089,194 @@ mod tests {
             format!("caller-supplied name «{}»", "b".repeat(80))
         );
         let deep: Vec<String> = (1..=15).map(|n| format!("d{n}")).collect();
+        let digest = Digest::of(deep.iter().map(String::as_bytes));
         assert_eq!(
             Fact::path(PathName::new(deep)).to_string(),
-            "caller-supplied path «d1»/«d2»/«d3»/<… 6 components elided …>/«d10»/«d11»/«d12»/«d13»/«d14»/«d15»"
+            format!(
+                "caller-supplied path «d1»/«d2»/«d3»/<… 6 components elided, digest {digest} …>/«d10»/«d11»/«d12»/«d13»/«d14»/«d15»"
+            )
         );
         // Escapes count as one character each, so a name of invisible characters is capped too.
         let hidden = name(&"\u{200B}".repeat(200));
-        assert!(hidden.contains("<… 128 characters elided …>"), "{hidden}");
+        assert!(
+            hidden.contains("<… 128 characters elided, digest "),
+            "{hidden}"
+        );
+    }
+
+    #[test]
+    fn the_digest_is_sha256_of_the_whole_in_hex() {
+        // SHA-256 of the 8-byte big-endian length 3 and then "abc", first 8 bytes.
+        use sha2::Digest as _;
+        let mut whole = 3u64.to_be_bytes().to_vec();
+        whole.extend_from_slice(b"abc");
+        let expected: String = sha2::Sha256::digest(&whole)[..8]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(Digest::of([b"abc".as_slice()]).to_string(), expected);
+        assert_eq!(expected.len(), 16);
+        // Components are hashed after their lengths: regrouping them changes the digest.
+        assert_ne!(
+            Digest::of([b"ab".as_slice(), b"c"]).to_string(),
+            Digest::of([b"a".as_slice(), b"bc"]).to_string()
+        );
+    }
+
+    #[test]
+    fn two_long_names_differing_only_in_the_middle_render_apart() {
+        let one = format!("{}{}{}", "q".repeat(60), "first draft", "r".repeat(30));
+        let two = format!("{}{}{}", "q".repeat(60), "final draft", "r".repeat(30));
+        assert_ne!(name(&one), name(&two));
+        // Positive control: without their digests, the two renderings are the same text.
+        let strip = |shown: String| {
+            let start = shown.find(", digest ").unwrap();
+            let end = shown.find(" …>").unwrap();
+            format!("{}{}", &shown[..start], &shown[end..])
+        };
+        assert_eq!(strip(name(&one)), strip(name(&two)));
+        // The same for two deep paths that differ only in an elided component.
+        let path = |middle: &str| {
+            let mut parts: Vec<String> = (1..=15).map(|n| format!("d{n}")).collect();
+            parts[6] = middle.to_owned();
+            Fact::path(PathName::new(parts)).to_string()
+        };
+        assert_ne!(path("keep"), path("wipe"));
+        assert_eq!(strip(path("keep")), strip(path("wipe")));
+    }
+
+    #[test]
+    fn look_alikes_of_the_frame_and_separator_are_escaped() {
+        // U+2215 DIVISION SLASH between fullwidth-style double angle brackets: one component,
+        // and it cannot read as the two-component path «reports»/«Q3.txt».
+        let forged = Fact::path(PathName::new(["reports》∕《Q3.txt"])).to_string();
+        assert_eq!(
+            forged,
+            "caller-supplied path «reports<U+300B><U+2215><U+300A>Q3.txt»"
+        );
+        let real = Fact::path(PathName::new(["reports", "Q3.txt"])).to_string();
+        assert_eq!(real, "caller-supplied path «reports»/«Q3.txt»");
+        assert_ne!(forged, real);
+        assert_eq!(name("a»/«b"), "caller-supplied name «a<U+00BB>/<U+00AB>b»");
+        // Every slash look-alike, and every frame look-alike, is escaped; `/` itself is not.
+        for slash in [
+            '∕', '⧸', '⁄', '／', '⟋', '╱', '\u{0338}', '\u{0337}', '᜵', '〳', '𝈺',
+        ] {
+            let shown = name(&format!("a{slash}b"));
+            assert_eq!(
+                shown,
+                format!("caller-supplied name «a<U+{:04X}>b»", u32::from(slash))
+            );
+        }
+        for bracket in [
+            '«', '»', '‹', '›', '《', '》', '〈', '〉', '\u{2329}', '\u{232A}', '⟨', '⟩', '⟪', '⟫',
+            '≪', '≫', '⋘', '⋙', '❮', '❯', '＜', '＞', '﹤', '﹥', '<', '>', '˂', '˃', '｢', '｣',
+        ] {
+            let shown = name(&format!("a{bracket}b"));
+            assert_eq!(
+                shown,
+                format!("caller-supplied name «a<U+{:04X}>b»", u32::from(bracket))
+            );
+        }
+        assert_eq!(name("a/b"), "caller-supplied name «a/b»");
+        // Letters that merely resemble a slash are letters: shown as they are.
+        assert_eq!(name("ノート"), "caller-supplied name «ノート»");
+    }
+
+    /// A small deterministic generator (xorshift), so the property below runs the same cases
+    /// on every run and a failure names the seed.
+    struct Cases(u64);
+
+    impl Cases {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+            from[(self.next() % from.len() as u64) as usize]
+        }
+
+        /// A name built from pieces that imitate frames, separators, escapes and elisions,
+        /// sometimes with a long middle.
+        fn name(&mut self) -> String {
+            const PIECES: &[&str] = &[
+                "a",
+                "b",
+                "/",
+                "«",
+                "»",
+                "》",
+                "《",
+                "∕",
+                "⧸",
+                "⁄",
+                "／",
+                "<",
+                ">",
+                "U+2215",
+                "<U+2215>",
+                "…",
+                " characters elided",
+                ", digest ",
+                "0123456789abcdef",
+                "‹",
+                "›",
+                "〈",
+                "〉",
+                " ",
+                "\u{202E}",
+                "\u{200B}",
+                "\n",
+                "»/«",
+                "caller-supplied name ",
+            ];
+            let mut out = String::new();
+            for _ in 0..self.next() % 6 {
+                out.push_str(self.pick(PIECES));
+            }
+            if self.next().is_multiple_of(3) {
+                let middle = self.pick(PIECES);
+                let filler = "m".repeat(70 + (self.next() % 4) as usize);
+                out = format!("{out}{filler}{middle}{filler}");
+            }
+            out
+        }
+    }
+
+    #[test]
+    fn distinct_names_and_paths_never_render_alike() {
+        let mut cases = Cases(0x9E37_79B9_7F4A_7C15);
+        let mut names = std::collections::HashMap::new();
+        let mut paths = std::collections::HashMap::new();
+        for _ in 0..4_000 {
+            let one = cases.name();
+            let shown = name(&one);
+            if let Some(other) = names.insert(shown.clone(), one.clone()) {
+                assert_eq!(other, one, "two names render as {shown}");
+            }
+            let parts: Vec<String> = (0..cases.next() % 15).map(|_| cases.name()).collect();
+            let path = PathName::new(parts);
+            let shown = Fact::path(path.clone()).to_string();
+            if let Some(other) = paths.insert(shown.clone(), path.clone()) {
+                assert_eq!(other, path, "two paths render as {shown}");
+            }
+        }
+        // Positive control: the generator does produce repeats (so the map check is live),
+        // and elided names among them.
+        assert!(names.len() < 4_000, "no name was generated twice");
+        assert!(
+            names
+                .keys()
+                .any(|shown| shown.contains("characters elided, digest"))
+        );
+        assert!(
+            paths
+                .keys()
+                .any(|shown| shown.contains("components elided, digest"))
+        );
     }
 
     #[test]
@@ -989,12 +1311,18 @@ mod tests {
             let text: String = chunk.iter().collect();
             let shown = name(&text);
             let inner = &shown["caller-supplied name «".len()..shown.len() - "»".len()];
-            for c in inner.chars() {
+            // Every `<` opens an escape `<U+XXXX>`: what lies outside them is shown as it is.
+            let mut rest = inner;
+            while let Some(at) = rest.find(|c: char| escaped(c)) {
+                let (before, from) = rest.split_at(at);
                 assert!(
-                    !escaped(c) || c == '<',
-                    "{c:?} (U+{:04X}) survived in {shown:?}",
-                    u32::from(c)
+                    from.starts_with("<U+"),
+                    "{:?} survived in {shown:?} after {before:?}",
+                    from.chars().next()
                 );
+                let end = from.find('>').expect("an escape is closed");
+                assert!(from[3..end].chars().all(|c| c.is_ascii_hexdigit()));
+                rest = &from[end + 1..];
             }
         }
     }
