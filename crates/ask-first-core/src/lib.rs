@@ -76,8 +76,8 @@ pub use identity::Identity;
 pub use nonce::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
 pub use nonce_file::{FileNonceStore, FileNonceStoreError, SPENT_LOCK_FILE, SPENT_LOG_FILE};
 pub use question::{
-    Address, ByteSize, Count, Fact, Id, InvalidId, Moment, Name, PathName, Question, Span, ToFact,
-    Wording,
+    Address, ByteSize, Configured, Count, Fact, Id, InvalidId, Moment, Name, NotConfigured,
+    PathName, Question, Span, ToFact, Wording,
 };
 pub use seal::{Nonce, SealKey, SealKeyTooShort};
 pub use settings::{

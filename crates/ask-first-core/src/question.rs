@@ -105,6 +105,7 @@ enum FactKind {
     Name(Name),
     Path(PathName),
     Address(Address),
+    Configured(Configured),
     List(Vec<Fact>),
 }
 
@@ -167,6 +168,12 @@ impl Fact {
         Self(FactKind::Address(address))
     }
 
+    /// A value the operator configured, shown as `… (server configuration)` (see
+    /// [`Configured`]).
+    pub fn configured(value: Configured) -> Self {
+        Self(FactKind::Configured(value))
+    }
+
     /// A variable number of facts in one placeholder, e.g. the names a call acts on: shown
     /// joined by `, ` (`none` when empty); past 20 items the rest is counted as
     /// `<… and N more>`.
@@ -190,11 +197,22 @@ impl fmt::Display for Fact {
             }
             FactKind::Path(path) => {
                 f.write_str("caller-supplied path ")?;
-                write_path(f, &path.0)
+                write_path(f, path)
             }
             FactKind::Address(address) => {
                 f.write_str("caller-supplied address ")?;
                 write_framed(f, &address.0)
+            }
+            FactKind::Configured(value) => {
+                value.0.chars().try_for_each(|c| {
+                    if c.is_control() || (c.is_whitespace() && c != ' ') || invisible(u32::from(c))
+                    {
+                        write!(f, "<U+{:04X}>", u32::from(c))
+                    } else {
+                        fmt::Write::write_char(f, c)
+                    }
+                })?;
+                f.write_str(" (server configuration)")
             }
             FactKind::List(facts) => write_list(f, facts),
         }
@@ -359,31 +377,80 @@ impl Name {
     }
 }
 
-/// A path of caller-supplied components, e.g. `reports` / `Q3 summary (final).txt`, shown as
-/// `caller-supplied path «reports»/«Q3 summary (final).txt»` (see [`Name`] for the escaping).
+/// A path of caller-supplied components, relative or absolute (see [`Name`] for the escaping):
+///
+/// | path | shown as |
+/// |---|---|
+/// | `reports` / `Q3 summary (final).txt`, relative | `caller-supplied path «reports»/«Q3 summary (final).txt»` |
+/// | `data` / `x.txt`, absolute | `caller-supplied path /«data»/«x.txt»` |
+/// | no components, relative | `caller-supplied path .` |
+/// | no components, absolute (the root) | `caller-supplied path /` |
+///
+/// A relative path is relative to whatever the server resolves it against (a shared folder's
+/// root, a repository); an absolute one starts with the separator, outside any frame, so a
+/// person sees which of the two the server acts on. Both are bound into an approval apart: an
+/// approval for `/data/x.txt` is not one for `data/x.txt`.
+///
+/// ```
+/// use ask_first_core::{Fact, PathName};
+/// let shown = |path| Fact::path(path).to_string();
+/// assert_eq!(shown(PathName::from_slashes("/data/x.txt")), "caller-supplied path /«data»/«x.txt»");
+/// assert_eq!(shown(PathName::from_slashes("data/x.txt")), "caller-supplied path «data»/«x.txt»");
+/// ```
 #[derive(Clone, PartialEq, Eq, Hash)]
-pub struct PathName(Vec<String>);
+pub struct PathName {
+    absolute: bool,
+    components: Vec<String>,
+}
 
 impl PathName {
-    /// A path made of these components, in order (none: the root, shown as
-    /// `caller-supplied path /`).
+    /// A relative path made of these components, in order (none: shown as
+    /// `caller-supplied path .`).
     pub fn new<I, S>(components: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        Self(components.into_iter().map(Into::into).collect())
+        Self {
+            absolute: false,
+            components: components.into_iter().map(Into::into).collect(),
+        }
     }
 
-    /// The components of a `/`-separated relative path; empty components (`a//b`, a leading
-    /// or trailing `/`) are dropped.
+    /// An absolute path made of these components, in order, below the root (none: the root,
+    /// shown as `caller-supplied path /`).
+    pub fn absolute<I, S>(components: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self {
+            absolute: true,
+            ..Self::new(components)
+        }
+    }
+
+    /// The components of a `/`-separated path: absolute when it starts with `/`, relative
+    /// otherwise; empty components (`a//b`, a trailing `/`) are dropped. A server whose paths
+    /// are relative to a root of its own refuses (or strips) a leading `/` before building
+    /// the path, so that what it shows is what it acts on.
     pub fn from_slashes(path: &str) -> Self {
-        Self::new(path.split('/').filter(|part| !part.is_empty()))
+        let parts = path.split('/').filter(|part| !part.is_empty());
+        if path.starts_with('/') {
+            Self::absolute(parts)
+        } else {
+            Self::new(parts)
+        }
+    }
+
+    /// Whether the path starts at the root (shown with a leading `/`).
+    pub fn is_absolute(&self) -> bool {
+        self.absolute
     }
 
     /// The components, exactly as supplied.
     pub fn components(&self) -> &[String] {
-        &self.0
+        &self.components
     }
 }
 
@@ -405,6 +472,79 @@ impl Address {
     }
 }
 
+/// A value the server's operator configured (an endpoint, a region, a bucket), shown as the
+/// server's configuration: `us-east-1 (server configuration)`, unframed, because it is not the
+/// caller's. Only control, line-breaking and invisible characters are escaped (`<U+XXXX>`),
+/// so the question stays one readable line whatever the operator wrote.
+///
+/// # Never from a request
+///
+/// A question must not present what a caller sent as the server's own setting, so a
+/// `Configured` has two constructors, neither of which takes run-time text a request could
+/// have supplied:
+///
+/// - [`Configured::fixed`] takes a `&'static str`: a literal in the source, or a value read
+///   once at start-up and deliberately leaked (`Configured::fixed(String::leak(value))`).
+///   Text deserialized from a request lives only as long as the call, so passing it does not
+///   compile; leaking it on every call would be a visible act (and a memory leak) in review.
+/// - [`Configured::from_env`] reads an environment variable named by a `&'static str`: the
+///   environment is the operator's (setting it is `unsafe` in Rust 2024), and the variable's
+///   name is fixed in the source, so a request cannot pick which setting is shown.
+///
+/// There is no `From<String>`, `Deserialize` or `FromStr`. A `Configured` is cheap to clone:
+/// build it when the server starts, keep it in the server, and put a clone in each target.
+///
+/// ```
+/// use ask_first_core::{Configured, Fact, Name, Question};
+/// ask_first_core::wording!(struct Ask = "This will delete bucket {} in region {}.";);
+/// const REGION: Configured = Configured::fixed("eu-west-3");
+/// let question = Question::new::<Ask>([Fact::name(Name::new("logs")), Fact::configured(REGION)]);
+/// assert_eq!(
+///     question.render(),
+///     "This will delete bucket caller-supplied name «logs» in region eu-west-3 (server configuration)."
+/// );
+/// ```
+///
+/// Never show a secret this way: a question reaches the person and, on the token path, the
+/// model.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Configured(std::borrow::Cow<'static, str>);
+
+/// Why [`Configured::from_env`] found no value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the server setting {variable} is not set (or not UTF-8): set it in the server's environment"
+)]
+pub struct NotConfigured {
+    /// The environment variable read.
+    pub variable: &'static str,
+}
+
+impl Configured {
+    /// A value written in the source, or read at start-up and leaked once.
+    pub const fn fixed(value: &'static str) -> Self {
+        Self(std::borrow::Cow::Borrowed(value))
+    }
+
+    /// The value of the environment variable `variable`, read now.
+    pub fn from_env(variable: &'static str) -> Result<Self, NotConfigured> {
+        std::env::var(variable)
+            .map(|value| Self(std::borrow::Cow::Owned(value)))
+            .map_err(|_| NotConfigured { variable })
+    }
+
+    /// The value, as configured.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Configured {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Configured({:?})", self.0)
+    }
+}
+
 impl fmt::Debug for Name {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Name({:?})", self.0)
@@ -413,7 +553,12 @@ impl fmt::Debug for Name {
 
 impl fmt::Debug for PathName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "PathName({:?})", self.0)
+        let kind = if self.absolute {
+            "absolute"
+        } else {
+            "relative"
+        };
+        write!(f, "PathName({kind} {:?})", self.components)
     }
 }
 
@@ -655,10 +800,15 @@ impl fmt::Display for Digest {
     }
 }
 
-/// `«a»/«b»`, each component framed; `/` alone for a path of no components.
-fn write_path(f: &mut fmt::Formatter<'_>, components: &[String]) -> fmt::Result {
-    if components.is_empty() {
-        return f.write_str("/");
+/// `«a»/«b»` (relative) or `/«a»/«b»` (absolute), each component framed; `.` alone for a
+/// relative path of no components, `/` alone for the root.
+fn write_path(f: &mut fmt::Formatter<'_>, path: &PathName) -> fmt::Result {
+    let components = path.components();
+    match (path.absolute, components.is_empty()) {
+        (false, true) => return f.write_str("."),
+        (true, true) => return f.write_str("/"),
+        (true, false) => f.write_str("/")?,
+        (false, false) => {}
     }
     let write_all = |f: &mut fmt::Formatter<'_>, parts: &[String], first: bool| {
         for (index, part) in parts.iter().enumerate() {
@@ -673,11 +823,12 @@ fn write_path(f: &mut fmt::Formatter<'_>, components: &[String]) -> fmt::Result 
         return write_all(f, components, true);
     }
     write_all(f, &components[..PATH_HEAD], true)?;
+    let kind: &[u8] = if path.absolute { b"/" } else { b"" };
     write!(
         f,
         "/<… {} components elided, digest {} …>",
         components.len() - PATH_HEAD - PATH_TAIL,
-        Digest::of(components.iter().map(String::as_bytes))
+        Digest::of(std::iter::once(kind).chain(components.iter().map(String::as_bytes)))
     )?;
     write_all(f, &components[components.len() - PATH_TAIL..], false)
 }
@@ -704,7 +855,7 @@ fn write_list(f: &mut fmt::Formatter<'_>, facts: &[Fact]) -> fmt::Result {
 
 /// A value that can be shown in a question: a fact kind.
 ///
-/// Implemented for [`Id`], [`Name`], [`PathName`], [`Address`], [`Fact`], the newtypes
+/// Implemented for [`Id`], [`Name`], [`PathName`], [`Address`], [`Configured`], [`Fact`], the newtypes
 /// [`Count`], [`ByteSize`], [`Moment`] and [`Span`], references to them, and `Vec`s and slices
 /// of them (shown as a [`Fact::list`]). Deliberately **not** for `String`, `&str` or plain
 /// numbers: free text reaches a question only declared as a caller-supplied name, and a number
@@ -774,6 +925,12 @@ impl ToFact for PathName {
 impl ToFact for Address {
     fn to_fact(&self) -> Fact {
         Fact::address(self.clone())
+    }
+}
+
+impl ToFact for Configured {
+    fn to_fact(&self) -> Fact {
+        Fact::configured(self.clone())
     }
 }
 
@@ -988,6 +1145,10 @@ mod tests {
         assert_eq!(name(""), "caller-supplied name «»");
         assert_eq!(
             Fact::path(PathName::new(Vec::<String>::new())).to_string(),
+            "caller-supplied path ."
+        );
+        assert_eq!(
+            Fact::path(PathName::absolute(Vec::<String>::new())).to_string(),
             "caller-supplied path /"
         );
     }
@@ -1061,6 +1222,67 @@ mod tests {
     }
 
     #[test]
+    fn configured_values_are_the_servers_unframed_and_one_line() {
+        const ENDPOINT: Configured = Configured::fixed("https://s3.eu-west-3.example");
+        assert_eq!(
+            Fact::configured(ENDPOINT).to_string(),
+            "https://s3.eu-west-3.example (server configuration)"
+        );
+        assert_eq!(
+            Configured::fixed("a\nb\u{202E}c «d»").to_fact().to_string(),
+            "a<U+000A>b<U+202E>c «d» (server configuration)"
+        );
+        // From the environment, by a name fixed in the source; a missing one names the fix.
+        let path = Configured::from_env("PATH").expect("PATH is set for tests");
+        assert_eq!(path.as_str(), std::env::var("PATH").unwrap());
+        let missing = Configured::from_env("ASK_FIRST_TEST_SURELY_UNSET_SETTING").unwrap_err();
+        assert_eq!(
+            missing.to_string(),
+            "the server setting ASK_FIRST_TEST_SURELY_UNSET_SETTING is not set (or not UTF-8): set it in the server's environment"
+        );
+    }
+
+    #[test]
+    fn absolute_paths_are_shown_absolute() {
+        let absolute = PathName::from_slashes("/data/x.txt");
+        let relative = PathName::from_slashes("data/x.txt");
+        assert!(absolute.is_absolute() && !relative.is_absolute());
+        assert_eq!(absolute.components(), relative.components());
+        assert_eq!(absolute, PathName::absolute(["data", "x.txt"]));
+        assert_eq!(
+            Fact::path(absolute.clone()).to_string(),
+            "caller-supplied path /«data»/«x.txt»"
+        );
+        assert_eq!(
+            Fact::path(relative.clone()).to_string(),
+            "caller-supplied path «data»/«x.txt»"
+        );
+        assert_ne!(absolute, relative);
+        assert_eq!(
+            Fact::path(PathName::from_slashes("/")).to_string(),
+            "caller-supplied path /"
+        );
+        // A component spelling the root is one framed component, not the separator.
+        assert_eq!(
+            Fact::path(PathName::new(["/data", "x.txt"])).to_string(),
+            "caller-supplied path «/data»/«x.txt»"
+        );
+        let deep = |path: PathName| Fact::path(path).to_string();
+        let parts: Vec<String> = (1..=15).map(|n| format!("d{n}")).collect();
+        let (abs, rel) = (
+            deep(PathName::absolute(parts.clone())),
+            deep(PathName::new(parts)),
+        );
+        assert!(abs.starts_with("caller-supplied path /«d1»/«d2»/«d3»/<… 6 components elided"));
+        assert_eq!(abs.replacen("path /", "path ", 1).len(), rel.len());
+        assert_ne!(
+            abs.replacen("path /", "path ", 1),
+            rel,
+            "the digests differ too"
+        );
+    }
+
+    #[test]
     fn a_component_cannot_imitate_the_separator() {
         let one = Fact::path(PathName::new(["a»/«b"])).to_string();
         let two = Fact::path(PathName::new(["a", "b"])).to_string();
@@ -1089,7 +1311,8 @@ mod tests {
             format!("caller-supplied name «{}»", "b".repeat(80))
         );
         let deep: Vec<String> = (1..=15).map(|n| format!("d{n}")).collect();
-        let digest = Digest::of(deep.iter().map(String::as_bytes));
+        let digest =
+            Digest::of(std::iter::once(b"".as_slice()).chain(deep.iter().map(String::as_bytes)));
         assert_eq!(
             Fact::path(PathName::new(deep)).to_string(),
             format!(
@@ -1258,7 +1481,11 @@ mod tests {
                 assert_eq!(other, one, "two names render as {shown}");
             }
             let parts: Vec<String> = (0..cases.next() % 15).map(|_| cases.name()).collect();
-            let path = PathName::new(parts);
+            let path = if cases.next().is_multiple_of(2) {
+                PathName::absolute(parts)
+            } else {
+                PathName::new(parts)
+            };
             let shown = Fact::path(path.clone()).to_string();
             if let Some(other) = paths.insert(shown.clone(), path.clone()) {
                 assert_eq!(other, path, "two paths render as {shown}");
