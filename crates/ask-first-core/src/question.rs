@@ -863,8 +863,8 @@ fn write_list(f: &mut fmt::Formatter<'_>, facts: &[Fact]) -> fmt::Result {
 /// sets (e.g. a visibility enum mapped to [`Fact::word`]).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be shown in a question: it is not a fact kind",
-    label = "a placeholder of the question shows this, but `{Self}` is not `ask_first::ToFact`",
-    note = "free text never reaches a question as it is: declare a caller-supplied name as `ask_first::Name`, `ask_first::PathName` or `ask_first::Address` (shown framed and escaped), an identifier as `ask_first::Id`, a number as `ask_first::Count`, `ask_first::ByteSize` or `ask_first::Moment` (or `#[target(count)]`, `#[target(bytes)]`, `#[target(date)]` on the field); or implement `ask_first::ToFact` for a closed set of your own"
+    label = "a placeholder of the question shows this, but `{Self}` is not `ask_first::fact::ToFact`",
+    note = "free text never reaches a question as it is: declare a caller-supplied name as `ask_first::fact::Name`, `ask_first::fact::PathName` or `ask_first::fact::Address` (shown framed and escaped), an identifier as `ask_first::fact::Id`, a value the operator configured as `ask_first::fact::Configured`, a number as `ask_first::fact::Count`, `ask_first::fact::ByteSize` or `ask_first::fact::Moment` (or `#[target(count)]`, `#[target(bytes)]`, `#[target(date)]` on the field); or implement `ask_first::fact::ToFact` for a closed set of your own"
 )]
 pub trait ToFact {
     /// The fact shown for this value.

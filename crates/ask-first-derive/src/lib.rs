@@ -229,7 +229,7 @@ pub fn guarded(args: TokenStream, item: TokenStream) -> TokenStream {
 /// question, with the question's placeholders checked against the fields at compile time.
 ///
 /// ```ignore
-/// use ask_first::{ByteSize, Id, PathName, Target};
+/// use ask_first::{Target, fact::{ByteSize, Id, PathName}};
 ///
 /// #[derive(Target)]
 /// #[target(
@@ -260,7 +260,7 @@ pub fn guarded(args: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// # Fact kinds: what a placeholder may show
 ///
-/// A placeholder's field (or method result) must implement `ask_first::ToFact`: `Id`, the
+/// A placeholder's field (or method result) must implement `ask_first::fact::ToFact`: `Id`, the
 /// caller-supplied names `Name`, `PathName` and `Address` (shown framed, marked as the
 /// caller's and escaped), the newtypes `Count`, `ByteSize`, `Moment`, `Span`, a `Fact`, and
 /// `Vec`s of them (shown as a list). **Not** `String`, `&str` or plain numbers: free text
