@@ -116,6 +116,29 @@ pub mod __private {
         interruption.for_output_schema()
     }
 
+    /// The verdict of a `#[guarded(when = "...")]` predicate: whether to ask.
+    pub fn verdict<V: Verdict>(value: V) -> bool {
+        value.asks()
+    }
+
+    /// What a `when` predicate may return: only `bool`, so that a predicate returning
+    /// anything else is refused with the fix rather than a bare type mismatch.
+    #[diagnostic::on_unimplemented(
+        message = "a `#[guarded(when = ...)]` predicate must return `bool`, not `{Self}`",
+        label = "the target's method named here returns `{Self}`",
+        note = "make the predicate `fn name(&self) -> bool` on the target: `true` asks the person, `false` lets the call run without asking (the handler gets `Clearance::Exempt`)"
+    )]
+    pub trait Verdict {
+        /// Whether to ask.
+        fn asks(self) -> bool;
+    }
+
+    impl Verdict for bool {
+        fn asks(self) -> bool {
+            self
+        }
+    }
+
     /// Pins an async block's output type, so `?` and `return` inside it infer.
     pub fn body<R, F: Future<Output = R>>(future: F) -> F {
         future
