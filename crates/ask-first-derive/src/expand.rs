@@ -169,14 +169,32 @@ fn expand(options: &Options, function: &ImplItemFn) -> syn::Result<TokenStream> 
         let attrs = &params.arg.attrs;
         quote!(#(#attrs)* let #pat = #params_ident;)
     });
-    // Declared first with the handler's own type, so that a `T` that is not a `Target` (or, in
-    // `Clearance<T>`, not `Conditional`) is reported first, on the handler's parameter.
+    // `always`: declared first with the handler's own type, so that a `T` that is not a
+    // `Target` is reported first, on the handler's parameter. `when`: the type comes from
+    // `Guard::clear`, whose `T: Conditional` bound reports a target that is not conditional
+    // once, on `T` (`Clearance<T>` written out again would report it a second time); the
+    // handler's path to `Clearance` is still named (`use … as _`, no type arguments, so nothing
+    // is checked twice), so that its import counts as used.
     let proof_ty = &proof.arg.ty;
-    let proof_declared = quote!(let __ask_first_proof: #proof_ty;);
-    let bind_proof = {
-        let pat = &proof.arg.pat;
-        let attrs = &proof.arg.attrs;
-        quote!(#(#attrs)* let #pat: #proof_ty = __ask_first_proof;)
+    let pat = &proof.arg.pat;
+    let attrs = &proof.arg.attrs;
+    let (proof_declared, bind_proof) = match mode {
+        Mode::Always { .. } => (
+            quote!(let __ask_first_proof: #proof_ty;),
+            quote!(#(#attrs)* let #pat: #proof_ty = __ask_first_proof;),
+        ),
+        Mode::When { .. } => {
+            let named = proof_path(proof_ty).map(|path| {
+                quote! {
+                    #[allow(unused_imports)]
+                    use #path as _;
+                }
+            });
+            (
+                quote!(#named let __ask_first_proof;),
+                quote!(#(#attrs)* let #pat = __ask_first_proof;),
+            )
+        }
     };
     let output = match &sig.output {
         ReturnType::Default => quote!(()),
@@ -262,6 +280,23 @@ fn expand(options: &Options, function: &ImplItemFn) -> syn::Result<TokenStream> 
             __ask_first_response
         }
     })
+}
+
+/// The path of a proof type without its type arguments (`ask_first::Clearance<T>` →
+/// `ask_first::Clearance`), for a `use` that names it without instantiating it.
+fn proof_path(ty: &syn::Type) -> Option<syn::Path> {
+    match ty {
+        syn::Type::Path(path) if path.qself.is_none() => {
+            let mut path = path.path.clone();
+            for segment in &mut path.segments {
+                segment.arguments = syn::PathArguments::None;
+            }
+            Some(path)
+        }
+        syn::Type::Group(group) => proof_path(&group.elem),
+        syn::Type::Paren(paren) => proof_path(&paren.elem),
+        _ => None,
+    }
 }
 
 fn output_span(sig: &Signature) -> Span {
