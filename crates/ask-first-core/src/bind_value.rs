@@ -3,13 +3,14 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use crate::question::{Address, ByteSize, Count, Id, Moment, Name, PathName, Span};
+use crate::question::{Address, ByteSize, Configured, Count, Id, Moment, Name, PathName, Span};
 use crate::target::Binding;
 
 /// A value that can be bound into an approval: `#[derive(Target)]` binds every field (but
 /// those marked `#[target(skip)]`) with `value.bind_value("field", binding)`.
 ///
-/// Implemented for text (`String`, `str`, [`Id`], [`Name`], [`Address`]: [`Binding::text`]),
+/// Implemented for text (`String`, `str`, [`Id`], [`Name`], [`Address`], [`Configured`]:
+/// [`Binding::text`]),
 /// numbers and the fact newtypes ([`Binding::number`]; signed ones as their bytes), `bool`
 /// ([`Binding::flag`]), [`PathName`] and `Vec`s or slices of text (ordered:
 /// [`Binding::list`]), `BTreeSet`/`HashSet` of text ([`Binding::set`]), `Vec<u8>` ([`Binding::bytes`]) and
@@ -43,6 +44,7 @@ bind_text! {
     Id => |v| v.as_str(),
     Name => |v| v.as_str(),
     Address => |v| v.as_str(),
+    Configured => |v| v.as_str(),
 }
 
 macro_rules! bind_number {
@@ -91,14 +93,19 @@ impl BindValue for bool {
     }
 }
 
+/// A relative path binds its components as a list; an absolute one binds a `true` flag under
+/// the same name before that list, so the two never bind alike.
 impl BindValue for PathName {
     fn bind_value(&self, name: &str, binding: &mut Binding) {
+        if self.is_absolute() {
+            binding.flag(name, true);
+        }
         binding.list(name, self.components());
     }
 }
 
 /// A value bound as text, alone or in a list or set: `String`, `str`, [`Id`], [`Name`],
-/// [`Address`].
+/// [`Address`], [`Configured`].
 pub trait BindText {
     /// The text bound.
     fn bound_text(&self) -> &str;
@@ -121,6 +128,7 @@ bind_text_items! {
     Id => |v| v.as_str(),
     Name => |v| v.as_str(),
     Address => |v| v.as_str(),
+    Configured => |v| v.as_str(),
 }
 
 impl<T: BindText> BindValue for [T] {
@@ -173,5 +181,38 @@ impl<T: BindValue + ?Sized> BindValue for &T {
 impl<T: BindValue + ?Sized> BindValue for Box<T> {
     fn bind_value(&self, name: &str, binding: &mut Binding) {
         (**self).bind_value(name, binding);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::question::Question;
+    use crate::target::{Fingerprint, Target};
+
+    struct At(PathName);
+
+    crate::wording!(struct Shown = "{}";);
+
+    impl Target for At {
+        const OPERATION: &'static str = "at";
+        fn bind(&self, binding: &mut Binding) {
+            self.0.bind_value("path", binding);
+        }
+        fn question(&self) -> Question {
+            Question::new::<Shown>([crate::Fact::path(self.0.clone())])
+        }
+    }
+
+    fn bound(path: PathName) -> Fingerprint {
+        crate::target::binding_fingerprint(&At(path))
+    }
+
+    #[test]
+    fn absolute_and_relative_paths_bind_apart() {
+        let absolute = bound(PathName::from_slashes("/data/x.txt"));
+        assert_ne!(absolute, bound(PathName::from_slashes("data/x.txt")));
+        // Positive control: the same path binds the same, whichever way it was built.
+        assert_eq!(absolute, bound(PathName::absolute(["data", "x.txt"])));
     }
 }

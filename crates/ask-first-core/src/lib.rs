@@ -76,8 +76,8 @@ pub use identity::Identity;
 pub use nonce::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
 pub use nonce_file::{FileNonceStore, FileNonceStoreError, SPENT_LOCK_FILE, SPENT_LOG_FILE};
 pub use question::{
-    Address, ByteSize, Count, Fact, Id, InvalidId, Moment, Name, PathName, Question, Span, ToFact,
-    Wording,
+    Address, ByteSize, Configured, Count, Fact, Id, InvalidId, Moment, Name, NotConfigured,
+    PathName, Question, Span, ToFact, Wording,
 };
 pub use seal::{Nonce, SealKey, SealKeyTooShort};
 pub use settings::{
@@ -114,6 +114,29 @@ pub mod __private {
     /// For a tool that declares an `outputSchema`: the token reply's facts move to `_meta`.
     pub fn for_output_schema(interruption: Interruption) -> Interruption {
         interruption.for_output_schema()
+    }
+
+    /// The verdict of a `#[guarded(when = "...")]` predicate: whether to ask.
+    pub fn verdict<V: Verdict>(value: V) -> bool {
+        value.asks()
+    }
+
+    /// What a `when` predicate may return: only `bool`, so that a predicate returning
+    /// anything else is refused with the fix rather than a bare type mismatch.
+    #[diagnostic::on_unimplemented(
+        message = "a `#[guarded(when = ...)]` predicate must return `bool`, not `{Self}`",
+        label = "the target's method named here returns `{Self}`",
+        note = "make the predicate `fn name(&self) -> bool` on the target: `true` asks the person, `false` lets the call run without asking (the handler gets `Clearance::Exempt`)"
+    )]
+    pub trait Verdict {
+        /// Whether to ask.
+        fn asks(self) -> bool;
+    }
+
+    impl Verdict for bool {
+        fn asks(self) -> bool {
+            self
+        }
     }
 
     /// Pins an async block's output type, so `?` and `return` inside it infer.

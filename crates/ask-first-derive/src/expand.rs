@@ -1,86 +1,19 @@
-//! The expansion of `#[guarded]` on one handler.
+//! The expansion of `#[guarded]` on one handler: the tool-facing method rmcp's router calls,
+//! generated from a handler that `validate` accepted (or, on an error, a stub beside it).
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{
-    Attribute, FnArg, GenericArgument, ImplItemFn, Meta, PatType, PathArguments, ReturnType,
-    Signature, Token, Type,
-};
+use syn::{Attribute, FnArg, ImplItemFn, Meta, ReturnType, Signature, Token};
 
 use crate::options::{Mode, Options};
+use crate::parse::{is_tool, json_output, tool_sets};
+use crate::validate;
 
 /// The macro's names for what it adds; visible to the handler's body, hence the prefix.
 const CALL: &str = "__ask_first_call";
 const PARAMS: &str = "__ask_first_params";
-
-/// The three proofs a handler could ask for.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Proof {
-    Approved,
-    Clearance,
-    Exempt,
-}
-
-impl Proof {
-    fn of(ident: &syn::Ident) -> Option<Self> {
-        if ident == "Approved" {
-            Some(Self::Approved)
-        } else if ident == "Clearance" {
-            Some(Self::Clearance)
-        } else if ident == "Exempt" {
-            Some(Self::Exempt)
-        } else {
-            None
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Self::Approved => "Approved",
-            Self::Clearance => "Clearance",
-            Self::Exempt => "Exempt",
-        }
-    }
-}
-
-/// The handler's approval parameter.
-struct ProofParam<'a> {
-    arg: &'a PatType,
-    target: &'a Type,
-}
-
-/// The handler's `Parameters<A>` parameter.
-struct ParamsParam<'a> {
-    arg: &'a PatType,
-    args: &'a Type,
-}
-
-/// The last path segment of a type, looking through invisible groups and parentheses.
-fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
-    match ty {
-        Type::Path(path) if path.qself.is_none() => path.path.segments.last(),
-        Type::Group(group) => last_segment(&group.elem),
-        Type::Paren(paren) => last_segment(&paren.elem),
-        _ => None,
-    }
-}
-
-/// The single type argument of a segment such as `Approved<T>`.
-fn type_argument(segment: &syn::PathSegment) -> Option<&Type> {
-    let PathArguments::AngleBracketed(arguments) = &segment.arguments else {
-        return None;
-    };
-    let mut types = arguments.args.iter().filter_map(|argument| match argument {
-        GenericArgument::Type(ty) => Some(ty),
-        _ => None,
-    });
-    match (types.next(), types.next()) {
-        (Some(ty), None) => Some(ty),
-        _ => None,
-    }
-}
 
 /// Expands `#[guarded(mode)]` on `item`. On error, returns the error together with a stub of
 /// the handler, so the error is reported alone rather than followed by the router's complaints
@@ -137,26 +70,10 @@ fn stub(function: &ImplItemFn) -> TokenStream {
     }
 }
 
-/// rmcp's `#[tool]`, recognised as `#[tool_router]` does: by the path's last segment.
-fn is_tool(attr: &Attribute) -> bool {
-    attr.path()
-        .segments
-        .last()
-        .is_some_and(|segment| segment.ident == "tool")
-}
-
 fn expand(options: &Options, function: &ImplItemFn) -> syn::Result<TokenStream> {
     let mode = &options.mode;
     let sig = &function.sig;
-    if sig.asyncness.is_none() {
-        return Err(syn::Error::new_spanned(
-            sig.fn_token,
-            "#[guarded] must be above #[tool] (and the handler must be `async fn`): rmcp's \
-             #[tool] rewrites async handlers, so #[guarded] has to see them first",
-        ));
-    }
-    check_receiver(sig)?;
-    let (proof, params, others) = sort_inputs(mode, sig)?;
+    let (proof, params, others) = validate::handler(mode, function)?;
 
     let call = syn::Ident::new(CALL, Span::call_site());
     let params_ident = syn::Ident::new(PARAMS, Span::call_site());
@@ -231,7 +148,8 @@ fn expand(options: &Options, function: &ImplItemFn) -> syn::Result<TokenStream> 
             let mut predicate = predicate.clone();
             predicate.set_span(predicate.span().resolved_at(Span::call_site()));
             let needed = quote_spanned! {predicate.span()=>
-                let __ask_first_needed: bool = __ask_first_target.#predicate();
+                let __ask_first_needed: bool =
+                    ::ask_first::__private::verdict(__ask_first_target.#predicate());
             };
             let clear = quote_spanned! {target_span=>
                 __ask_first_guard
@@ -251,15 +169,32 @@ fn expand(options: &Options, function: &ImplItemFn) -> syn::Result<TokenStream> 
         let attrs = &params.arg.attrs;
         quote!(#(#attrs)* let #pat = #params_ident;)
     });
-    // Declared first with the handler's own type, so that a `T` that is not a `Target` (or, in
-    // `Clearance<T>`, not `Conditional`) is reported first, on the handler's parameter.
+    // `always`: declared first with the handler's own type, so that a `T` that is not a
+    // `Target` is reported first, on the handler's parameter. `when`: the type comes from
+    // `Guard::clear`, whose `T: Conditional` bound reports a target that is not conditional
+    // once, on `T` (`Clearance<T>` written out again would report it a second time); the
+    // handler's path to `Clearance` is still named (`use … as _`, no type arguments, so nothing
+    // is checked twice), so that its import counts as used.
     let proof_ty = &proof.arg.ty;
-    let proof_declared = quote!(let __ask_first_proof: #proof_ty;);
-    let bind_proof = {
-        let pat = &proof.arg.pat;
-        let ty = &proof.arg.ty;
-        let attrs = &proof.arg.attrs;
-        quote!(#(#attrs)* let #pat: #ty = __ask_first_proof;)
+    let pat = &proof.arg.pat;
+    let attrs = &proof.arg.attrs;
+    let (proof_declared, bind_proof) = match mode {
+        Mode::Always { .. } => (
+            quote!(let __ask_first_proof: #proof_ty;),
+            quote!(#(#attrs)* let #pat: #proof_ty = __ask_first_proof;),
+        ),
+        Mode::When { .. } => {
+            let named = proof_path(proof_ty).map(|path| {
+                quote! {
+                    #[allow(unused_imports)]
+                    use #path as _;
+                }
+            });
+            (
+                quote!(#named let __ask_first_proof;),
+                quote!(#(#attrs)* let #pat = __ask_first_proof;),
+            )
+        }
     };
     let output = match &sig.output {
         ReturnType::Default => quote!(()),
@@ -347,141 +282,28 @@ fn expand(options: &Options, function: &ImplItemFn) -> syn::Result<TokenStream> 
     })
 }
 
+/// The path of a proof type without its type arguments (`ask_first::Clearance<T>` →
+/// `ask_first::Clearance`), for a `use` that names it without instantiating it.
+fn proof_path(ty: &syn::Type) -> Option<syn::Path> {
+    match ty {
+        syn::Type::Path(path) if path.qself.is_none() => {
+            let mut path = path.path.clone();
+            for segment in &mut path.segments {
+                segment.arguments = syn::PathArguments::None;
+            }
+            Some(path)
+        }
+        syn::Type::Group(group) => proof_path(&group.elem),
+        syn::Type::Paren(paren) => proof_path(&paren.elem),
+        _ => None,
+    }
+}
+
 fn output_span(sig: &Signature) -> Span {
     match &sig.output {
         ReturnType::Default => sig.paren_token.span.close(),
         ReturnType::Type(_, ty) => ty.span(),
     }
-}
-
-fn check_receiver(sig: &Signature) -> syn::Result<()> {
-    const MESSAGE: &str = "a #[guarded] handler takes `&self`: the guard is read from the \
-                           server through `ask_first::HasGuard`";
-    match sig.receiver() {
-        Some(receiver) if receiver.reference.is_some() && receiver.mutability.is_none() => Ok(()),
-        Some(receiver) => Err(syn::Error::new_spanned(receiver, MESSAGE)),
-        None => Err(syn::Error::new(sig.paren_token.span.join(), MESSAGE)),
-    }
-}
-
-type Inputs<'a> = (ProofParam<'a>, Option<ParamsParam<'a>>, Vec<&'a PatType>);
-
-/// Splits the handler's typed inputs into the proof, `Parameters<A>`, and everything else.
-fn sort_inputs<'a>(mode: &Mode, sig: &'a Signature) -> syn::Result<Inputs<'a>> {
-    let wanted = match mode {
-        Mode::Always { .. } => Proof::Approved,
-        Mode::When { .. } => Proof::Clearance,
-    };
-    let mut proof: Option<ProofParam<'a>> = None;
-    let mut params: Option<ParamsParam<'a>> = None;
-    let mut others = Vec::new();
-    for input in &sig.inputs {
-        let FnArg::Typed(arg) = input else { continue };
-        if let Type::Reference(reference) = &*arg.ty
-            && let Some(found) = last_segment(&reference.elem).and_then(|s| Proof::of(&s.ident))
-        {
-            return Err(syn::Error::new_spanned(
-                &arg.ty,
-                format!(
-                    "take `{}<T>` by value, not by reference: the operation consumes it, so it \
-                     is used once",
-                    found.name(),
-                ),
-            ));
-        }
-        let Some(segment) = last_segment(&arg.ty) else {
-            others.push(arg);
-            continue;
-        };
-        if segment.ident == "Parameters" {
-            if params.is_some() {
-                return Err(syn::Error::new_spanned(
-                    &arg.ty,
-                    "a #[guarded] handler takes at most one `Parameters<..>`: the target is \
-                     resolved from it",
-                ));
-            }
-            let args = type_argument(segment).ok_or_else(|| {
-                syn::Error::new_spanned(&arg.ty, "name the arguments' type: `Parameters<Args>`")
-            })?;
-            params = Some(ParamsParam { arg, args });
-            continue;
-        }
-        let Some(found) = Proof::of(&segment.ident) else {
-            others.push(arg);
-            continue;
-        };
-        if let Some(first) = &proof {
-            let first = last_segment(&first.arg.ty).map_or(String::new(), |s| s.ident.to_string());
-            return Err(syn::Error::new_spanned(
-                &arg.ty,
-                format!(
-                    "a #[guarded] handler takes one approval parameter, and `{first}<..>` is \
-                     already there: remove this one"
-                ),
-            ));
-        }
-        check_proof(mode, wanted, found, &arg.ty)?;
-        let target = type_argument(segment).ok_or_else(|| {
-            syn::Error::new_spanned(
-                &arg.ty,
-                format!(
-                    "name the target: `{}<T>`, where `T` is what the operation acts on",
-                    found.name()
-                ),
-            )
-        })?;
-        proof = Some(ProofParam { arg, target });
-    }
-    let Some(proof) = proof else {
-        return Err(missing_proof(mode, sig));
-    };
-    Ok((proof, params, others))
-}
-
-fn check_proof(mode: &Mode, wanted: Proof, found: Proof, ty: &Type) -> syn::Result<()> {
-    let message = match (mode, found) {
-        _ if found == wanted => return Ok(()),
-        (Mode::Always { .. }, Proof::Clearance) => {
-            "`always` gives an `Approved<T>`; `Clearance<T>` is for `#[guarded(when = ...)]`"
-        }
-        (Mode::When { .. }, Proof::Approved) => {
-            "`when` gives a `Clearance<T>` (approved, or exempt when the condition is false): \
-             take `Clearance<T>` here, or use `#[guarded(always)]` to take `Approved<T>`"
-        }
-        (Mode::Always { .. }, _) => {
-            "a handler cannot take `Exempt<T>`: only the guard decides that a target is exempt. \
-             `always` gives an `Approved<T>`; for a conditional target take `Clearance<T>` with \
-             `#[guarded(when = ...)]`"
-        }
-        (Mode::When { .. }, _) => {
-            "a handler cannot take `Exempt<T>`: only the guard decides that a target is exempt. \
-             Take `Clearance<T>`: it is `Approved` when the condition held and `Exempt` when it \
-             did not"
-        }
-    };
-    Err(syn::Error::new_spanned(ty, message))
-}
-
-fn missing_proof(mode: &Mode, sig: &Signature) -> syn::Error {
-    let message = match mode {
-        Mode::Always { .. } => "#[guarded(always)] needs a parameter of type `Approved<T>`, where \
-             `T` is the target: the guard resolves `T` from the arguments, asks, and passes the \
-             approval in, and the destructive call consumes it; without it the handler could \
-             act unapproved"
-            .to_owned(),
-        Mode::When { predicate, .. } => format!(
-            "#[guarded(when = \"{predicate}\")] needs a parameter of type `Clearance<T>`, where \
-             `T` is the target: the guard resolves `T` from the arguments, asks when \
-             `T::{predicate}` is true, and passes the approval or exemption in, and the \
-             operation consumes it; without it the handler could act unapproved"
-        ),
-    };
-    let mut span = TokenStream::new();
-    sig.ident.to_tokens(&mut span);
-    sig.paren_token
-        .surround(&mut span, |tokens| sig.inputs.to_tokens(tokens));
-    syn::Error::new_spanned(span, message)
 }
 
 /// `output_schema = ...` when rmcp would have derived it from a `Json<T>` return type that the
@@ -496,24 +318,6 @@ fn output_schema_of(output: &ReturnType) -> Option<TokenStream> {
         output_schema =
             ::ask_first::__private::rmcp::handler::server::tool::schema_for_output::<#inner>()
     ))
-}
-
-/// Whether `attr` is rmcp's `#[tool(...)]` and sets `name = ...`: its arguments parsed as rmcp
-/// parses them (comma-separated settings: `name = expr`, `name(...)`, `name`), so a string or
-/// an expression that merely contains the word does not count.
-fn tool_sets(attr: &Attribute, name: &str) -> bool {
-    if !is_tool(attr) {
-        return false;
-    }
-    let Meta::List(list) = &attr.meta else {
-        return false;
-    };
-    list.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated)
-        .is_ok_and(|settings| {
-            settings.iter().any(
-                |setting| matches!(setting, Meta::NameValue(value) if value.path.is_ident(name)),
-            )
-        })
 }
 
 /// `#[tool(...)]` with `setting` (`name = expr`) added unless the attribute gives `name`
@@ -591,41 +395,6 @@ fn with_person_required_meta(attr: &Attribute) -> Attribute {
     match syn::parse::Parser::parse2(Attribute::parse_outer, rebuilt) {
         Ok(mut parsed) if parsed.len() == 1 => parsed.remove(0),
         _ => attr.clone(),
-    }
-}
-
-/// `T` from `Json<T>` or `Result<Json<T>, E>`, as rmcp's `extract_schema_from_return_type`.
-fn json_output(ty: &Type) -> Option<&Type> {
-    fn json(ty: &Type) -> Option<&Type> {
-        let segment = match ty {
-            Type::Path(path) => path.path.segments.last()?,
-            _ => return None,
-        };
-        if segment.ident != "Json" {
-            return None;
-        }
-        match &segment.arguments {
-            PathArguments::AngleBracketed(arguments) => match arguments.args.first()? {
-                GenericArgument::Type(inner) => Some(inner),
-                _ => None,
-            },
-            _ => None,
-        }
-    }
-    if let Some(inner) = json(ty) {
-        return Some(inner);
-    }
-    let Type::Path(path) = ty else { return None };
-    let segment = path.path.segments.last()?;
-    if segment.ident != "Result" {
-        return None;
-    }
-    let PathArguments::AngleBracketed(arguments) = &segment.arguments else {
-        return None;
-    };
-    match arguments.args.first()? {
-        GenericArgument::Type(ok) => json(ok),
-        _ => None,
     }
 }
 
@@ -900,7 +669,32 @@ mod tests {
                 fn f(&self, a: Approved<X>) {}
             ),
         );
-        assert!(sync.contains("must be above #[tool]"));
+        assert!(sync.contains("must be an `async fn`"), "{sync}");
+        let sync_tool = expand_err(
+            quote!(always),
+            quote!(
+                #[tool(description = "d")]
+                fn f(&self, a: Approved<X>) -> String {
+                    todo!()
+                }
+            ),
+        );
+        assert!(sync_tool.contains("must be an `async fn`"), "{sync_tool}");
+        // What rmcp's #[tool] leaves when it ran first: no #[tool], a boxed future returned.
+        let below = expand_err(
+            quote!(always),
+            quote!(
+                fn f(
+                    &self,
+                    a: Approved<X>,
+                ) -> ::std::pin::Pin<Box<dyn ::std::future::Future<Output = String> + Send + '_>>
+                {
+                    Box::pin(async move { todo!() })
+                }
+            ),
+        );
+        assert!(below.contains("must be above #[tool]"), "{below}");
+        assert!(!below.contains("async fn`"), "{below}");
         let owned = expand_err(
             quote!(always),
             quote!(

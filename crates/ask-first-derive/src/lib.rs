@@ -180,7 +180,8 @@
 //! | `person_required = …`, or it twice | the option | what `person_required` takes |
 //! | `always` and `when` together, or one twice | the second option | `` `always` and `when` exclude each other `` |
 //! | `always = …`, bare `when`, `when = ident`, `when = "not a name"` | the value | what `always`/`when` take |
-//! | not an `async fn`, or `#[guarded]` below `#[tool]` | `fn` | `#[guarded] must be above #[tool] (and the handler must be `async fn`)` |
+//! | `#[guarded]` below `#[tool]` (rmcp's rewrite seen) | `fn` | `#[guarded] must be above #[tool]` |
+//! | not an `async fn` | `fn` | ``a #[guarded] handler must be an `async fn` `` |
 //! | no `&self` receiver | the receiver | ``a #[guarded] handler takes `&self` `` |
 //! | no `Approved<T>` (`always`) / `Clearance<T>` (`when`) | the signature | `` #[guarded(always)] needs a parameter of type `Approved<T>` `` |
 //! | `Clearance<T>` with `always` | the type | `` `always` gives an `Approved<T>`; `Clearance<T>` is for `#[guarded(when = ...)]` `` |
@@ -197,7 +198,8 @@
 //! | `T` is not a `Target` | `Approved<T>` / `Clearance<T>` |
 //! | `T` does not implement `Resolve<Self, A>` | `T` |
 //! | `T` is not `Conditional` (with `when`) | `Clearance<T>` |
-//! | the predicate is not a method of `T`, or does not return `bool` | the string |
+//! | the predicate is not a method of `T` | the string |
+//! | the predicate does not return `bool` | the string: ``a `#[guarded(when = ...)]` predicate must return `bool`, not `&str` `` |
 //! | `Self` does not implement `HasGuard` | `always` / `when` |
 //!
 //! After an error of the first table the macro emits a stand-in method with the handler's name
@@ -206,9 +208,14 @@
 //! `.stderr`.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+// `#[guarded]`: its options (`options`), the handler read as syntax (`parse`), the checks it
+// must pass (`validate`), and the code generated from it (`expand`). `#[derive(Target)]` is
+// `target`.
 mod expand;
 mod options;
+mod parse;
 mod target;
+mod validate;
 
 use proc_macro::TokenStream;
 
@@ -229,7 +236,7 @@ pub fn guarded(args: TokenStream, item: TokenStream) -> TokenStream {
 /// question, with the question's placeholders checked against the fields at compile time.
 ///
 /// ```ignore
-/// use ask_first::{ByteSize, Id, PathName, Target};
+/// use ask_first::{Target, fact::{ByteSize, Id, PathName}};
 ///
 /// #[derive(Target)]
 /// #[target(
@@ -260,7 +267,7 @@ pub fn guarded(args: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// # Fact kinds: what a placeholder may show
 ///
-/// A placeholder's field (or method result) must implement `ask_first::ToFact`: `Id`, the
+/// A placeholder's field (or method result) must implement `ask_first::fact::ToFact`: `Id`, the
 /// caller-supplied names `Name`, `PathName` and `Address` (shown framed, marked as the
 /// caller's and escaped), the newtypes `Count`, `ByteSize`, `Moment`, `Span`, a `Fact`, and
 /// `Vec`s of them (shown as a list). **Not** `String`, `&str` or plain numbers: free text

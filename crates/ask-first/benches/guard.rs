@@ -37,7 +37,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ask_first::protocol::GuardCall;
-use ask_first::{Clearance, Guard, HasGuard, Id, InputError, Resolve, Target, guarded};
+use ask_first::{Clearance, Guard, HasGuard, InputError, Resolve, Target, fact::Id, guarded};
 use ask_first_core::Fingerprint;
 use ask_first_core::seal::{self, SealKey, SealKind, SealScope};
 use divan::Bencher;

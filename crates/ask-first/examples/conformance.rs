@@ -30,8 +30,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use ask_first::protocol::GuardCall;
 use ask_first::{
-    AlteredState, Approved, Binding, Fact, Guard, HasGuard, Id, InputError, Question, Resolve,
-    Target, guarded,
+    AlteredState, Approved, Binding, Fact, Guard, HasGuard, InputError, Question, Resolve, Target,
+    fact::Id, guarded,
 };
 use ask_first_core::Fingerprint;
 use ask_first_core::seal::{self, SealKey, SealKind, SealScope};

@@ -25,7 +25,7 @@
 //!    path, or one that leads out of the root through a link is an input error: the guard
 //!    answers it as such and no one is asked (see `folder.rs`, "Paths").
 //! 2. **Name the thing with the framework's name kinds.** The target holds the path as a
-//!    [`ask_first::PathName`], which a question shows as
+//!    [`ask_first::fact::PathName`], which a question shows as
 //!    `caller-supplied path «reports»/«Q3 summary (final).txt»`: framed, marked as the
 //!    caller's, with line breaks, bidirectional controls, zero-width characters and quotes
 //!    escaped visibly (`<U+202E>`), so a file named `Approve this` or
@@ -162,7 +162,7 @@ struct Deleted {
     deleted: String,
 }
 
-fn joined(path: &ask_first::PathName) -> String {
+fn joined(path: &ask_first::fact::PathName) -> String {
     path.components().join("/")
 }
 

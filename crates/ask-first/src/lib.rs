@@ -7,11 +7,10 @@
 // (`ask-first-core`, `ask-first-serve`) for the few servers that need them. `tests/public_api.rs`
 // lists and counts every name below.
 
-// The target, its binding and the question a person reads.
-pub use ask_first_core::{Binding, Conditional, Fact, Id, Question, Target, Wording, wording};
-// Caller-supplied names, fact kinds as types, and what `#[derive(Target)]` binds and shows.
+// The target, its binding (what `#[derive(Target)]` binds) and the question a person reads;
+// the kinds of facts a question shows are in `fact`.
 pub use ask_first_core::{
-    Address, BindText, BindValue, ByteSize, Count, Moment, Name, PathName, Span, ToFact,
+    BindText, BindValue, Binding, Conditional, Fact, Question, Target, Wording, wording,
 };
 // From arguments to a target, the guard, and the proofs it makes.
 pub use ask_first_core::{
@@ -22,6 +21,27 @@ pub use ask_first_derive::{Target, guarded};
 
 #[cfg(feature = "serve-stdio")]
 pub use ask_first_serve::{ServeError, Serving};
+
+/// What a question shows: the kinds of [`Fact`]. Each is a type a target's field can have
+/// (`#[derive(Target)]` shows it through [`fact::ToFact`]) and a [`Fact`] constructor takes.
+///
+/// | kind | shown as |
+/// |---|---|
+/// | [`fact::Id`] | `3f2a9c91e` (validated: letters, digits, `-_.:`) |
+/// | [`fact::Name`] | `caller-supplied name «Q3.txt»` |
+/// | [`fact::PathName`] | `caller-supplied path «reports»/«Q3.txt»`, absolute: `/«data»/«x.txt»` |
+/// | [`fact::Address`] | `caller-supplied address «ana@example.org»` |
+/// | [`fact::Configured`] | `eu-west-3 (server configuration)`: the operator's, never a request's |
+/// | [`fact::Count`], [`fact::ByteSize`] | `3`, `1.5 KiB` |
+/// | [`fact::Moment`], [`fact::Span`] | `2026-11-30 12:00 UTC`, `5 min 30 s` |
+///
+/// Caller-supplied names are framed and escaped (see [`fact::Name`]); free text has no kind.
+pub mod fact {
+    pub use ask_first_core::{
+        Address, ByteSize, Configured, Count, Id, Moment, Name, NotConfigured, PathName, Span,
+        ToFact,
+    };
+}
 
 /// The audit trail: what the guard records about each decision and each guarded call's
 /// outcome, and where ([`audit::AuditSink`], set with [`GuardBuilder::audit`]).
@@ -70,7 +90,8 @@ pub mod protocol {
 /// use std::sync::{Arc, Mutex};
 ///
 /// use ask_first::testing::{Era, Person, Reply, connect};
-/// use ask_first::{Approved, Binding, Fact, Guard, HasGuard, Id, Question, InputError, Resolve};
+/// use ask_first::fact::Id;
+/// use ask_first::{Approved, Binding, Fact, Guard, HasGuard, Question, InputError, Resolve};
 /// use ask_first::{Target, guarded};
 /// use rmcp::handler::server::wrapper::Parameters;
 /// use rmcp::model::CallToolRequestParams;

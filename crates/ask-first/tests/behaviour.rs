@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ask_first::protocol::{GuardCall, Interruption, InterruptionKind};
-use ask_first::{Approved, Clearance, Guard, Id, InputError};
+use ask_first::{Approved, Clearance, Guard, InputError, fact::Id};
 use ask_first_core::{APPROVAL_INPUT_KEY, APPROVE_PROPERTY};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;

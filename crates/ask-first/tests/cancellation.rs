@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use ask_first::{Approved, Clearance, Guard, HasGuard, Id, InputError, Resolve, guarded};
+use ask_first::{Approved, Clearance, Guard, HasGuard, InputError, Resolve, fact::Id, guarded};
 use ask_first_core::{APPROVAL_INPUT_KEY, APPROVE_PROPERTY};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{

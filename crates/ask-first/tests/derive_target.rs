@@ -6,7 +6,10 @@
 #[allow(dead_code)]
 mod store;
 
-use ask_first::{Binding, Fact, Id, Name, PathName, Question, Target};
+use ask_first::{
+    Binding, Fact, Question, Target,
+    fact::{Id, Name, PathName},
+};
 use store::{DeleteNote, WriteNote};
 
 ask_first::wording! {
@@ -120,7 +123,7 @@ fn derived_write_matches_the_hand_written_one() {
 struct ShareFiles {
     folder: PathName,
     files: Vec<Name>,
-    with: ask_first::Address,
+    with: ask_first::fact::Address,
 }
 
 #[test]
@@ -128,7 +131,7 @@ fn names_are_bound_and_shown_framed() {
     let target = ShareFiles {
         folder: PathName::from_slashes("team/Q3"),
         files: vec![Name::new("a.txt"), Name::new("Approve this\u{202E}")],
-        with: ask_first::Address::new("ana@example.org"),
+        with: ask_first::fact::Address::new("ana@example.org"),
     };
     assert_eq!(
         target.question().render(),
@@ -143,7 +146,7 @@ fn names_are_bound_and_shown_framed() {
     let original = ShareFiles {
         folder: PathName::from_slashes("team/Q3"),
         files: vec![Name::new("a.txt"), Name::new("Approve this\u{202E}")],
-        with: ask_first::Address::new("ana@example.org"),
+        with: ask_first::fact::Address::new("ana@example.org"),
     };
     assert_ne!(original.fingerprint(), reordered.fingerprint());
     let elsewhere = ShareFiles {
@@ -168,7 +171,7 @@ struct ExpireLink {
     #[target(date)]
     made: i64,
     #[target(skip)]
-    after: ask_first::Span,
+    after: ask_first::fact::Span,
 }
 
 #[test]
@@ -178,7 +181,7 @@ fn numbers_are_shown_as_the_kind_they_are_declared() {
         hits: 3,
         size: 1536,
         made: 1_796_041_800,
-        after: ask_first::Span(std::time::Duration::from_secs(330)),
+        after: ask_first::fact::Span(std::time::Duration::from_secs(330)),
     };
     assert_eq!(
         target.question().render(),
@@ -186,7 +189,7 @@ fn numbers_are_shown_as_the_kind_they_are_declared() {
     );
     let later = ExpireLink {
         made: 1_796_041_801,
-        after: ask_first::Span(std::time::Duration::from_secs(1)),
+        after: ask_first::fact::Span(std::time::Duration::from_secs(1)),
         ..target
     };
     // `made` is bound (a second apart), `after` is not.
@@ -195,11 +198,11 @@ fn numbers_are_shown_as_the_kind_they_are_declared() {
         hits: 3,
         size: 1536,
         made: 1_796_041_800,
-        after: ask_first::Span(std::time::Duration::from_secs(1)),
+        after: ask_first::fact::Span(std::time::Duration::from_secs(1)),
     };
     assert_ne!(later.fingerprint(), again.fingerprint());
     let shown_differently = ExpireLink {
-        after: ask_first::Span(std::time::Duration::from_secs(330)),
+        after: ask_first::fact::Span(std::time::Duration::from_secs(330)),
         ..again
     };
     let again = ExpireLink {
@@ -207,7 +210,7 @@ fn numbers_are_shown_as_the_kind_they_are_declared() {
         hits: 3,
         size: 1536,
         made: 1_796_041_800,
-        after: ask_first::Span(std::time::Duration::from_secs(1)),
+        after: ask_first::fact::Span(std::time::Duration::from_secs(1)),
     };
     assert_eq!(shown_differently.fingerprint(), again.fingerprint());
 }

@@ -12,8 +12,8 @@ mod notes;
 use std::sync::Arc;
 
 use ask_first::{
-    Approved, Binding, Clearance, Conditional, Fact, Guard, HasGuard, Id, InputError, Question,
-    Resolve, Target, guarded,
+    Approved, Binding, Clearance, Conditional, Fact, Guard, HasGuard, InputError, Question,
+    Resolve, Target, fact::Id, guarded,
 };
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};

@@ -41,8 +41,8 @@ use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
 
 use ask_first::{
-    Approved, BindValue, Binding, ByteSize, Clearance, Conditional, InputError, Moment, PathName,
-    Target,
+    Approved, BindValue, Binding, Clearance, Conditional, InputError, Target,
+    fact::{ByteSize, Moment, PathName},
 };
 use sha2::{Digest, Sha256};
 

@@ -6,7 +6,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
-use ask_first::{Approved, Clearance, Conditional, Count, Id, InputError, Target};
+use ask_first::{
+    Approved, Clearance, Conditional, InputError, Target,
+    fact::{Count, Id},
+};
 use schemars::JsonSchema;
 use serde::Serialize;
 

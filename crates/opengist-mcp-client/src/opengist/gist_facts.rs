@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use ask_first::{Binding, Fact, Id, Question};
+use ask_first::{Binding, Fact, Question, fact::Id};
 
 use super::requests::{GistId, Visibility};
 use super::responses::GistDetail;

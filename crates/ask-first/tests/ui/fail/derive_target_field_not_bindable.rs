@@ -1,5 +1,5 @@
 // Every field not marked `skip` is bound into the approval: its type must say how.
-use ask_first::{Id, Target};
+use ask_first::{Target, fact::Id};
 
 struct Colour(u8);
 

@@ -1,5 +1,5 @@
 // The operation's name is bound into every approval: there is no default.
-use ask_first::{Id, Target};
+use ask_first::{Target, fact::Id};
 
 #[derive(Target)]
 #[target(question = "This will delete note {id}.")]

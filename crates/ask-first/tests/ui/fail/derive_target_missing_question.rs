@@ -1,5 +1,5 @@
 // A target without a question would ask nothing: it is refused, with an example of one.
-use ask_first::{Id, Target};
+use ask_first::{Target, fact::Id};
 
 #[derive(Target)]
 #[target(operation = "delete_note")]

@@ -1,5 +1,5 @@
 // Placeholders are named, so the compiler can check each one against the fields.
-use ask_first::{Id, Target};
+use ask_first::{Target, fact::Id};
 
 #[derive(Target)]
 #[target(operation = "delete_note", question = "This will delete note {}.")]

@@ -1,5 +1,5 @@
 // A field that is neither bound nor shown is a forgotten binding (or dead weight).
-use ask_first::{Id, Target};
+use ask_first::{Target, fact::Id};
 
 #[derive(Target)]
 #[target(operation = "write_note", question = "This will write note {id}.")]

@@ -1,5 +1,5 @@
 // An unclosed placeholder is refused; `{{` is a literal brace.
-use ask_first::{Id, Target};
+use ask_first::{Target, fact::Id};
 
 #[derive(Target)]
 #[target(operation = "delete_note", question = "This will delete note {id.")]

@@ -1,5 +1,5 @@
 // An option #[target] does not know is refused, naming the ones it accepts.
-use ask_first::{Id, Target};
+use ask_first::{Target, fact::Id};
 
 #[derive(Target)]
 #[target(operation = "delete_note", question = "This will delete note {id}.", title = "Delete")]

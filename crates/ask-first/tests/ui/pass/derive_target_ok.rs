@@ -1,6 +1,9 @@
 // `#[derive(Target)]` with every kind of field: ids, caller-supplied names and paths, lists,
 // counts, sizes, dates, a method placeholder, skipped and bound fields, extra lines.
-use ask_first::{ByteSize, Count, Id, Moment, Name, PathName, Target};
+use ask_first::{
+    Target,
+    fact::{ByteSize, Count, Id, Moment, Name, PathName},
+};
 
 #[derive(Target)]
 #[target(

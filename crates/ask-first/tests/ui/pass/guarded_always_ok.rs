@@ -3,7 +3,8 @@
 use std::sync::Mutex;
 
 use ask_first::{
-    Approved, Binding, Fact, Guard, HasGuard, Id, InputError, Question, Resolve, Target, guarded,
+    Approved, Binding, Fact, Guard, HasGuard, InputError, Question, Resolve, Target, fact::Id,
+    guarded,
 };
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
