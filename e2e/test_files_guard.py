@@ -4,9 +4,12 @@ a real temporary directory.
 
 Contract under test (the example's module docs): paths relative to `--root`; `list_dir`,
 `read_file` never ask; `write_file` asks only to overwrite, `move_file` only to replace,
-`delete_file` always; `..`, absolute paths and links leading out are input errors before
+`delete_file` always; `..`, absolute paths and paths through any link are input errors before
 anyone is asked; a question names the exact path (framed, marked as the caller's, escaped),
-the size and the modification time. After every call the test reads the directory itself.
+the size and the modification time; a file moved, a symbolic link or a hard link planted where
+a writer might put its temporary file never lets an approved write change anything but the
+approved file, and an approval holds for that file only (its inode), not for another file
+with the same bytes. After every call the test reads the directory itself.
 """
 
 from __future__ import annotations
@@ -245,6 +248,9 @@ async def test_escapes_are_refused_before_anyone_is_asked(files_server, root, ou
     (root / "inside.txt").write_bytes(CONTENT)
     (root / "out").symlink_to(outside, target_is_directory=True)
     (root / "leak.txt").symlink_to(outside / "secret.txt")
+    # Links that stay inside are refused too: a link never decides which file a change lands on.
+    (root / "alias.txt").symlink_to(root / "inside.txt")
+    (root / "here").symlink_to(root, target_is_directory=True)
     before_root, before_outside = tree(root), tree(outside)
     secret = str(outside / "secret.txt")
     calls = [
@@ -262,6 +268,12 @@ async def test_escapes_are_refused_before_anyone_is_asked(files_server, root, ou
         ("read_file", {"path": "leak.txt"}, "symbolic link"),
         ("read_file", {"path": "../outside/secret.txt"}, "`..`"),
         ("list_dir", {"path": "out"}, "symbolic link"),
+        ("write_file", {"path": "alias.txt", "content": "x"}, "symbolic link"),
+        ("delete_file", {"path": "alias.txt"}, "symbolic link"),
+        ("write_file", {"path": "here/inside.txt", "content": "x"}, "symbolic link"),
+        ("write_file", {"path": "here/new.txt", "content": "x"}, "symbolic link"),
+        ("move_file", {"from": "here/inside.txt", "to": "moved.txt"}, "symbolic link"),
+        ("read_file", {"path": "alias.txt"}, "symbolic link"),
     ]
     dialog = Dialog("accept")  # would approve if asked: the refusals must not depend on it
     async with connect(target_of(files_server()), era, dialog) as client:
