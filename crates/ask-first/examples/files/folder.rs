@@ -34,11 +34,13 @@
 //! - **Content written to the temporary file, then renamed into place**: a reader never sees
 //!   a half-written file, and a failed write leaves the target as it was. The temporary file
 //!   is synced before the rename, so a crash leaves the old content or the new, never an
-//!   empty file; it is removed when anything fails before the rename.
+//!   empty file; it is removed when anything fails before the rename (a crash can leave it
+//!   behind, as a `.files-write-…` file nothing else uses).
 //! - **Where the target must not exist, a rename that cannot replace** (`renameat2` with
 //!   `RENAME_NOREPLACE`): a new file (`write_file` to a free name) and a move to a free name
 //!   run without asking, so they must never replace a file that appeared after the check.
-//!   The rename fails instead; nothing is replaced unasked.
+//!   The rename fails instead; nothing is replaced unasked. (Where the system has no such
+//!   rename, a hard link, which fails when the name is taken, then an unlink of the old name.)
 //! - **An overwrite replaces the name, not the file**: it renames a new file over the name,
 //!   so a target that is one of several hard links to one file gets the new content under
 //!   the name the person was asked about, and the file's other names keep the old content.
