@@ -574,3 +574,44 @@ async def test_a_file_swapped_for_an_identical_one_is_asked_about_again(files_se
         result = await client.call_tool(tool, args)
         assert not result.is_error, text_of(result)
     assert tree(root) == ({"victim.txt": b"approved"} if tool == "write_file" else {})
+
+
+class DirectorySwappingDialog(Dialog):
+    """While the dialog is open, the directory holding the asked-about file is moved aside and
+    a link to a directory outside the root, holding a file of the same name, bytes and time,
+    is put in its place; the person says yes."""
+
+    def __init__(self, directory: Path, outside: Path) -> None:
+        super().__init__("accept")
+        self.directory, self.outside = directory, outside
+
+    async def __call__(self, context, params):
+        self.calls.append(params)
+        if len(self.calls) == 1:
+            for path in self.directory.iterdir():
+                twin = self.outside / path.name
+                twin.write_bytes(path.read_bytes())
+                stat = path.stat()
+                os.utime(twin, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+            self.directory.rename(self.directory.with_name(self.directory.name + ".aside"))
+            self.directory.symlink_to(self.outside, target_is_directory=True)
+        return await Dialog("accept")(context, params)
+
+
+@pytest.mark.parametrize("tool", ["write_file", "delete_file"])
+async def test_a_directory_swapped_for_a_link_during_the_dialog_never_carries_the_change_out(
+    files_server, root, tmp_path, era, tool
+):
+    (root / "docs").mkdir()
+    (root / "docs" / "victim.txt").write_bytes(CONTENT)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    args = {"path": "docs/victim.txt", "content": "approved"} if tool == "write_file" else {"path": "docs/victim.txt"}
+    dialog = DirectorySwappingDialog(root / "docs", elsewhere)
+    async with connect(target_of(files_server()), era, dialog) as client:
+        result = await client.call_tool(tool, args)
+        assert result.is_error, f"the change ran through the link: {text_of(result)}"
+        assert "symbolic link" in text_of(result), text_of(result)
+    assert dialog.calls, "the change must have been asked about"
+    assert tree(elsewhere) == {"victim.txt": CONTENT}, "a file outside the root changed"
+    assert tree(root) == {"docs": ("link", str(elsewhere)), "docs.aside": "dir", "docs.aside/victim.txt": CONTENT}
