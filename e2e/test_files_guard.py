@@ -4,9 +4,12 @@ a real temporary directory.
 
 Contract under test (the example's module docs): paths relative to `--root`; `list_dir`,
 `read_file` never ask; `write_file` asks only to overwrite, `move_file` only to replace,
-`delete_file` always; `..`, absolute paths and links leading out are input errors before
+`delete_file` always; `..`, absolute paths and paths through any link are input errors before
 anyone is asked; a question names the exact path (framed, marked as the caller's, escaped),
-the size and the modification time. After every call the test reads the directory itself.
+the size and the modification time; a file moved, a symbolic link or a hard link planted where
+a writer might put its temporary file never lets an approved write change anything but the
+approved file, and an approval holds for that file only (its inode), not for another file
+with the same bytes. After every call the test reads the directory itself.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from support import (
     TARGET,
     Dialog,
     HttpTarget,
+    StdioHandle,
     base_env,
     connect,
     free_port,
@@ -266,6 +270,9 @@ async def test_escapes_are_refused_before_anyone_is_asked(files_server, root, ou
     (root / "inside.txt").write_bytes(CONTENT)
     (root / "out").symlink_to(outside, target_is_directory=True)
     (root / "leak.txt").symlink_to(outside / "secret.txt")
+    # Links that stay inside are refused too: a link never decides which file a change lands on.
+    (root / "alias.txt").symlink_to(root / "inside.txt")
+    (root / "here").symlink_to(root, target_is_directory=True)
     before_root, before_outside = tree(root), tree(outside)
     secret = str(outside / "secret.txt")
     calls = [
@@ -283,6 +290,12 @@ async def test_escapes_are_refused_before_anyone_is_asked(files_server, root, ou
         ("read_file", {"path": "leak.txt"}, "symbolic link"),
         ("read_file", {"path": "../outside/secret.txt"}, "`..`"),
         ("list_dir", {"path": "out"}, "symbolic link"),
+        ("write_file", {"path": "alias.txt", "content": "x"}, "symbolic link"),
+        ("delete_file", {"path": "alias.txt"}, "symbolic link"),
+        ("write_file", {"path": "here/inside.txt", "content": "x"}, "symbolic link"),
+        ("write_file", {"path": "here/new.txt", "content": "x"}, "symbolic link"),
+        ("move_file", {"from": "here/inside.txt", "to": "moved.txt"}, "symbolic link"),
+        ("read_file", {"path": "alias.txt"}, "symbolic link"),
     ]
     dialog = Dialog("accept")  # would approve if asked: the refusals must not depend on it
     async with connect(target_of(files_server()), era, dialog) as client:
@@ -433,3 +446,194 @@ async def test_a_file_changed_during_the_dialog_is_asked_about_again(files_serve
     assert again.endswith("\n" + delete_question("«n1.txt»", path)), again
     assert "(3.9 KiB, modified 2023-11-14 22:13 UTC)" in dialog.calls[1].message
     assert tree(root) == {"n1.txt": CHANGED}
+
+
+# --------------------------------------------------------------------------- names and links planted around a write
+
+
+async def server_pid(client, handle) -> int:
+    """The files server's PID. Over stdio the client spawns it; a first call makes sure it
+    has (in the 2026-07-28 era nothing is sent before the first call)."""
+    listed = await client.call_tool("list_dir", {"path": ""})
+    assert not listed.is_error, text_of(listed)
+    return int(handle.pidfile.read_text()) if isinstance(handle, StdioHandle) else handle.pid
+
+
+def predictable_temporary(name: str, pid: int) -> str:
+    """A temporary name a writer could derive from the target and its PID alone: what an
+    attacker plants something at, before anyone is asked."""
+    return f".{name}.files-write-{pid}"
+
+
+def overwrite_question_of(dialog: Dialog, shown: str) -> None:
+    assert len(dialog.calls) == 1, [c.message for c in dialog.calls]
+    assert dialog.calls[0].message.startswith(f"This will overwrite caller-supplied path {shown} ("), dialog.calls[0].message
+
+
+async def test_a_file_moved_unasked_onto_a_temporary_name_survives_an_approved_overwrite(files_server, root, era):
+    """The model moves important.txt to a free name (no one is asked: nothing is replaced),
+    the one a writer would use for its temporary file; then one approved overwrite of
+    victim.txt. important.txt's content must still be in the folder, and victim.txt must hold
+    exactly the approved content."""
+    (root / "victim.txt").write_bytes(CONTENT)
+    (root / "important.txt").write_bytes(b"important, never asked about")
+    handle = files_server()
+    dialog = Dialog("accept")
+    async with connect(target_of(handle), era, dialog) as client:
+        parked = predictable_temporary("victim.txt", await server_pid(client, handle))
+        moved = await client.call_tool("move_file", {"from": "important.txt", "to": parked})
+        assert not moved.is_error, text_of(moved)
+        assert dialog.calls == [], "a move to a free name must not ask"
+        done = await client.call_tool("write_file", {"path": "victim.txt", "content": "approved"})
+        assert not done.is_error, text_of(done)
+        assert done.structured_content == {"path": "victim.txt", "size": 8, "created": False}
+    overwrite_question_of(dialog, "«victim.txt»")
+    assert tree(root) == {parked: b"important, never asked about", "victim.txt": b"approved"}
+
+
+async def test_a_planted_symbolic_link_never_carries_an_approved_write_out_of_the_root(files_server, root, outside, era):
+    """Links at the names a writer might use for its temporary file, one to a file outside
+    the root, one to a name outside that does not exist yet: the approved content lands in
+    victim.txt, a regular file, and nowhere else."""
+    (root / "victim.txt").write_bytes(CONTENT)
+    handle = files_server()
+    dialog = Dialog("accept")
+    async with connect(target_of(handle), era, dialog) as client:
+        pid = await server_pid(client, handle)
+        planted = {
+            predictable_temporary("victim.txt", pid): outside / "secret.txt",
+            predictable_temporary("victim.txt", 1): outside / "landing.txt",  # PID 1: in a container
+        }
+        for name, destination in planted.items():
+            (root / name).symlink_to(destination)
+        before_outside = tree(outside)
+        done = await client.call_tool("write_file", {"path": "victim.txt", "content": "approved"})
+        assert not done.is_error, text_of(done)
+    overwrite_question_of(dialog, "«victim.txt»")
+    assert tree(outside) == before_outside == {"secret.txt": b"not yours"}, "the approved write left the root"
+    assert not (root / "victim.txt").is_symlink()
+    assert tree(root) == {**{name: ("link", str(dest)) for name, dest in planted.items()}, "victim.txt": b"approved"}
+
+
+async def test_a_planted_hard_link_never_lets_an_approved_write_change_another_file(files_server, root, era):
+    """A hard link to important.txt at the name a writer might use for its temporary file:
+    the approved overwrite of victim.txt must leave important.txt's content as it was."""
+    (root / "victim.txt").write_bytes(CONTENT)
+    important = root / "important.txt"
+    important.write_bytes(b"important, never asked about")
+    handle = files_server()
+    dialog = Dialog("accept")
+    async with connect(target_of(handle), era, dialog) as client:
+        pid = await server_pid(client, handle)
+        links = [predictable_temporary("victim.txt", pid), predictable_temporary("victim.txt", 1)]
+        for name in links:
+            os.link(important, root / name)
+        done = await client.call_tool("write_file", {"path": "victim.txt", "content": "approved"})
+        assert not done.is_error, text_of(done)
+    overwrite_question_of(dialog, "«victim.txt»")
+    assert tree(root) == {
+        "important.txt": b"important, never asked about",
+        **{name: b"important, never asked about" for name in links},
+        "victim.txt": b"approved",
+    }
+    assert important.stat().st_nlink == 3
+
+
+async def test_overwriting_one_name_of_a_hard_linked_file_leaves_its_other_names_as_they_were(files_server, root, era):
+    """victim.txt is a second name of important.txt: the person is asked about victim.txt and
+    approves; victim.txt gets the new content, important.txt keeps the old one."""
+    important = root / "important.txt"
+    important.write_bytes(CONTENT)
+    os.link(important, root / "victim.txt")
+    dialog = Dialog("accept")
+    async with connect(target_of(files_server()), era, dialog) as client:
+        done = await client.call_tool("write_file", {"path": "victim.txt", "content": "approved"})
+        assert not done.is_error, text_of(done)
+    overwrite_question_of(dialog, "«victim.txt»")
+    assert tree(root) == {"important.txt": CONTENT, "victim.txt": b"approved"}
+    assert important.stat().st_nlink == 1
+
+
+class SwappingDialog(Dialog):
+    """While the first dialog is open, the asked-about file is replaced by another file (a
+    new inode) with the same bytes and the same modification time; later questions are
+    declined."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__("accept")
+        self.path = path
+
+    async def __call__(self, context, params):
+        self.calls.append(params)
+        if len(self.calls) == 1:
+            stat = self.path.stat()
+            other = self.path.with_name(self.path.name + ".swap")
+            other.write_bytes(self.path.read_bytes())
+            os.utime(other, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+            os.replace(other, self.path)
+            assert self.path.stat().st_ino != stat.st_ino
+            return await Dialog("accept")(context, params)
+        return await Dialog("decline")(context, params)
+
+
+@pytest.mark.parametrize("tool", ["write_file", "delete_file"])
+async def test_a_file_swapped_for_an_identical_one_is_asked_about_again(files_server, root, era, tool):
+    """The approval is bound to the file (its device and inode), not only to its bytes and
+    time: another file in its place is asked about again (and declined here)."""
+    path = root / "victim.txt"
+    path.write_bytes(CONTENT)
+    args = {"path": "victim.txt", "content": "approved"} if tool == "write_file" else {"path": "victim.txt"}
+    dialog = SwappingDialog(path)
+    async with connect(target_of(files_server()), era, dialog) as client:
+        result = await client.call_tool(tool, args)
+        assert_not_run(result, "declined")
+    assert len(dialog.calls) == 2, [c.message for c in dialog.calls]
+    assert dialog.calls[1].message.startswith("The target changed since it was last shown to you"), dialog.calls[1].message
+    assert tree(root) == {"victim.txt": CONTENT}
+    # Positive control: asked once and approved, with no swap, the same call runs.
+    accepting = Dialog("accept")
+    async with connect(target_of(files_server()), era, accepting) as client:
+        result = await client.call_tool(tool, args)
+        assert not result.is_error, text_of(result)
+    assert tree(root) == ({"victim.txt": b"approved"} if tool == "write_file" else {})
+
+
+class DirectorySwappingDialog(Dialog):
+    """While the dialog is open, the directory holding the asked-about file is moved aside and
+    a link to a directory outside the root, holding a file of the same name, bytes and time,
+    is put in its place; the person says yes."""
+
+    def __init__(self, directory: Path, outside: Path) -> None:
+        super().__init__("accept")
+        self.directory, self.outside = directory, outside
+
+    async def __call__(self, context, params):
+        self.calls.append(params)
+        if len(self.calls) == 1:
+            for path in self.directory.iterdir():
+                twin = self.outside / path.name
+                twin.write_bytes(path.read_bytes())
+                stat = path.stat()
+                os.utime(twin, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+            self.directory.rename(self.directory.with_name(self.directory.name + ".aside"))
+            self.directory.symlink_to(self.outside, target_is_directory=True)
+        return await Dialog("accept")(context, params)
+
+
+@pytest.mark.parametrize("tool", ["write_file", "delete_file"])
+async def test_a_directory_swapped_for_a_link_during_the_dialog_never_carries_the_change_out(
+    files_server, root, tmp_path, era, tool
+):
+    (root / "docs").mkdir()
+    (root / "docs" / "victim.txt").write_bytes(CONTENT)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    args = {"path": "docs/victim.txt", "content": "approved"} if tool == "write_file" else {"path": "docs/victim.txt"}
+    dialog = DirectorySwappingDialog(root / "docs", elsewhere)
+    async with connect(target_of(files_server()), era, dialog) as client:
+        result = await client.call_tool(tool, args)
+        assert result.is_error, f"the change ran through the link: {text_of(result)}"
+        assert "symbolic link" in text_of(result), text_of(result)
+    assert dialog.calls, "the change must have been asked about"
+    assert tree(elsewhere) == {"victim.txt": CONTENT}, "a file outside the root changed"
+    assert tree(root) == {"docs": ("link", str(elsewhere)), "docs.aside": "dir", "docs.aside/victim.txt": CONTENT}

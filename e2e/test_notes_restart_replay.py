@@ -82,18 +82,95 @@ async def test_spent_answers_stay_spent_after_a_restart(launcher: Launcher, note
     assert note_ids(second) == ["n3"]
 
 
-def test_two_processes_cannot_share_one_spent_answer_log(launcher: Launcher, notes_binary, tmp_path) -> None:
+async def test_two_processes_cannot_share_one_spent_answer_log(launcher: Launcher, notes_binary, tmp_path) -> None:
+    """The log itself is locked: there is no other file in the state directory to remove, a
+    second process is refused while the first runs (with nothing removed and after removing
+    everything else there), and once the first stops the second starts and refuses what the
+    first spent."""
     env = env_for(tmp_path / "state")
+    state = tmp_path / "state" / "notes"
     running = launcher.http(notes_binary, env=env)
-    done = run_to_exit(notes_binary, {**env, "NOTES_HTTP_ADDR": "127.0.0.1:0"})
-    assert done.returncode == 1, done.stderr
-    assert "another process is using the spent-answer log" in done.stderr, done.stderr
-    assert "NOTES_STATE_DIR" in done.stderr, done.stderr
-    # Positive control: the first one still serves, and once it stops the second starts.
-    assert note_ids(running) == ["n1", "n2", "n3"]
+    async with connect(running.target, "2026-07-28", dialog=None) as client:
+        token = token_in(await client.call_tool("delete_note", {"note_id": "n1"}))
+        done = await client.call_tool("delete_note", {"note_id": "n1", "confirm_token": token})
+        assert not done.is_error, text_of(done)
+
+    def refused() -> None:
+        # Over stdio with stdin at its end: a server that started would end at once with 0.
+        done = run_to_exit(notes_binary, env)
+        assert done.returncode == 1, done.stderr
+        assert "another process is using the spent-answer log" in done.stderr, done.stderr
+        assert str(state / "spent-answers.log") in done.stderr, done.stderr
+        assert "NOTES_STATE_DIR" in done.stderr, done.stderr
+        for invitation in ("lock file", "delete", "remove"):
+            assert invitation not in done.stderr, done.stderr
+
+    refused()
+    # Removing every other file of the state directory (a lock file beside the log would be
+    # one) lets no second process in.
+    for path in state.iterdir():
+        if path.name != "spent-answers.log":
+            path.unlink()
+    refused()
+    assert sorted(path.name for path in state.iterdir()) == ["spent-answers.log"]
+    # Positive control: the first one still serves, and once it stops the second starts, and the
+    # answer the first one spent is refused there.
+    assert note_ids(running) == ["n2", "n3"]
     stop(running)
     again = launcher.http(notes_binary, env=env)
-    assert note_ids(again) == ["n1", "n2", "n3"]
+    async with connect(again.target, "2026-07-28", dialog=None) as client:
+        replay = await client.call_tool("delete_note", {"note_id": "n1", "confirm_token": token})
+        assert replay.is_error or "confirm_token:" in text_of(replay), text_of(replay)
+    assert note_ids(again) == ["n1", "n2", "n3"], "an answer spent by the first process ran on the second"
+
+
+def flipped_in_last_record(log: bytes) -> bytes:
+    damaged = bytearray(log)
+    damaged[-20] ^= 0x01  # inside the last record's expiry and checksum
+    return bytes(damaged)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(flipped_in_last_record, id="flipped-byte-in-the-last-record"),
+        pytest.param(lambda log: log[:-24], id="last-record-cut-short"),
+        pytest.param(lambda log: log + bytes(24), id="half-written-record-after-the-last"),
+    ],
+)
+async def test_a_damaged_spent_answer_log_refuses_to_start(launcher: Launcher, notes_binary, tmp_path, damage) -> None:
+    """A record that cannot be read is never dropped: the server refuses to start, naming the
+    file and the fix. The same log intact (positive control) starts, and the answer it holds is
+    still refused."""
+    env = env_for(tmp_path / "state")
+    log = tmp_path / "state" / "notes" / "spent-answers.log"
+    first = launcher.http(notes_binary, env=env)
+    async with connect(first.target, "2026-07-28", dialog=None) as client:
+        token = token_in(await client.call_tool("delete_note", {"note_id": "n1"}))
+        done = await client.call_tool("delete_note", {"note_id": "n1", "confirm_token": token})
+        assert not done.is_error, text_of(done)
+    stop(first)
+    intact = log.read_bytes()
+    assert len(intact) == 8 + 48, "the header and the one spent answer"
+
+    log.write_bytes(damage(intact))
+    # Over stdio with stdin at its end: a server that started would end at once with 0.
+    done = run_to_exit(notes_binary, env)
+    assert done.returncode == 1, done.stderr
+    for words in (str(log), "is damaged at byte", "move the file aside"):
+        assert words in done.stderr, done.stderr
+    assert log.read_bytes() == damage(intact), "the damaged log must be left as it was"
+
+    log.write_bytes(intact)
+    second = launcher.http(notes_binary, env=env)
+    async with connect(second.target, "2026-07-28", dialog=None) as client:
+        replay = await client.call_tool("delete_note", {"note_id": "n1", "confirm_token": token})
+        assert replay.is_error or "confirm_token:" in text_of(replay), text_of(replay)
+        assert note_ids(second) == ["n1", "n2", "n3"], "a spent answer worked again after the restart"
+        fresh = token_in(await client.call_tool("delete_note", {"note_id": "n1"}))
+        done = await client.call_tool("delete_note", {"note_id": "n1", "confirm_token": fresh})
+        assert not done.is_error, text_of(done)
+    assert note_ids(second) == ["n2", "n3"]
 
 
 def test_a_fixed_key_without_anywhere_to_keep_spent_answers_refuses_to_start(notes_binary, tmp_path) -> None:

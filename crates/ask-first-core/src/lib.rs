@@ -74,7 +74,7 @@ pub use engine::{
 pub use engine::{AlteredState, token_reply};
 pub use identity::Identity;
 pub use nonce::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
-pub use nonce_file::{FileNonceStore, FileNonceStoreError, SPENT_LOCK_FILE, SPENT_LOG_FILE};
+pub use nonce_file::{FileNonceStore, FileNonceStoreError, SPENT_LOG_FILE};
 pub use question::{
     Address, ByteSize, Configured, Count, Fact, Id, InvalidId, Moment, Name, NotConfigured,
     PathName, Question, Span, ToFact, Wording,

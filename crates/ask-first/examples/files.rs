@@ -22,8 +22,8 @@
 //! # The pattern for names
 //!
 //! 1. **Refuse what must not be asked about, in `Resolve`.** A path with `..`, an absolute
-//!    path, or one that leads out of the root through a link is an input error: the guard
-//!    answers it as such and no one is asked (see `folder.rs`, "Paths").
+//!    path, or one through a symbolic link is an input error: the guard answers it as such and
+//!    no one is asked (see `folder.rs`, "Paths").
 //! 2. **Name the thing with the framework's name kinds.** The target holds the path as a
 //!    [`ask_first::fact::PathName`], which a question shows as
 //!    `caller-supplied path «reports»/«Q3 summary (final).txt»`: framed, marked as the
@@ -33,11 +33,18 @@
 //!    workaround, no look-alike scan: the exact name, safely.
 //! 3. **Show what a person needs to decide, bind what decides what runs.** The question shows
 //!    the path, size and modification time; the approval is bound (`#[derive(Target)]`: every
-//!    field) to the canonical path and the file's state, content hash included
-//!    ([`folder::FileState`]). A file that changed after the question is not acted on.
+//!    field) to the path and the file's state: content hash, device and inode included
+//!    ([`folder::FileState`]). A file that changed, or another file put in its place, after
+//!    the question is not acted on.
 //! 4. **The operation takes the proof by value and checks once more right before acting**
 //!    (`Folder::delete(Approved<DeleteFile>)`): see `folder.rs`, "Time of check, time of use",
 //!    for what that closes and what remains.
+//! 5. **Reach every file through a handle no link can redirect.** The root is opened once
+//!    (`cap_std::fs::Dir`); every directory and file is opened from it one name at a time,
+//!    never following a link; a write goes to a new file under a random name created
+//!    exclusively and is renamed into place, with a rename that cannot replace where nothing
+//!    was asked about. `folder.rs`, "Every access through a handle that a link cannot
+//!    redirect", says which attack each measure stops: copy them together.
 //!
 //! The question a person sees for `delete_file {"path": "reports/Q3 summary (final).txt"}`:
 //!
@@ -46,8 +53,8 @@
 //! ```
 //!
 //! Limits of the example: a file is read, hashed or changed up to 8 MiB (a larger one is
-//! refused, saying so); the file system is used through blocking `std::fs` calls on the async
-//! runtime, which a production server would move to `tokio::task::spawn_blocking`.
+//! refused, saying so); the file system is used through blocking calls on the async runtime,
+//! which a production server would move to `tokio::task::spawn_blocking`.
 //!
 //! # Run it
 //!
@@ -75,7 +82,7 @@ use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use folder::{DeleteFile, Folder, MoveFile, WriteFile, state_of};
+use folder::{DeleteFile, Folder, MoveFile, WriteFile};
 
 /// The server's name: reported to clients, shown in token texts and the start-up notice.
 const NAME: &str = "files";
@@ -172,8 +179,7 @@ fn joined(path: &ask_first::fact::PathName) -> String {
 
 impl Resolve<FilesServer, PathArgs> for DeleteFile {
     async fn resolve(server: &FilesServer, args: &PathArgs) -> Result<Self, InputError> {
-        let place = server.folder.file(&args.path)?;
-        let state = state_of(&place.absolute)?;
+        let (place, state) = server.folder.file(&args.path)?;
         Ok(Self {
             path: place.shown,
             state,
@@ -194,12 +200,21 @@ impl Resolve<FilesServer, WriteArgs> for WriteFile {
 
 impl Resolve<FilesServer, MoveArgs> for MoveFile {
     async fn resolve(server: &FilesServer, args: &MoveArgs) -> Result<Self, InputError> {
-        let from = server.folder.file(&args.from)?;
-        let from_state = state_of(&from.absolute)?;
+        let (from, from_state) = server.folder.file(&args.from)?;
         let (to, replaced) = server.folder.file_or_new(&args.to)?;
-        if to.absolute == from.absolute {
+        if to.shown == from.shown {
             return Err(InputError::new(
                 "from and to name the same file: nothing to move",
+            ));
+        }
+        if replaced
+            .as_ref()
+            .is_some_and(|state| state.same_file(&from_state))
+        {
+            // A rename between two names of one file does nothing: refused rather than
+            // reported as a move.
+            return Err(InputError::new(
+                "from and to are two names (hard links) of the same file: nothing to move; delete_file the name you no longer want",
             ));
         }
         Ok(Self {
@@ -243,14 +258,16 @@ impl FilesServer {
         &self,
         Parameters(args): Parameters<PathArgs>,
     ) -> Result<Json<Listing>, String> {
-        let place = self
+        let (shown, dir) = self
             .folder
             .directory(&args.path)
             .map_err(|rejection| rejection.message())?;
         let mut entries = Vec::new();
-        let read = std::fs::read_dir(&place.absolute)
+        let read = dir
+            .entries()
             .map_err(|error| format!("the directory cannot be read: {error}"))?;
         for entry in read.flatten() {
+            // The entry itself, never what a link points to.
             let Ok(meta) = entry.metadata() else { continue };
             let kind = if meta.is_symlink() {
                 "symlink"
@@ -269,7 +286,7 @@ impl FilesServer {
         }
         entries.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(Json(Listing {
-            path: joined(&place.shown),
+            path: joined(&shown),
             entries,
         }))
     }
@@ -287,11 +304,12 @@ impl FilesServer {
         &self,
         Parameters(args): Parameters<PathArgs>,
     ) -> Result<Json<FileText>, String> {
-        let invalid = |rejection: InputError| rejection.message();
-        let place = self.folder.file(&args.path).map_err(invalid)?;
-        let content = self.folder.read(&place).map_err(invalid)?;
+        let (shown, content) = self
+            .folder
+            .read(&args.path)
+            .map_err(|rejection| rejection.message())?;
         Ok(Json(FileText {
-            path: joined(&place.shown),
+            path: joined(&shown),
             size: content.len() as u64,
             content,
         }))
