@@ -333,7 +333,7 @@ where
     .map_err(|source| HttpError::Bind { addr, source })?;
     let authenticator = credential.authenticator(&options.names);
     let public_routes = authenticator.public_routes();
-    let gate = Gate::new(local_addr, &options, authenticator);
+    let gate = Gate::new(local_addr, &options, authenticator.clone());
     let config = StreamableHttpServerConfig::default()
         // Stateful sessions for legacy clients: a pushed elicitation needs a channel back.
         .with_legacy_session_mode(true)
@@ -352,6 +352,7 @@ where
     let owners = owners::SessionOwners::new(
         sessions.clone(),
         guard,
+        authenticator.clone(),
         options
             .limits
             .bounds
