@@ -455,8 +455,8 @@ mod tests {
             "the other token's session was closed"
         );
         drop(held);
-        assert_eq!(owners.owner(&gone.to_string()), None);
-        assert!(owners.owner(&kept.to_string()).is_some());
+        assert_eq!(owners.owner(gone.as_ref()), None);
+        assert!(owners.owner(kept.as_ref()).is_some());
     }
 
     #[tokio::test]
