@@ -133,16 +133,16 @@ impl SessionOwners {
 
     /// Closes every session whose credential the authenticator no longer holds.
     async fn close_revoked(&self) {
-        let revoked: Vec<String> = self
+        // Copied out first: the authenticator may read its file, and requests wait on the table.
+        let held: Vec<(String, Identity)> = self
             .table()
             .iter()
-            .filter(|(_, owner)| {
-                owner
-                    .identity
-                    .as_ref()
-                    .is_some_and(|identity| !self.auth.is_current(identity))
-            })
-            .map(|(session, _)| session.clone())
+            .filter_map(|(session, owner)| Some((session.clone(), owner.identity.clone()?)))
+            .collect();
+        let revoked: Vec<String> = held
+            .into_iter()
+            .filter(|(_, identity)| !self.auth.is_current(identity))
+            .map(|(session, _)| session)
             .collect();
         for session in revoked {
             tracing::info!("closed an MCP session whose credential was revoked");
