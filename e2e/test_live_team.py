@@ -3,6 +3,9 @@ two accounts (marker `opengist`): each person connects with their own Opengist a
 the HTTP bearer, and acts as their own account.
 
 A is the provisioned admin (its full token), B the second account `e2e-user2` (its full token).
+Several tokens of one account are told apart as credentials of one person: another token of A
+cannot answer, replay or use what A's first token was asked, and four tokens of A hold one
+person's caps; a token without `user:read` is refused.
 Every negative check has a positive control beside it: the same request by the right person,
 or with a good token, succeeds. After every write, what Opengist holds is read back through its
 own REST API with each person's token, never through the server under test. No `OPENGIST_TOKEN`

@@ -5,11 +5,14 @@ per-person tokens (`NOTES_HTTP_AUTH=tokens`, the token file minted by the server
 Alice and Bob each hold their own token. Bob, with his own valid token, cannot act on Alice's
 legacy session on any route (her dialog's answer, a tool call, `GET` stream, `DELETE`: `403
 session_not_yours`), a 2026-07-28 `requestState` or a `confirm_token` issued to Alice does not
-run for him, and the audit log records two principals. Positive controls: Alice's own answer,
-state and token run, Bob's own session works. The token file is re-read when it changes (a
-person added is let in, a person removed is refused), one person cannot take every session
-place, and the shared-secret mode says at start that every holder of the secret is one
-principal.
+run for him, and the audit log records two principals. Alice's second token (another line of
+hers) is refused the same way on the first token's session, state and confirm_token: each token
+is its own credential. Positive controls: Alice's own answer, state and token run, Bob's own
+session works. The token file is re-read when its content changes (a person added is let in, a
+person removed is refused; a same-length rewrite with the old mtime revokes too, and ends the
+revoked token's open GET stream), one person cannot take every session place, a principal
+header refuses to start with `tokens` or `oauth`, and the shared-secret mode says at start that
+every holder of the secret is one principal.
 
 Raw JSON-RPC (e2e/raw_mcp.py) for the attacks; the Python `mcp` client for the positive path.
 """
