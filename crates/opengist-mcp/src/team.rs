@@ -446,6 +446,22 @@ mod tests {
         ));
     }
 
+    #[test]
+    fn a_token_without_user_read_is_a_401_naming_the_scope() {
+        let refusal = TeamRefusal::NoUserRead {
+            settings_url: "http://127.0.0.1:1/-/settings/access-tokens".into(),
+        }
+        .into_refusal();
+        assert_eq!(refusal.status(), http::StatusCode::UNAUTHORIZED);
+        assert_eq!(refusal.code(), "invalid_token");
+        assert!(
+            refusal.message().contains("`user:read`"),
+            "{}",
+            refusal.message()
+        );
+        assert!(refusal.message().contains("/-/settings/access-tokens"));
+    }
+
     #[tokio::test]
     async fn opengist_unreachable_is_unavailable_and_nothing_is_remembered() {
         // Port 1 on loopback: nothing listens.
