@@ -3,6 +3,9 @@ two accounts (marker `opengist`): each person connects with their own Opengist a
 the HTTP bearer, and acts as their own account.
 
 A is the provisioned admin (its full token), B the second account `e2e-user2` (its full token).
+Several tokens of one account are told apart as credentials of one person: another token of A
+cannot answer, replay or use what A's first token was asked, and four tokens of A hold one
+person's caps; a token without `user:read` is refused.
 Every negative check has a positive control beside it: the same request by the right person,
 or with a good token, succeeds. After every write, what Opengist holds is read back through its
 own REST API with each person's token, never through the server under test. No `OPENGIST_TOKEN`
@@ -16,6 +19,7 @@ import http.cookiejar
 import json
 import re
 import subprocess
+import time
 import urllib.parse
 import urllib.request
 import uuid
@@ -591,26 +595,175 @@ async def test_list_changed_goes_only_to_the_writers_own_sessions(team_server, o
     assert len(a_api.titled(m)) == 1 and len(b_api.titled(m)) == 1
 
 
-async def test_a_token_that_cannot_read_its_account_is_its_own_principal(team_server, opengist_env):
-    """Without `user:read` the account cannot be read, so the principal is the token's digest:
-    B's other token (with `user:read`, named by the account) cannot answer its dialog."""
+async def test_a_token_without_user_read_is_refused_naming_the_scope(team_server, opengist_env):
+    """A token that cannot name its account could be anyone's, and each would count as a person
+    for the caps: refused with a 401 that names `user:read`, before anything runs."""
     env = opengist_env
     b_api = api(env, B)
     settings = TokenSettings(env, B)
-    name = f"team-narrow-{uuid.uuid4().hex[:8]}"
-    narrow = settings.mint(name, scope_user="0")
+    narrow_name, reader_name = (f"team-narrow-{uuid.uuid4().hex[:8]}" for _ in range(2))
+    narrow = settings.mint(narrow_name, scope_user="0")
+    reader = settings.mint(reader_name, scope_user="1")
     try:
-        gist_id = b_api.create({"x.txt": "keep me\n"}, "private", title=f"narrow {marker()}")
+        # Positive control: Opengist takes the narrow token (its gists; its account it may not read).
+        as_narrow = api(env, None).__class__(env["OPENGIST_E2E_URL"], narrow)
+        assert as_narrow.get("/api/gists").status == 200 and as_narrow.get("/api/user").status == 403
         server = team_server()
-        session = RawHttp(server.url, f"Bearer {narrow}")
-        session.send(call(30, "delete_gist", {"gist_id": gist_id}))
-        dialog = session.must(is_elicitation, WAIT_S, "the narrow token's dialog")
-        status, _ = session.post(approve(dialog), authorization=f"Bearer {token_of(env, B)}")
-        assert status == 403, f"HTTP {status}: B's account-named token answered the narrow token's dialog"
-        assert b_api.exists(gist_id)
-        session.send(approve(dialog))
-        done = session.must(is_response_to(30), WAIT_S, "the delete result")
+        status, headers, body = raw_post(server.url, initialize_request(), f"Bearer {narrow}")
+        assert status == 401 and "invalid_token" in headers.get("www-authenticate", ""), (status, headers)
+        assert "user:read" in body and narrow not in body, body
+        m = marker()
+        create = {"name": "create_gist", "arguments": {"title": f"narrow {m}", "visibility": "private", "files": [{"filename": "n.md", "content": "n\n"}]}}
+        assert per_request_status(server.url, f"Bearer {narrow}", create) == 401
+        assert b_api.titled(m) == [], "the narrow token wrote"
+        # Positive control: a token with user:read (and nothing more of the user) is served.
+        status, _, _ = raw_post(server.url, initialize_request(), f"Bearer {reader}")
+        assert status == 200
+        done = per_request(server.url, f"Bearer {reader}", 8, create)
         assert not done["result"].get("isError"), done
-        assert not b_api.exists(gist_id)
+        assert len(b_api.titled(m)) == 1
     finally:
-        settings.delete(name)
+        settings.delete(narrow_name)
+        settings.delete(reader_name)
+
+
+# --------------------------------------------------------------------------- one account, several tokens
+
+
+@pytest.fixture
+def second_full_token(opengist_env):
+    """Another full token of A's account (gist and user read+write), deleted afterwards."""
+    settings = TokenSettings(opengist_env, A)
+    name = f"team-second-{uuid.uuid4().hex[:8]}"
+    token = settings.mint(name)
+    yield token
+    settings.delete(name)
+
+
+async def test_another_token_of_the_account_cannot_answer_use_or_close_a_legacy_session(team_server, opengist_env, second_full_token):
+    """The issue's attack: a second token of the same account posts `accept` on the first
+    token's session while a delete is pending."""
+    env = opengist_env
+    a_api = api(env, A)
+    gist_id = a_api.create({"x.txt": "keep me\n"}, "private", title=f"second {marker()}")
+    server = team_server()
+    first, second = f"Bearer {token_of(env, A)}", f"Bearer {second_full_token}"
+    session = RawHttp(server.url, first)
+    session.send(call(20, "delete_gist", {"gist_id": gist_id}))
+    dialog = session.must(is_elicitation, WAIT_S, "the first token's dialog")
+    for what, attempt in [("the dialog answer", approve(dialog)), ("a tool call", call(21, "list_gists", {}))]:
+        status, _ = session.post(attempt, authorization=second)
+        assert status == 403, f"HTTP {status} for the second token's {what} on the first token's session"
+    assert session.open_stream(authorization=second) == 403
+    assert session.delete(authorization=second) == 403
+    # The read-only token of the same account too.
+    status, _ = session.post(approve(dialog), authorization=f"Bearer {env['OPENGIST_E2E_TOKEN_READ']}")
+    assert status == 403, f"HTTP {status} for the read-only token's answer"
+    assert a_api.exists(gist_id), "another token of the account answered the dialog"
+    # Positive control: the second token is good on a session of its own.
+    assert "gists" in dump(per_request(server.url, second, 9, {"name": "list_gists", "arguments": {"per_page": 1}}))
+    # The first token's own answer runs the delete.
+    session.send(approve(dialog))
+    done = session.must(is_response_to(20), WAIT_S, "the delete result")
+    assert not done["result"].get("isError"), done
+    assert not a_api.exists(gist_id)
+
+
+async def test_another_token_of_the_account_cannot_replay_a_request_state(team_server, opengist_env, second_full_token):
+    env = opengist_env
+    a_api = api(env, A)
+    gist_id = a_api.create({"x.txt": "keep me\n"}, "private", title=f"second state {marker()}")
+    server = team_server()
+    first, second = f"Bearer {token_of(env, A)}", f"Bearer {second_full_token}"
+    args = {"name": "delete_gist", "arguments": {"gist_id": gist_id}}
+    asked = per_request(server.url, first, 1, args)
+    assert is_input_required(asked), asked
+    state, responses = asked["result"]["requestState"], approving(asked["result"])
+    replayed = per_request(server.url, second, 2, {**args, "requestState": state, "inputResponses": responses})
+    assert is_input_required(replayed), f"the second token's replay ran: {replayed}"
+    assert a_api.exists(gist_id), "the second token's replay deleted the gist"
+    done = per_request(server.url, first, 3, {**args, "requestState": state, "inputResponses": responses})
+    assert not is_input_required(done) and not done["result"].get("isError"), done
+    assert not a_api.exists(gist_id)
+
+
+async def test_another_token_of_the_account_cannot_use_a_confirm_token(team_server, opengist_env, second_full_token):
+    env = opengist_env
+    a_api = api(env, A)
+    gist_id = a_api.create({"x.txt": "keep me\n"}, "private", title=f"second token {marker()}")
+    server = team_server(extra={"ELICITATION": "false"})
+    first, second = f"Bearer {token_of(env, A)}", f"Bearer {second_full_token}"
+    issued = per_request(server.url, first, 1, {"name": "delete_gist", "arguments": {"gist_id": gist_id}})
+    found = re.search(r"confirm_token[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9_\-.~+/=]{16,})", dump(issued))
+    assert found, issued
+    args = {"name": "delete_gist", "arguments": {"gist_id": gist_id, "confirm_token": found.group(1)}}
+    stolen = per_request(server.url, second, 2, args)
+    assert stolen["result"].get("isError"), stolen
+    assert a_api.exists(gist_id), "the second token used the first token's confirm_token"
+    done = per_request(server.url, first, 3, args)
+    assert not done["result"].get("isError"), done
+    assert not a_api.exists(gist_id)
+
+
+async def test_a_token_revoked_in_opengist_cannot_answer_its_own_dialog(team_server, opengist_env):
+    """Deleted in Opengist while its dialog waits: its answer is refused (the gate re-checks
+    every request's token, remembering a check a few seconds at most) and nothing is deleted."""
+    env = opengist_env
+    a_api = api(env, A)
+    settings = TokenSettings(env, A)
+    name = f"team-revoked-{uuid.uuid4().hex[:8]}"
+    token = settings.mint(name)
+    gist_id = a_api.create({"x.txt": "keep me\n"}, "private", title=f"revoked {marker()}")
+    server = team_server()
+    session = RawHttp(server.url, f"Bearer {token}")
+    session.send(call(20, "delete_gist", {"gist_id": gist_id}))
+    dialog = session.must(is_elicitation, WAIT_S, "the dialog")
+    settings.delete(name)
+    assert not opengist_accepts(env, token)
+    # The event waited on: the gate refuses a harmless request with the revoked token.
+    deadline = time.monotonic() + 30
+    while (status := session.post({"jsonrpc": "2.0", "id": 30, "method": "ping"})[0]) != 401 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert status == 401, f"HTTP {status}: the gate still takes a token deleted in Opengist"
+    status, _ = session.post(approve(dialog))
+    assert status == 401, f"HTTP {status} for the revoked token's answer"
+    assert a_api.exists(gist_id), "a revoked token's answer deleted the gist"
+    # Positive control: the account's other token is served.
+    assert "gists" in dump(per_request(server.url, f"Bearer {token_of(env, A)}", 9, {"name": "list_gists", "arguments": {"per_page": 1}}))
+
+
+async def test_four_tokens_of_one_account_hold_one_persons_caps(team_server, opengist_env):
+    env = opengist_env
+    a_api = api(env, A)
+    settings = TokenSettings(env, A)
+    names = [f"team-cap-{uuid.uuid4().hex[:8]}" for _ in range(2)]
+    minted = [settings.mint(name) for name in names]
+    try:
+        tokens = [f"Bearer {t}" for t in (token_of(env, A), *minted, env["OPENGIST_E2E_TOKEN_NOGIST"])]
+        server = team_server(extra={"OPENGIST_MCP_HTTP_SESSIONS_PER_PRINCIPAL": "3", "OPENGIST_MCP_HTTP_DIALOGS_PER_PRINCIPAL": "2"})
+        gists = [a_api.create({"x.txt": "keep me\n"}, "private", title=f"cap {marker()}") for _ in range(3)]
+        sessions = [RawHttp(server.url, token) for token in tokens[:3]]
+        # The fourth token of the same account: past the person's session cap.
+        status, headers, body = raw_post(server.url, initialize_request(), tokens[3])
+        assert status == 429 and "too_many_sessions_for_principal" in body, (status, body)
+        assert "OPENGIST_MCP_HTTP_SESSIONS_PER_PRINCIPAL" in body and headers.get("retry-after"), (body, headers)
+        # Two dialogs with two tokens, the third with a third token: past the person's dialog cap.
+        for index in (0, 1):
+            sessions[index].send(call(10 + index, "delete_gist", {"gist_id": gists[index]}))
+            sessions[index].must(is_elicitation, WAIT_S, f"dialog {index}")
+        sessions[2].send(call(12, "delete_gist", {"gist_id": gists[2]}))
+        answer = sessions[2].must(lambda m: is_elicitation(m) or is_response_to(12)(m), WAIT_S, "the third call")
+        assert not is_elicitation(answer), f"a dialog was pushed past the person's cap: {answer}"
+        assert answer["result"].get("isError") and "OPENGIST_MCP_HTTP_DIALOGS_PER_PRINCIPAL" in dump(answer), answer
+        # Positive control: another person opens a session and is asked.
+        b_api = api(env, B)
+        b_gist = b_api.create({"x.txt": "keep me\n"}, "private", title=f"cap B {marker()}")
+        other = RawHttp(server.url, f"Bearer {token_of(env, B)}")
+        other.send(call(13, "delete_gist", {"gist_id": b_gist}))
+        other.must(is_elicitation, WAIT_S, "B's dialog")
+        assert all(a_api.exists(gist) for gist in gists) and b_api.exists(b_gist)
+        for session in (*sessions, other):
+            session.close()
+    finally:
+        for name in names:
+            settings.delete(name)

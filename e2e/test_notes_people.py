@@ -5,19 +5,26 @@ per-person tokens (`NOTES_HTTP_AUTH=tokens`, the token file minted by the server
 Alice and Bob each hold their own token. Bob, with his own valid token, cannot act on Alice's
 legacy session on any route (her dialog's answer, a tool call, `GET` stream, `DELETE`: `403
 session_not_yours`), a 2026-07-28 `requestState` or a `confirm_token` issued to Alice does not
-run for him, and the audit log records two principals. Positive controls: Alice's own answer,
-state and token run, Bob's own session works. The token file is re-read when it changes (a
-person added is let in, a person removed is refused), one person cannot take every session
-place, and the shared-secret mode says at start that every holder of the secret is one
-principal.
+run for him, and the audit log records two principals. Alice's second token (another line of
+hers) is refused the same way on the first token's session, state and confirm_token: each token
+is its own credential. Positive controls: Alice's own answer, state and token run, Bob's own
+session works. The token file is re-read when its content changes (a person added is let in, a
+person removed is refused; a same-length rewrite with the old mtime revokes too, and ends the
+revoked token's open GET stream), one person cannot take every session place, a principal
+header refuses to start with `tokens` or `oauth`, and the shared-secret mode says at start that
+every holder of the secret is one principal.
 
 Raw JSON-RPC (e2e/raw_mcp.py) for the attacks; the Python `mcp` client for the positive path.
 """
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import json
+import os
+import secrets
+import threading
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -354,3 +361,161 @@ def test_a_malformed_token_file_exits_1_naming_the_line(notes_binary, tmp_path):
     assert done.returncode == 1, (done.returncode, done.stderr)
     assert "NOTES_HTTP_TOKENS_FILE" in done.stderr and "line 2" in done.stderr, done.stderr
     assert "my-token-pasted" not in done.stderr, "a line's text is never echoed"
+
+
+# --- one person, several tokens: each token its own credential -----------------------------
+
+
+def another_token_of(launcher, notes_binary, server, person: str) -> str:
+    """A second token for `person` (another line of theirs in the token file), once the server
+    takes it."""
+    _, minted = launcher.mint_tokens(notes_binary, [person], server.tokens_file)
+    authorization = f"Bearer {minted[person]}"
+    assert wait_for_status(server.url, authorization, 200) == 200, "the new line was not read"
+    return authorization
+
+
+def test_alices_other_token_cannot_answer_use_or_close_her_legacy_session(people, launcher, notes_binary):
+    server = people()
+    laptop = server.authorization_of("alice")
+    phone = another_token_of(launcher, notes_binary, server, "alice")
+    alice = RawHttp(server.url, laptop)
+    alice.send(call(20, "delete_note", {"note_id": "n1"}))
+    dialog = alice.must(is_elicitation, WAIT_S, "alice's dialog")
+    for what, method, body in [
+        ("the answer to the laptop's dialog", "POST", approve(dialog)),
+        ("a reading tool call", "POST", call(21, "list_notes", {})),
+        ("a GET stream", "GET", None),
+        ("DELETE", "DELETE", None),
+    ]:
+        status, _, answer = session_request(alice, method, phone, body)
+        assert status == 403, f"HTTP {status} for the phone's {what} on the laptop's session"
+        assert answer is not None and answer.get("error") == "session_not_yours", answer
+    # The phone is alice too (positive control: her token is good, her own session works).
+    assert note_ids(RawHttp(server.url, phone), 5) == ["n1", "n2", "n3"]
+    # The laptop's own answer runs the delete.
+    alice.send(approve(dialog))
+    done = alice.must(is_response_to(20), WAIT_S, "alice's delete result")
+    assert done["result"]["structuredContent"] == {"deleted": "n1"}, done
+    assert alice.wait_for(is_response_to(21), 0) is None, "the phone's call was served on the laptop's session"
+    assert note_ids(alice, 31) == ["n2", "n3"]
+
+
+def test_alices_request_state_is_asked_again_for_her_other_token(people, launcher, notes_binary):
+    server = people()
+    laptop = server.authorization_of("alice")
+    phone = another_token_of(launcher, notes_binary, server, "alice")
+    args = {"name": "delete_note", "arguments": {"note_id": "n2"}}
+    asked = per_request(server.url, laptop, 1, args)
+    assert is_input_required(asked), asked
+    state, responses = asked["result"]["requestState"], approving(asked["result"])
+    replayed = per_request(server.url, phone, 2, {**args, "requestState": state, "inputResponses": responses})
+    assert is_input_required(replayed), f"the phone's replay of the laptop's state ran: {replayed}"
+    assert list_ids(server.url, laptop) == ["n1", "n2", "n3"], "the phone's replay deleted the note"
+    done = per_request(server.url, laptop, 3, {**args, "requestState": state, "inputResponses": responses})
+    assert not is_input_required(done) and done["result"]["structuredContent"] == {"deleted": "n2"}, done
+    assert list_ids(server.url, phone) == ["n1", "n3"]
+
+
+def test_alices_confirm_token_does_not_run_for_her_other_token(people_without_dialogs, launcher, notes_binary):
+    server = people_without_dialogs
+    laptop = server.authorization_of("alice")
+    phone = another_token_of(launcher, notes_binary, server, "alice")
+    first = per_request(server.url, laptop, 1, {"name": "delete_note", "arguments": {"note_id": "n3"}})
+    match = TOKEN_LINE.search(result_text(first))
+    assert match is not None, first
+    args = {"name": "delete_note", "arguments": {"note_id": "n3", "confirm_token": match.group(1)}}
+    stolen = per_request(server.url, phone, 2, args)
+    assert "deleted" not in (stolen["result"].get("structuredContent") or {}), f"the laptop's token ran for the phone: {stolen}"
+    assert list_ids(server.url, laptop) == ["n1", "n2", "n3"]
+    done = per_request(server.url, laptop, 3, args)
+    assert done["result"].get("structuredContent") == {"deleted": "n3"}, done
+    assert list_ids(server.url, phone) == ["n1", "n2"]
+
+
+# --- revoking a token: a rewrite the file's mtime and size cannot show ----------------------
+
+
+class OpenStream:
+    """A session's standalone GET stream, held open on a thread; `ended` is set when the server
+    ends it."""
+
+    def __init__(self, session: RawHttp) -> None:
+        self.connection = http.client.HTTPConnection(session.host, session.port, timeout=120)
+        headers = {
+            "Accept": "text/event-stream",
+            "Mcp-Session-Id": session.session_id or "",
+            "Mcp-Protocol-Version": "2025-11-25",
+            "Authorization": session.authorization or "",
+        }
+        self.connection.request("GET", session.path, headers=headers)
+        self.response = self.connection.getresponse()
+        self.status = self.response.status
+        self.ended = threading.Event()
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        try:
+            while self.response.read1(4096):
+                pass
+        except (OSError, http.client.HTTPException):
+            pass
+        finally:
+            self.ended.set()
+            self.connection.close()
+
+
+def test_a_same_length_rewrite_with_the_old_mtime_revokes_and_ends_the_tokens_stream(people):
+    server = people()
+    alice_auth, bob_auth = server.authorization_of("alice"), server.authorization_of("bob")
+    alice = RawHttp(server.url, alice_auth)
+    bob = RawHttp(server.url, bob_auth)
+    alice.send(call(20, "delete_note", {"note_id": "n1"}))
+    dialog = alice.must(is_elicitation, WAIT_S, "alice's dialog")
+    stream = OpenStream(alice)
+    assert stream.status == 200, stream.status
+    assert not stream.ended.wait(1.5), "positive control: the stream stays open while the token is listed"
+
+    # Alice's line gets a new token's hash: same length; then the old mtime put back (`cp -p`).
+    before = server.tokens_file.stat()
+    new_token = secrets.token_hex(32)
+    text = server.tokens_file.read_text()
+    old_hash = next(line.split()[1] for line in text.splitlines() if line.startswith("alice "))
+    server.tokens_file.write_text(text.replace(old_hash, hashlib.sha256(new_token.encode()).hexdigest()))
+    os.utime(server.tokens_file, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = server.tokens_file.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+    assert stream.ended.wait(RELOAD_BOUND_S), "the revoked token's GET stream is still open"
+    assert request(server.url, "POST", alice_auth, initialize_request())[0] == 401
+    status, _, _ = session_request(alice, "POST", alice_auth, approve(dialog))
+    assert status == 401, f"HTTP {status}: the revoked token still answers"
+    # Positive controls: the new line is in force, and bob's session is untouched.
+    assert request(server.url, "POST", f"Bearer {new_token}", initialize_request())[0] == 200
+    assert note_ids(bob, 40) == ["n1", "n2", "n3"], "the unanswered dialog deleted a note"
+
+
+# --- a header cannot stand for an authenticated person ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"NOTES_HTTP_AUTH": "tokens"},
+        {"NOTES_HTTP_AUTH": "oauth", "NOTES_OAUTH_ISSUER": "http://127.0.0.1:9/", "NOTES_OAUTH_RESOURCE": "http://127.0.0.1:9/mcp"},
+    ],
+    ids=["tokens", "oauth"],
+)
+def test_a_principal_header_in_an_authenticated_mode_refuses_to_start(launcher, notes_binary, tmp_path, env):
+    from support import free_port
+
+    if env["NOTES_HTTP_AUTH"] == "tokens":
+        file, _ = launcher.mint_tokens(notes_binary, ["alice"], tmp_path / "tokens")
+        env = {**env, "NOTES_HTTP_TOKENS_FILE": str(file)}
+    done = run_to_exit(notes_binary, {**env, "HOME": str(tmp_path), "NOTES_PRINCIPAL_HEADER": "x-user"}, ["--http", f"127.0.0.1:{free_port()}"], timeout=30)
+    assert done.returncode == 1, (done.returncode, done.stderr)
+    assert "NOTES_PRINCIPAL_HEADER" in done.stderr and f"NOTES_HTTP_AUTH={env['NOTES_HTTP_AUTH']}" in done.stderr, done.stderr
+    # The positive control: the same settings without the header start and serve.
+    if env["NOTES_HTTP_AUTH"] == "tokens":
+        server = launcher.http(notes_binary, env={k: v for k, v in env.items() if k != "NOTES_HTTP_TOKENS_FILE"}, auth="tokens")
+        assert request(server.url, "POST", server.authorization_of("alice"), initialize_request())[0] == 200

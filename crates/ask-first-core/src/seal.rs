@@ -82,7 +82,8 @@ pub struct SealScope<'a> {
     /// The fingerprint of the question the person was shown ([`Fingerprint::of_question`]):
     /// a seal opens only while the target still reads as it was shown.
     pub shown: &'a Fingerprint,
-    /// Who asked: a seal made for one principal does not open for another.
+    /// Who asked, with which credential ([`Guard::holder_of`](crate::Guard::holder_of)): a seal
+    /// made for one does not open for another.
     pub principal: &'a str,
 }
 

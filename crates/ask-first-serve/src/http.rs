@@ -20,11 +20,12 @@
 //!    ([`Identity::of`]) all read it. Only the explicit no-authentication setting (loopback only,
 //!    announced on stderr at start) serves without a credential.
 //!
-//! Then, always (no option turns it off), every legacy session belongs to the principal that
-//! opened it, under the server's own guard's rule ([`Guard::principal_of`], so a custom
-//! [`GuardBuilder::principal`](ask_first_core::GuardBuilder::principal) covers it too): a
-//! request naming another principal's `Mcp-Session-Id` (a tool call, a dialog's answer,
-//! `DELETE`, a `GET` stream) is refused with `403 session_not_yours` before rmcp sees it. One
+//! Then, always (no option turns it off), every legacy session belongs to the credential that
+//! opened it ([`Guard::holder_of`]: the principal under the server's guard, which a custom
+//! [`GuardBuilder::principal`](ask_first_core::GuardBuilder::principal) can narrow, and which of
+//! the person's credentials it was): a request naming another's `Mcp-Session-Id` (a tool call,
+//! a dialog's answer, `DELETE`, a `GET` stream), another token of the same person's included,
+//! is refused with `403 session_not_yours` before rmcp sees it. One
 //! principal holds at most [`HttpBounds::sessions_per_principal`](crate::settings::HttpBounds)
 //! legacy sessions at once (`429` past it), so one person cannot take every session place.
 //! Under one shared secret every holder is one principal, so none of this separates them: the
@@ -333,7 +334,7 @@ where
     .map_err(|source| HttpError::Bind { addr, source })?;
     let authenticator = credential.authenticator(&options.names);
     let public_routes = authenticator.public_routes();
-    let gate = Gate::new(local_addr, &options, authenticator);
+    let gate = Gate::new(local_addr, &options, authenticator.clone());
     let config = StreamableHttpServerConfig::default()
         // Stateful sessions for legacy clients: a pushed elicitation needs a channel back.
         .with_legacy_session_mode(true)
@@ -352,6 +353,7 @@ where
     let owners = owners::SessionOwners::new(
         sessions.clone(),
         guard,
+        authenticator.clone(),
         options
             .limits
             .bounds

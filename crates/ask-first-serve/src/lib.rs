@@ -90,6 +90,22 @@ pub enum ServeError {
     /// The spent-answer log cannot be used.
     #[error(transparent)]
     SpentLog(#[from] ask_first_core::FileNonceStoreError),
+    /// A principal rule read from a request header, where each person is authenticated.
+    #[error(
+        "{setting} (a principal read from a request header) cannot be used with \
+         {mode_setting}={mode}: there each caller proves who they are, and a header anyone can \
+         send must not stand for the person (nor split one person into many, each with their \
+         own caps); unset {setting}, or use it only behind an authenticating gateway with \
+         {mode_setting}=secret"
+    )]
+    HeaderPrincipal {
+        /// The server's setting that names the header.
+        setting: String,
+        /// The authentication mode's setting.
+        mode_setting: String,
+        /// The mode in force.
+        mode: String,
+    },
     /// A fixed seal key without Redis, and nowhere to keep spent answers.
     #[error(
         "{seal_key} is set without {redis_url}, so spent answers must outlive this process (its \
@@ -251,6 +267,27 @@ impl Serving {
             self.authenticator = authenticator;
         }
         self
+    }
+
+    /// Refuses to start when the server's principal rule reads a request header (its setting
+    /// `setting` is set) while each HTTP caller is authenticated (`<PREFIX>_HTTP_AUTH` is
+    /// `tokens`, `oauth` or a server's own mode, or [`Serving::authenticator`] was given): the
+    /// guard composes the rule with the gate's identity, so the header could not choose the
+    /// person, but it would split one person into as many principals as values they send.
+    pub fn refuse_header_principal(&self, setting: &str) -> Result<(), ServeError> {
+        let mode = &self.settings.auth.mode;
+        #[cfg(feature = "http")]
+        let own = self.authenticator.is_some();
+        #[cfg(not(feature = "http"))]
+        let own = false;
+        if mode.is_per_person() || own {
+            return Err(ServeError::HeaderPrincipal {
+                setting: setting.to_owned(),
+                mode_setting: self.settings.names.http_auth.clone(),
+                mode: mode.to_string(),
+            });
+        }
+        Ok(())
     }
 
     /// A guard builder for this server with the settings applied: its name, `ELICITATION`,

@@ -69,11 +69,16 @@ impl WhoAmI {
 impl ServerHandler for WhoAmI {}
 
 async fn serve() -> (SocketAddr, oneshot::Sender<()>) {
-    let server = WhoAmI {
-        guard: Guard::builder("notes").build(),
-    };
+    serve_with(Guard::builder("notes").build(), Arc::new(GatewayUser)).await
+}
+
+async fn serve_with(
+    guard: Guard,
+    authenticator: Arc<dyn Authenticate>,
+) -> (SocketAddr, oneshot::Sender<()>) {
+    let server = WhoAmI { guard };
     let options = HttpOptions {
-        authenticator: Some(Arc::new(GatewayUser)),
+        authenticator: Some(authenticator),
         ..HttpOptions::new(SettingNames::with_prefix("NOTES"))
     };
     let bound = bind_http(
@@ -192,5 +197,61 @@ async fn the_hooks_identity_owns_sessions_and_reaches_the_tool_body() {
     // request with alice's header is hers.
     let own = exchange(addr, &post_head(port, Some("alice"), &on_session), list).await;
     assert!(!own.starts_with("HTTP/1.1 403"), "{own}");
+    let _ = stop.send(());
+}
+
+/// Per-person tokens, several per person: `Bearer <person>-<device>` is `token:<person>`,
+/// credential `<device>`.
+struct Devices;
+
+impl Authenticate for Devices {
+    fn authenticate<'a>(&'a self, parts: &'a mut http::request::Parts) -> AuthFuture<'a> {
+        let identity = ask_first_serve::http::auth::bearer_token(&parts.headers)
+            .and_then(|token| token.split_once('-'))
+            .map(|(person, device)| {
+                Identity::new(format!("token:{person}")).with_credential(device)
+            });
+        Box::pin(async move { identity.ok_or_else(|| Refusal::unauthorized("send a token")) })
+    }
+}
+
+#[tokio::test]
+async fn a_header_rule_narrows_the_person_and_another_credential_of_theirs_is_refused() {
+    // The server's own rule reads a header anyone can send (the notes example's
+    // NOTES_PRINCIPAL_HEADER).
+    let guard = Guard::builder("notes")
+        .principal(|caller| {
+            caller
+                .header("x-act-as")
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or("nobody")
+                .to_owned()
+        })
+        .build();
+    let (addr, stop) = serve_with(guard, Arc::new(Devices)).await;
+    let port = addr.port();
+    let as_ = |token: &str, act_as: &str, extra: &str| {
+        post_head(
+            port,
+            None,
+            &format!("Authorization: Bearer {token}\r\nX-Act-As: {act_as}\r\n{extra}"),
+        )
+    };
+    let opened = exchange(addr, &as_("alice-laptop", "alice", ""), INITIALIZE).await;
+    assert!(opened.starts_with("HTTP/1.1 200"), "{opened}");
+    let session = session_of(&opened);
+    let on_session = format!("Mcp-Session-Id: {session}\r\nMcp-Protocol-Version: 2025-11-25\r\n");
+    let list = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#;
+    // Bob's valid token with a header naming alice: still bob, refused on her session.
+    let bob = exchange(addr, &as_("bob-laptop", "alice", &on_session), list).await;
+    assert!(bob.starts_with("HTTP/1.1 403"), "{bob}");
+    assert!(bob.contains("session_not_yours"), "{bob}");
+    // Alice's other token: the same person, another credential: refused too.
+    let phone = exchange(addr, &as_("alice-phone", "alice", &on_session), list).await;
+    assert!(phone.starts_with("HTTP/1.1 403"), "{phone}");
+    // The positive control: the token that opened it, with the same header.
+    let own = exchange(addr, &as_("alice-laptop", "alice", &on_session), list).await;
+    assert!(own.starts_with("HTTP/1.1 200"), "{own}");
+    assert!(own.contains("whoami"), "{own}");
     let _ = stop.send(());
 }

@@ -55,8 +55,10 @@
 //! - `NOTES_REPLICA_ID`: this replica's name: the prefix of its session ids (`<id>.<uuid>`, for
 //!   a gateway's session affinity) and the `replica` of its audit records.
 //! - `NOTES_PRINCIPAL_HEADER`: a custom principal rule for the demonstration of one: callers
-//!   are told apart by this header's value (as set by an authenticating gateway) instead of
-//!   the `Authorization` header; seals and HTTP sessions are bound to it.
+//!   are told apart by this header's value (as set by an authenticating gateway in front, with
+//!   `NOTES_HTTP_AUTH=secret` or `none`); seals and HTTP sessions are bound to it. The rule
+//!   narrows the gate's identity, never replaces it; with `tokens` or `oauth` it refuses to
+//!   start (a header anyone can send must not stand for an authenticated person).
 //! - `NOTES_HTTP_HEADER_TIMEOUT_SECS`, `NOTES_HTTP_BODY_TIMEOUT_SECS`,
 //!   `NOTES_HTTP_MAX_CONNECTIONS`, `NOTES_HTTP_MAX_SESSIONS`, `NOTES_HTTP_SESSION_IDLE_SECS`:
 //!   the HTTP limits.
@@ -356,25 +358,36 @@ async fn main() -> ExitCode {
 /// The serving: settings, guard, then stdio or HTTP, all through the framework.
 async fn run(cli: Cli) -> Result<(), ask_first::ServeError> {
     let serving = Serving::from_env(NAME, PREFIX)?.http_addr(cli.http);
-    let guard = with_principal_header(serving.guard_builder()).build();
+    let guard = with_principal_header(&serving)?.build();
     let store = Arc::new(Store::seeded());
     serving.serve(NotesServer { guard, store }).await
 }
 
 /// `NOTES_PRINCIPAL_HEADER=x-user`: a custom principal rule, as a server behind an
-/// authenticating gateway would have: the caller is the value of that header (a gateway sets
-/// it), not the `Authorization` header. The guard's seals and the HTTP session binding both
-/// follow it. Unset: the guard's default rule.
-fn with_principal_header(guard: ask_first::GuardBuilder) -> ask_first::GuardBuilder {
-    let Some(header) = std::env::var("NOTES_PRINCIPAL_HEADER")
+/// authenticating gateway would have: callers are told apart by the value of that header (a
+/// gateway sets it). The guard composes it with the gate's identity (it narrows the shared
+/// secret's one principal, never replaces a proven person), and the HTTP session binding
+/// follows it. Refused at start where each person is authenticated (`NOTES_HTTP_AUTH=tokens`
+/// or `oauth`). Unset: the guard's default rule.
+fn with_principal_header(
+    serving: &Serving,
+) -> Result<ask_first::GuardBuilder, ask_first::ServeError> {
+    let guard = serving.guard_builder();
+    let Some(header) = std::env::var(PRINCIPAL_HEADER)
         .ok()
         .map(|name| name.trim().to_ascii_lowercase())
         .filter(|name| !name.is_empty())
     else {
-        return guard;
+        return Ok(guard);
     };
-    guard.principal(move |caller| match caller.header(header.as_str()) {
-        Some(value) => format!("user:{}", String::from_utf8_lossy(value.as_bytes())),
-        None => "anonymous".to_owned(),
-    })
+    serving.refuse_header_principal(PRINCIPAL_HEADER)?;
+    Ok(
+        guard.principal(move |caller| match caller.header(header.as_str()) {
+            Some(value) => format!("user:{}", String::from_utf8_lossy(value.as_bytes())),
+            None => "anonymous".to_owned(),
+        }),
+    )
 }
+
+/// The setting naming the header of [`with_principal_header`].
+const PRINCIPAL_HEADER: &str = "NOTES_PRINCIPAL_HEADER";

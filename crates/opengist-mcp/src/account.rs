@@ -78,6 +78,7 @@ pub struct PersonCredential {
 
 struct Person {
     principal: String,
+    credential: String,
     client: OpengistClient,
     cache_owner: CacheOwner,
 }
@@ -91,23 +92,34 @@ impl std::fmt::Debug for PersonCredential {
 }
 
 impl PersonCredential {
-    /// The person whose token `client` acts with, known as `principal`; their cache entries
-    /// are `cache_owner`'s.
-    pub fn new(principal: String, client: OpengistClient, cache_owner: CacheOwner) -> Self {
+    /// The person whose token `client` acts with, known as `principal`, that token being
+    /// known as `credential` (a digest, never the token); their cache entries are
+    /// `cache_owner`'s.
+    pub fn new(
+        principal: String,
+        credential: String,
+        client: OpengistClient,
+        cache_owner: CacheOwner,
+    ) -> Self {
         Self {
             inner: Arc::new(Person {
                 principal,
+                credential,
                 client,
                 cache_owner,
             }),
         }
     }
 
-    /// Who the person is, as the guard and the HTTP sessions tell callers apart
-    /// (`opengist:<username>#<id>`, or `opengist:token:<digest>` when the token may not read
-    /// its own account).
+    /// Who the person is, as the per-person caps count them (`opengist:<username>#<id>`).
     pub fn principal(&self) -> &str {
         &self.inner.principal
+    }
+
+    /// Which of the person's tokens this is (a digest of it): what sessions, dialogs, seals
+    /// and confirmation tokens are bound to besides the principal.
+    pub fn credential(&self) -> &str {
+        &self.inner.credential
     }
 
     /// The client acting with the person's token.
@@ -156,11 +168,13 @@ mod tests {
         let store = GistCache::new(CacheOwner::of("http://127.0.0.1:1", None), 1 << 20);
         let a = PersonCredential::new(
             "opengist:a#1".into(),
+            "a".into(),
             client("og_a"),
             CacheOwner::of("http://127.0.0.1:1", Some("og_a")),
         );
         let b = PersonCredential::new(
             "opengist:b#2".into(),
+            "b".into(),
             client("og_b"),
             CacheOwner::of("http://127.0.0.1:1", Some("og_b")),
         );

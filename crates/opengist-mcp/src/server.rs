@@ -358,6 +358,7 @@ mod tests {
         .expect("client");
         PersonCredential::new(
             format!("opengist:{token}#1"),
+            token.to_owned(),
             base.with_token(token).expect("client"),
             CacheOwner::of("http://127.0.0.1:1", Some(token)),
         )

@@ -8,8 +8,14 @@
 //! | Opengist answers | the request | principal |
 //! |---|---|---|
 //! | 200, the account | goes on | `opengist:<username>#<id>` |
-//! | 403, scope missing (a token without `user:read`) | goes on: the token is good | `opengist:token:<digest of the token>` |
+//! | 403, scope missing (a token without `user:read`) | `401 invalid_token`, naming the `user:read` scope | |
 //! | 401 (unknown, revoked or expired token) | `401 invalid_token`, naming the fix | |
+//!
+//! Every token must name its account (`user:read`), so the principal is always the person:
+//! the per-person caps (sessions, dialogs, streams) count people, not tokens. Within the
+//! person, each token is its own credential (a digest of it, [`Identity::with_credential`]): a
+//! session, a pending dialog, a sealed `requestState` or a confirmation token opened with one
+//! token cannot be answered, used or replayed with another token of the same account.
 //! | no answer, or an answer that is not Opengist's | `503`, naming the Opengist address | |
 //!
 //! No `Authorization` header at all is a `401` saying what to send. A good answer is kept for
@@ -17,7 +23,8 @@
 //! the token (never the token; the oldest entry goes first when it is full), so a person's
 //! next requests cost no request to Opengist. An entry is dropped as soon as Opengist answers
 //! any request made with its token with 401, so a revoked token is refused from the next
-//! request on, and at the latest [`CREDENTIAL_TTL`] after it was revoked. At most
+//! request on, and at the latest [`CREDENTIAL_TTL`] after it was revoked, on every route: an
+//! answer to a dialog is a request like any other, so it re-checks its token too. At most
 //! [`MAX_CHECKS_IN_FLIGHT`] checks go to Opengist at once (one waiting longer than
 //! [`CHECK_QUEUE_WAIT`] is a `503`), so made-up tokens cannot take every turn of the caps on
 //! requests to Opengist from the people's own calls.
@@ -38,8 +45,9 @@ use crate::account::PersonCredential;
 use crate::cache::CacheOwner;
 use crate::opengist::{OpengistClient, OpengistError, as_principal};
 
-/// How long a checked token is trusted without asking Opengist again.
-pub(crate) const CREDENTIAL_TTL: Duration = Duration::from_secs(60);
+/// How long a checked token is trusted without asking Opengist again: a token revoked in
+/// Opengist is refused at the latest this long after.
+pub(crate) const CREDENTIAL_TTL: Duration = Duration::from_secs(5);
 /// Checked tokens remembered at most.
 pub(crate) const MAX_CREDENTIALS: usize = 1024;
 /// Token checks sent to Opengist at once: a flood of made-up tokens (anyone who can reach the
@@ -66,6 +74,14 @@ pub enum TeamRefusal {
         "Opengist did not accept the bearer token (unknown, revoked or expired): this server (OPENGIST_MCP_HTTP_AUTH=opengist) takes your own Opengist access token as the bearer. Make a new one at {settings_url} (Settings -> Access Tokens) and connect with it"
     )]
     Rejected {
+        /// Where tokens are made on the instance.
+        settings_url: String,
+    },
+    /// The token is good but cannot name its account (no `user:read`).
+    #[error(
+        "this Opengist token lacks the `user:read` scope: this server (OPENGIST_MCP_HTTP_AUTH=opengist) needs every token to name its account, so that each person is one caller whatever tokens they hold. Make a token with user:read (and gist read+write) at {settings_url} (Settings -> Access Tokens) and connect with it"
+    )]
+    NoUserRead {
         /// Where tokens are made on the instance.
         settings_url: String,
     },
@@ -170,10 +186,13 @@ impl TeamAuthenticator {
         let asked = as_principal(format!("check:{}", short_hex(&key)), client.get_user_me()).await;
         let principal = match asked {
             Ok(user) => format!("opengist:{}#{}", user.name(), user.profile.id),
-            // The token is good (Opengist checks it before the scope), but may not read its
-            // own account: named by its digest.
+            // The token is good (Opengist checks it before the scope), but cannot name its
+            // account: its holder could be anyone, and each such token would count as a person.
             Err(OpengistError::MissingScope { .. }) => {
-                format!("opengist:token:{}", short_hex(&principal_digest(token)))
+                tracing::warn!("refused an HTTP request whose Opengist token lacks user:read");
+                return Err(TeamRefusal::NoUserRead {
+                    settings_url: settings_url(&self.base),
+                });
             }
             Err(OpengistError::BadToken { .. } | OpengistError::TokenRequired { .. }) => {
                 tracing::warn!("refused an HTTP request whose Opengist token Opengist rejected");
@@ -192,6 +211,7 @@ impl TeamAuthenticator {
         };
         let credential = PersonCredential::new(
             principal,
+            short_hex(&credential_digest(token)),
             client,
             CacheOwner::of(&self.base_url, Some(token)),
         );
@@ -210,7 +230,8 @@ impl Authenticate for TeamAuthenticator {
                 .await;
             match checked {
                 Ok(person) => {
-                    let identity = Identity::new(person.principal());
+                    let identity =
+                        Identity::new(person.principal()).with_credential(person.credential());
                     parts.extensions.insert(person);
                     Ok(identity)
                 }
@@ -227,7 +248,7 @@ impl TeamRefusal {
         let message = self.to_string();
         match self {
             Self::Missing { .. } => Refusal::unauthorized(message),
-            Self::Rejected { .. } => Refusal::invalid_token(message),
+            Self::Rejected { .. } | Self::NoUserRead { .. } => Refusal::invalid_token(message),
             Self::Unavailable { .. } => Refusal::unavailable(message),
         }
     }
@@ -260,10 +281,11 @@ fn token_key(token: &str) -> [u8; 32] {
     hasher.finalize().into()
 }
 
-/// The digest a token without `user:read` is named by (another domain than the table's key).
-fn principal_digest(token: &str) -> [u8; 32] {
+/// The digest a token is named by as its person's credential (another domain than the
+/// table's key).
+fn credential_digest(token: &str) -> [u8; 32] {
     let mut hasher = Sha256::new();
-    hasher.update(b"opengist-mcp team principal\0");
+    hasher.update(b"opengist-mcp team credential id\0");
     hasher.update(token.trim().as_bytes());
     hasher.finalize().into()
 }
@@ -347,6 +369,7 @@ mod tests {
     fn credential(token: &str) -> PersonCredential {
         PersonCredential::new(
             format!("opengist:{token}#1"),
+            token.to_owned(),
             base().with_token(token).expect("client"),
             CacheOwner::of("http://127.0.0.1:1", Some(token)),
         )
@@ -394,8 +417,8 @@ mod tests {
         let key = token_key(token);
         assert_ne!(key, token_key("og_other"));
         assert_eq!(key, token_key(&format!(" {token} ")), "trimmed as sent");
-        assert_ne!(key, principal_digest(token), "separate domains");
-        let hex = short_hex(&principal_digest(token));
+        assert_ne!(key, credential_digest(token), "separate domains");
+        let hex = short_hex(&credential_digest(token));
         assert_eq!(hex.len(), 24);
         assert!(!hex.contains("0123456789abcdef"));
     }
@@ -421,6 +444,22 @@ mod tests {
             auth.check_header(Some(&empty)).await,
             Err(TeamRefusal::Missing { .. })
         ));
+    }
+
+    #[test]
+    fn a_token_without_user_read_is_a_401_naming_the_scope() {
+        let refusal = TeamRefusal::NoUserRead {
+            settings_url: "http://127.0.0.1:1/-/settings/access-tokens".into(),
+        }
+        .into_refusal();
+        assert_eq!(refusal.status(), http::StatusCode::UNAUTHORIZED);
+        assert_eq!(refusal.code(), "invalid_token");
+        assert!(
+            refusal.message().contains("`user:read`"),
+            "{}",
+            refusal.message()
+        );
+        assert!(refusal.message().contains("/-/settings/access-tokens"));
     }
 
     #[tokio::test]

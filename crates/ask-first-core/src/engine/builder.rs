@@ -133,12 +133,18 @@ impl GuardBuilder {
         self
     }
 
-    /// How to tell callers apart. Default: [`default_principal`], the principal of the
-    /// request's [`Identity`] (set by the HTTP gate), else a hash of the HTTP `Authorization`
-    /// header when the call came over HTTP with one, else `"local"`. Served over
-    /// HTTP through `ask-first-serve`, the same function decides who owns a legacy session.
-    /// A rule of your own replaces the default entirely: to keep the gate's verdict (per-person
-    /// tokens, OAuth, a server's own check), start from [`Caller::identity`].
+    /// A rule of your own that tells callers apart further. Without one:
+    /// [`default_principal`], the principal of the request's [`Identity`] (set by the HTTP
+    /// gate), else a hash of the HTTP `Authorization` header when the call came over HTTP with
+    /// one, else `"local"`. Served over HTTP through `ask-first-serve`, the same principal
+    /// decides who owns a legacy session and what the per-person caps count.
+    ///
+    /// The rule can only **narrow** a proven identity, never replace it: when the gate proved
+    /// who is calling ([`Identity::is_proven`]: tokens, OAuth, a server's own check, the
+    /// shared secret), the principal is that identity's, a `/`, then the rule's value
+    /// ([`Guard::principal_of`](super::Guard::principal_of)), so a header the rule reads can
+    /// split one person's callers apart but never make them someone else. On stdio, and
+    /// without authentication ([`Identity::unproven`]), the rule's value is the principal.
     pub fn principal(
         mut self,
         principal: impl Fn(&Caller<'_>) -> String + Send + Sync + 'static,
@@ -179,9 +185,7 @@ impl GuardBuilder {
                 dialog_timeout: self.dialog_timeout,
                 token_ttl: self.token_ttl,
                 state_ttl: self.state_ttl,
-                principal: self
-                    .principal
-                    .unwrap_or_else(|| Box::new(default_principal)),
+                principal: self.principal,
                 input_key: self.input_key,
                 altered_state: self.altered_state,
                 audit: self.audit,

@@ -25,8 +25,8 @@ impl Guard {
         target: &T,
     ) -> Result<ApprovedBy, Interruption> {
         let approval = Approval::of(target);
-        let principal = (self.inner.principal)(&Caller::of(&call.context));
-        let scope = self.scope::<T>(&approval, &principal);
+        let holder = self.holder_of(&Caller::of(&call.context));
+        let scope = self.scope::<T>(&approval, &holder);
         let now = now_unix();
         let mut round = 0u8;
         let mut changed = false;

@@ -67,7 +67,8 @@ struct Inner {
     dialog_timeout: Duration,
     token_ttl: Duration,
     state_ttl: Duration,
-    principal: Box<PrincipalFn>,
+    /// The server's own narrowing rule, if any ([`GuardBuilder::principal`]).
+    principal: Option<Box<PrincipalFn>>,
     input_key: String,
     altered_state: AlteredState,
     audit: Option<Arc<dyn AuditSink>>,
@@ -287,11 +288,39 @@ impl Guard {
         &self.inner.server
     }
 
-    /// Who `caller` is under this guard's principal rule ([`GuardBuilder::principal`], by
-    /// default [`default_principal`]): what seals and tokens are bound to, and what HTTP
-    /// serving binds a legacy session to.
+    /// Who `caller` is: the person, as per-person caps count them and the audit log records
+    /// them. Without a rule of the server's own, [`default_principal`]. With one
+    /// ([`GuardBuilder::principal`]): a proven [`Identity`](crate::Identity)'s principal, a `/`,
+    /// then the rule's value (the rule narrows the gate's verdict, never replaces it; a `/` or
+    /// `%` in the identity's principal is written `%2F` / `%25`, so the first `/` is the
+    /// boundary); without a proven identity (stdio, no authentication), the rule's value.
     pub fn principal_of(&self, caller: &Caller<'_>) -> String {
-        (self.inner.principal)(caller)
+        let Some(rule) = &self.inner.principal else {
+            return default_principal(caller);
+        };
+        match caller.identity().filter(|identity| identity.is_proven()) {
+            Some(identity) => format!(
+                "{}/{}",
+                identity.principal().replace('%', "%25").replace('/', "%2F"),
+                rule(caller)
+            ),
+            None => rule(caller),
+        }
+    }
+
+    /// Who `caller` is and with which credential: [`Guard::principal_of`], then the
+    /// credential the gate named ([`Identity::credential`](crate::Identity::credential)),
+    /// when it named one. A legacy HTTP session, a pending dialog (its session), a sealed
+    /// `requestState` and a confirmation token belong to it: another credential of the same
+    /// person cannot answer, use or replay them.
+    pub fn holder_of(&self, caller: &Caller<'_>) -> String {
+        let principal = self.principal_of(caller);
+        match caller.identity().and_then(crate::Identity::credential) {
+            // A NUL appears in no principal (an HTTP header value cannot carry one, and the
+            // gate's principals are printable), so the boundary is unambiguous.
+            Some(credential) => format!("{principal}\0credential:{credential}"),
+            None => principal,
+        }
     }
 
     /// Records what became of a guarded call that `ticket`'s clearance let run: executed,
@@ -327,7 +356,7 @@ impl Guard {
         route: Route,
     ) -> Option<AuditTicket> {
         self.inner.audit.as_ref()?;
-        let principal = (self.inner.principal)(&Caller::of(&call.context));
+        let principal = self.principal_of(&Caller::of(&call.context));
         Some(AuditTicket::new(
             &principal,
             &call.tool,
@@ -337,7 +366,8 @@ impl Guard {
         ))
     }
 
-    /// Records a step inside a path whose fingerprint and principal are already at hand.
+    /// Records a step inside a path whose fingerprint is already at hand (the record names the
+    /// principal, not the credential: the audit counts people).
     fn note<T: Target>(
         &self,
         call: &GuardCall,
@@ -347,7 +377,7 @@ impl Guard {
     ) {
         if self.inner.audit.is_some() {
             let ticket = AuditTicket::new(
-                scope.principal,
+                &self.principal_of(&Caller::of(&call.context)),
                 &call.tool,
                 T::OPERATION,
                 scope.fingerprint,

@@ -126,8 +126,8 @@ impl Guard {
         why: NoDialog,
     ) -> Result<ApprovedBy, Interruption> {
         let approval = Approval::of(target);
-        let principal = (self.inner.principal)(&Caller::of(&call.context));
-        let scope = self.scope::<T>(&approval, &principal);
+        let holder = self.holder_of(&Caller::of(&call.context));
+        let scope = self.scope::<T>(&approval, &holder);
         let now = now_unix();
         let refusal = match call.confirm_token.as_deref() {
             None => None,

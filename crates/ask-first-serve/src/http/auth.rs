@@ -87,6 +87,17 @@ pub trait Authenticate: Send + Sync + 'static {
     fn public_routes(&self) -> Option<axum::Router> {
         None
     }
+
+    /// Whether the credential `identity` names is still good, asked every few seconds of the
+    /// identity of every open legacy session: `false` ends the session (and its `GET` stream
+    /// and pending dialogs) at once, without waiting for its next request, which the gate
+    /// would refuse. An authenticator that learns of revocations by itself (a re-read token
+    /// file) says so here. It must answer quickly: no network request.
+    /// Default: `true` (revocations take effect at the next request).
+    fn is_current(&self, identity: &Identity) -> bool {
+        let _ = identity;
+        true
+    }
 }
 
 /// Why a request was refused: `401` (with `WWW-Authenticate`), `403`, or `503` (the verifier's
@@ -258,7 +269,8 @@ impl Authenticate for SharedSecret {
 }
 
 /// No authentication: only when the operator asked for it, on loopback. Nothing is proved, so
-/// the identity is what the default principal rule reads from the request (a hash of whatever
+/// the identity is [unproven](Identity::unproven): what the default principal rule reads from
+/// the request (a hash of whatever
 /// `Authorization` header it sent, else `local`): callers that send different headers are kept
 /// apart, but anyone can send any header.
 pub struct Anonymous;
@@ -266,7 +278,7 @@ pub struct Anonymous;
 impl Authenticate for Anonymous {
     fn authenticate<'a>(&'a self, parts: &'a mut http::request::Parts) -> AuthFuture<'a> {
         let principal = ask_first_core::default_principal(&ask_first_core::Caller::http(parts));
-        Box::pin(std::future::ready(Ok(Identity::new(principal))))
+        Box::pin(std::future::ready(Ok(Identity::unproven(principal))))
     }
 }
 

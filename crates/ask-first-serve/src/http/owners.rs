@@ -1,45 +1,52 @@
-//! Binds every legacy MCP session (`Mcp-Session-Id`) to the principal that opened it.
+//! Binds every legacy MCP session (`Mcp-Session-Id`) to the credential that opened it.
 //!
 //! A session carries pushed `elicitation/create` dialogs and their answers. Without this
 //! layer, anyone who learnt a session id could post into it (answer someone else's open dialog,
-//! call tools on it, close it, read its stream) with other credentials. Callers are told apart
-//! exactly as the server's guard tells principals apart: [`Guard::principal_of`] on the
-//! request's head, so the default rule (the `Authorization` header; none at all is a principal
-//! too) and a server's own [`GuardBuilder::principal`](ask_first_core::GuardBuilder::principal)
-//! both hold here. A request that names a session opened by another principal, or a live
-//! session this table does not know, is refused with `403` before rmcp sees it.
+//! call tools on it, close it, read its stream) with other credentials. A session belongs to
+//! its opener's [`Guard::holder_of`]: the principal under the server's guard's rule (the gate's
+//! [`Identity`](ask_first_core::Identity), narrowed by a custom
+//! [`GuardBuilder::principal`](ask_first_core::GuardBuilder::principal) if the server has one)
+//! and the credential the gate named within that person (a token of several of one account).
+//! A request that names a session opened by another principal or another credential of the
+//! same person, or a live session this table does not know, is refused with `403` before rmcp
+//! sees it.
 //!
 //! With one shared bearer secret, every client that holds it sends the same header and is the
-//! same principal under the default rule. With per-person credentials (tokens, OAuth, a
-//! server's own check) the gate's [`Identity`](ask_first_core::Identity) is the principal.
+//! same principal under the default rule.
 //!
-//! One principal holds at most a set number of sessions at once (the per-principal session
-//! setting, never above the session cap): an `initialize` past it is refused with `429` and
-//! `Retry-After`, so one person cannot take every session place. Concurrent `initialize`s of
-//! one principal at its cap can overshoot it by their number.
+//! One principal (a person, whatever credential) holds at most a set number of sessions at
+//! once (the per-principal session setting, never above the session cap): an `initialize` past
+//! it is refused with `429` and `Retry-After`, so one person cannot take every session place.
+//! Concurrent `initialize`s of one principal at its cap can overshoot it by their number.
 //!
 //! The owner of a session is recorded when rmcp's answer to the request that opened it carries
 //! the new `Mcp-Session-Id`. An entry goes when its session is closed by `DELETE`, and entries
 //! of sessions rmcp no longer holds (expired, ended) are dropped when the next session opens and
-//! every few seconds, so the table never outgrows rmcp's own.
+//! every [`PRUNE_EVERY`]. At that same tick every session whose credential the authenticator no
+//! longer holds ([`Authenticate::is_current`]: a token removed from the token file) is closed,
+//! which ends its `GET` stream and its pending dialogs.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
-use ask_first_core::{Caller, Guard};
+use ask_first_core::{Caller, Guard, Identity};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use rmcp::transport::streamable_http_server::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+use super::auth::Authenticate;
 
 /// The header rmcp names sessions with.
 const SESSION_HEADER: &str = "mcp-session-id";
 
-/// How often entries of sessions rmcp no longer holds are dropped.
-const PRUNE_EVERY: Duration = Duration::from_secs(5);
+/// How often entries of sessions rmcp no longer holds are dropped, and sessions of revoked
+/// credentials closed.
+const PRUNE_EVERY: Duration = Duration::from_secs(1);
 /// The `Retry-After` of an `initialize` past the per-principal cap, in seconds.
 const RETRY_AFTER_SECS: u64 = 30;
 
@@ -50,11 +57,34 @@ fn session_of(headers: &HeaderMap) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// The session table: which principal opened which session.
+/// Who opened a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Owner {
+    /// [`Guard::holder_of`]: whose the session is.
+    holder: String,
+    /// [`Guard::principal_of`]: the person the caps count.
+    principal: String,
+    /// The gate's verdict, asked again of the authenticator ([`Authenticate::is_current`]).
+    identity: Option<Identity>,
+}
+
+impl Owner {
+    fn of(guard: &Guard, parts: &http::request::Parts) -> Self {
+        let caller = Caller::http(parts);
+        Self {
+            holder: guard.holder_of(&caller),
+            principal: guard.principal_of(&caller),
+            identity: caller.identity().cloned(),
+        }
+    }
+}
+
+/// The session table: which credential opened which session.
 pub(crate) struct SessionOwners {
-    owners: Mutex<HashMap<String, String>>,
+    owners: Mutex<HashMap<String, Owner>>,
     sessions: Arc<LocalSessionManager>,
     guard: Guard,
+    auth: Arc<dyn Authenticate>,
     /// Sessions one principal may hold at once.
     per_principal: usize,
     /// Its setting, as messages name it.
@@ -62,12 +92,15 @@ pub(crate) struct SessionOwners {
 }
 
 impl SessionOwners {
-    /// A table for the sessions of `sessions`, telling principals apart by `guard`'s rule,
-    /// with at most `per_principal` sessions per principal (the setting `per_principal_setting`).
-    /// Starts the task that drops entries of ended sessions (it ends with the table).
+    /// A table for the sessions of `sessions`, telling principals and credentials apart by
+    /// `guard`'s rule and the gate's identity, asking `auth` whether each session's credential
+    /// is still good, with at most `per_principal` sessions per principal (the setting
+    /// `per_principal_setting`). Starts the task that drops entries of ended sessions and
+    /// closes those of revoked credentials (it ends with the table).
     pub(crate) fn new(
         sessions: Arc<LocalSessionManager>,
         guard: Guard,
+        auth: Arc<dyn Authenticate>,
         per_principal: usize,
         per_principal_setting: String,
     ) -> Arc<Self> {
@@ -75,6 +108,7 @@ impl SessionOwners {
             owners: Mutex::new(HashMap::new()),
             sessions,
             guard,
+            auth,
             per_principal,
             per_principal_setting,
         });
@@ -82,11 +116,11 @@ impl SessionOwners {
         owners
     }
 
-    fn table(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+    fn table(&self) -> std::sync::MutexGuard<'_, HashMap<String, Owner>> {
         self.owners.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn owner(&self, session: &str) -> Option<String> {
+    fn owner(&self, session: &str) -> Option<Owner> {
         self.table().get(session).cloned()
     }
 
@@ -97,9 +131,29 @@ impl SessionOwners {
             .retain(|id, _| sessions.contains_key(id.as_str()));
     }
 
-    async fn record(&self, session: String, principal: String) {
+    /// Closes every session whose credential the authenticator no longer holds.
+    async fn close_revoked(&self) {
+        // Copied out first: the authenticator may read its file, and requests wait on the table.
+        let held: Vec<(String, Identity)> = self
+            .table()
+            .iter()
+            .filter_map(|(session, owner)| Some((session.clone(), owner.identity.clone()?)))
+            .collect();
+        let revoked: Vec<String> = held
+            .into_iter()
+            .filter(|(_, identity)| !self.auth.is_current(identity))
+            .map(|(session, _)| session)
+            .collect();
+        for session in revoked {
+            tracing::info!("closed an MCP session whose credential was revoked");
+            self.forget(&session);
+            let _ = self.sessions.close_session(&session.as_str().into()).await;
+        }
+    }
+
+    async fn record(&self, session: String, owner: Owner) {
         self.prune().await;
-        self.table().insert(session, principal);
+        self.table().insert(session, owner);
     }
 
     /// How many live sessions `principal` holds (entries of ended sessions dropped first).
@@ -107,7 +161,7 @@ impl SessionOwners {
         self.prune().await;
         self.table()
             .values()
-            .filter(|owner| owner.as_str() == principal)
+            .filter(|owner| owner.principal == principal)
             .count()
     }
 
@@ -152,6 +206,7 @@ fn spawn_pruning(owners: Weak<SessionOwners>) {
                 return;
             };
             owners.prune().await;
+            owners.close_revoked().await;
         }
     });
 }
@@ -163,24 +218,27 @@ pub(crate) async fn bind_sessions(
     next: Next,
 ) -> Response {
     let (parts, body) = request.into_parts();
-    let principal = owners.guard.principal_of(&Caller::http(&parts));
+    let caller = Owner::of(&owners.guard, &parts);
     let request = Request::from_parts(parts, body);
     match session_of(request.headers()) {
         Some(session) => {
             let mine = match owners.owner(&session) {
-                Some(owner) => owner == principal,
+                Some(owner) => owner.holder == caller.holder,
                 // A session rmcp holds without a recorded owner is nobody's to use; unknown
                 // sessions go on to rmcp, which answers 404 for them.
                 None => !owners.is_live(&session).await,
             };
             if !mine {
-                tracing::warn!("refused a request on an MCP session that another principal opened");
+                tracing::warn!(
+                    "refused a request on an MCP session that another credential opened"
+                );
                 return super::json_error(
                     StatusCode::FORBIDDEN,
                     "session_not_yours",
-                    "this Mcp-Session-Id belongs to a session opened by another caller (other \
-                     credentials, such as another Authorization header): open your own session \
-                     with `initialize`",
+                    "this Mcp-Session-Id belongs to a session opened by another caller or with \
+                     another credential (another token, even of the same account, or another \
+                     Authorization header): only the credential that opened a session may use \
+                     it or answer its dialogs; open your own session with `initialize`",
                 );
             }
             let closing = request.method() == Method::DELETE;
@@ -198,7 +256,7 @@ pub(crate) async fn bind_sessions(
                     .await
                     .unwrap_or_default();
                 if super::limits::is_initialize(&bytes)
-                    && owners.held_by(&principal).await >= owners.per_principal
+                    && owners.held_by(&caller.principal).await >= owners.per_principal
                 {
                     return owners.too_many();
                 }
@@ -208,7 +266,7 @@ pub(crate) async fn bind_sessions(
             };
             let response = next.run(request).await;
             if let Some(session) = session_of(response.headers()) {
-                owners.record(session, principal).await;
+                owners.record(session, caller).await;
             }
             response
         }
@@ -238,9 +296,19 @@ mod tests {
         assert_eq!(of(None), default_principal(&Caller::local()));
     }
 
-    #[test]
-    fn a_custom_principal_rule_is_the_one_applied() {
-        let guard = Guard::builder("test")
+    /// `alice` and `bob` as an authenticating gate names them, each with the given credential.
+    fn proven(principal: &str, credential: &str, user: Option<&str>) -> http::request::Parts {
+        let mut head = parts(Some("Bearer whatever"));
+        head.extensions
+            .insert(Identity::new(principal).with_credential(credential));
+        if let Some(user) = user {
+            head.headers.insert("x-user", user.parse().expect("value"));
+        }
+        head
+    }
+
+    fn x_user_rule() -> Guard {
+        Guard::builder("test")
             .principal(|caller| {
                 caller
                     .header("x-user")
@@ -248,34 +316,108 @@ mod tests {
                     .unwrap_or("nobody")
                     .to_owned()
             })
-            .build();
-        let mut alice = parts(Some("Bearer same"));
-        alice
+            .build()
+    }
+
+    #[test]
+    fn a_custom_principal_rule_narrows_a_proven_identity_and_never_replaces_it() {
+        let guard = x_user_rule();
+        let of = |head: &http::request::Parts| guard.principal_of(&Caller::http(head));
+        // Person B's token with A's header is B, narrowed: never A (the attack).
+        let alice = of(&proven("token:alice", "a1", Some("alice")));
+        let bob_as_alice = of(&proven("token:bob", "b1", Some("alice")));
+        assert_eq!(alice, "token:alice/alice");
+        assert_ne!(bob_as_alice, alice);
+        assert_eq!(bob_as_alice, "token:bob/alice");
+        // The rule still tells one person's callers apart (the positive control).
+        assert_ne!(of(&proven("token:alice", "a1", Some("work"))), alice);
+        // A `/` in the identity's principal cannot move the boundary.
+        assert_ne!(
+            of(&proven("oauth:i#a/b", "x", Some("c"))),
+            of(&proven("oauth:i#a", "x", Some("b/c")))
+        );
+        // Without a proven identity (no authentication, stdio) the rule's value is the principal.
+        let mut anonymous = parts(Some("Bearer same"));
+        anonymous
             .headers
             .insert("x-user", "alice".parse().expect("value"));
-        let mut bob = parts(Some("Bearer same"));
-        bob.headers.insert("x-user", "bob".parse().expect("value"));
-        assert_eq!(guard.principal_of(&Caller::http(&alice)), "alice");
-        assert_ne!(
-            guard.principal_of(&Caller::http(&alice)),
-            guard.principal_of(&Caller::http(&bob))
+        anonymous
+            .extensions
+            .insert(Identity::unproven(default_principal(&Caller::http(
+                &anonymous,
+            ))));
+        assert_eq!(of(&anonymous), "alice");
+        assert_eq!(guard.principal_of(&Caller::local()), "nobody");
+    }
+
+    #[test]
+    fn one_persons_credentials_are_one_principal_and_different_holders() {
+        let guard = Guard::builder("test").build();
+        let first = proven("opengist:admin#1", "t1", None);
+        let second = proven("opengist:admin#1", "t2", None);
+        let principal = |head: &http::request::Parts| guard.principal_of(&Caller::http(head));
+        let holder = |head: &http::request::Parts| guard.holder_of(&Caller::http(head));
+        assert_eq!(principal(&first), principal(&second));
+        assert_ne!(holder(&first), holder(&second));
+        assert_eq!(
+            holder(&first),
+            holder(&proven("opengist:admin#1", "t1", None))
         );
+        // Without a credential the holder is the principal.
+        let mut plain = parts(None);
+        plain.extensions.insert(Identity::new("oauth:i#s"));
+        assert_eq!(holder(&plain), "oauth:i#s");
+    }
+
+    fn owner(principal: &str, credential: &str) -> Owner {
+        Owner {
+            holder: format!("{principal}\0credential:{credential}"),
+            principal: principal.to_owned(),
+            identity: Some(Identity::new(principal).with_credential(credential)),
+        }
+    }
+
+    /// Holds every credential but `revoked`.
+    struct AllBut(&'static str);
+
+    impl Authenticate for AllBut {
+        fn authenticate<'a>(
+            &'a self,
+            _parts: &'a mut http::request::Parts,
+        ) -> super::super::auth::AuthFuture<'a> {
+            Box::pin(std::future::ready(Ok(Identity::new("unused"))))
+        }
+
+        fn is_current(&self, identity: &Identity) -> bool {
+            identity.credential() != Some(self.0)
+        }
+    }
+
+    fn table(sessions: &Arc<LocalSessionManager>, revoked: &'static str) -> Arc<SessionOwners> {
+        SessionOwners::new(
+            sessions.clone(),
+            Guard::builder("test").build(),
+            Arc::new(AllBut(revoked)),
+            2,
+            "NOTES_HTTP_SESSIONS_PER_PRINCIPAL".to_owned(),
+        )
     }
 
     #[tokio::test]
     async fn sessions_are_counted_per_principal_among_live_ones() {
         let sessions = Arc::new(LocalSessionManager::default());
-        let owners = SessionOwners::new(
-            sessions.clone(),
-            Guard::builder("test").build(),
-            2,
-            "NOTES_HTTP_SESSIONS_PER_PRINCIPAL".to_owned(),
-        );
-        use rmcp::transport::streamable_http_server::SessionManager as _;
+        let owners = table(&sessions, "none");
         let mut live = Vec::new();
-        for owner in ["token:alice", "token:alice", "token:bob"] {
+        // Two credentials of alice count for one person.
+        for (principal, credential) in [
+            ("token:alice", "a1"),
+            ("token:alice", "a2"),
+            ("token:bob", "b1"),
+        ] {
             let (id, transport) = sessions.create_session().await.expect("session");
-            owners.record(id.to_string(), owner.to_owned()).await;
+            owners
+                .record(id.to_string(), owner(principal, credential))
+                .await;
             live.push((id, transport));
         }
         assert_eq!(owners.held_by("token:alice").await, 2);
@@ -291,22 +433,44 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn closed_sessions_are_forgotten() {
-        let owners = SessionOwners::new(
-            Arc::new(LocalSessionManager::default()),
-            Guard::builder("test").build(),
-            2,
-            "NOTES_HTTP_SESSIONS_PER_PRINCIPAL".to_owned(),
+    async fn a_revoked_credentials_sessions_are_closed_and_the_others_kept() {
+        let sessions = Arc::new(LocalSessionManager::default());
+        let owners = table(&sessions, "a2");
+        let (kept, _kept) = sessions.create_session().await.expect("session");
+        let (gone, _gone) = sessions.create_session().await.expect("session");
+        owners
+            .record(kept.to_string(), owner("token:alice", "a1"))
+            .await;
+        owners
+            .record(gone.to_string(), owner("token:alice", "a2"))
+            .await;
+        owners.close_revoked().await;
+        let held = sessions.sessions.read().await;
+        assert!(
+            !held.contains_key(&gone),
+            "the revoked token's session is open"
         );
-        owners.record("one".to_owned(), "local".to_owned()).await;
-        owners.record("two".to_owned(), "local".to_owned()).await;
+        assert!(
+            held.contains_key(&kept),
+            "the other token's session was closed"
+        );
+        drop(held);
+        assert_eq!(owners.owner(gone.as_ref()), None);
+        assert!(owners.owner(kept.as_ref()).is_some());
+    }
+
+    #[tokio::test]
+    async fn closed_sessions_are_forgotten() {
+        let owners = table(&Arc::new(LocalSessionManager::default()), "none");
+        owners.record("one".to_owned(), owner("local", "l")).await;
+        owners.record("two".to_owned(), owner("local", "l")).await;
         // rmcp holds neither: only the newest entry is kept.
         assert_eq!(owners.len(), 1);
-        assert_eq!(owners.owner("two").as_deref(), Some("local"));
+        assert_eq!(owners.owner("two"), Some(owner("local", "l")));
         assert_eq!(owners.owner("one"), None);
         owners.prune().await;
         assert_eq!(owners.len(), 0);
-        owners.record("three".to_owned(), "local".to_owned()).await;
+        owners.record("three".to_owned(), owner("local", "l")).await;
         owners.forget("three");
         assert_eq!(owners.len(), 0);
     }

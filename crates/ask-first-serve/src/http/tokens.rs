@@ -1,7 +1,9 @@
 //! Per-person tokens (`<PREFIX>_HTTP_AUTH=tokens`): a file lists each person's name and the
 //! SHA-256 of their token, never the token itself; a request's bearer token is hashed and
 //! compared in constant time with the listed hashes that share its first 8 bytes (an index,
-//! so the cost does not grow with the file); the principal is `token:<name>`.
+//! so the cost does not grow with the file); the principal is `token:<name>`, and the
+//! credential within it is the listed hash (a session, a pending dialog, a seal or a
+//! confirmation token opened with one of a person's tokens is that token's alone).
 //!
 //! # The file (`<PREFIX>_HTTP_TOKENS_FILE`)
 //!
@@ -15,7 +17,8 @@
 //! ```
 //!
 //! - `NAME`: 1 to 64 letters, digits or `.`, `_`, `-`, `@`. A name may appear on several lines
-//!   (one token per device): all of them are the same principal.
+//!   (one token per device): all of them are the same principal (one person for the caps),
+//!   each its own credential.
 //! - `SHA256-HEX`: the 64 hex digits of the SHA-256 of the token's bytes (e.g.
 //!   `printf %s "$TOKEN" | sha256sum`). A hash listed twice is refused: two people would be one.
 //!
@@ -27,8 +30,12 @@
 //! # Reloading
 //!
 //! The file is read at start (a missing or malformed file refuses to start, naming the setting
-//! and the line) and checked again at most once every [`RELOAD_CHECK`] while requests come in:
-//! when its modification time or length changed, it is read again. A file that became
+//! and the line) and checked again at most once every [`RELOAD_CHECK`] while requests come in
+//! (and by the session table's tick, [`Authenticate::is_current`]): the file is read and its
+//! SHA-256 compared with the version in force, so any change of content is seen, a same-length
+//! rewrite with the old modification time (`cp -p`, `touch -r`, `rsync -t`) included; it is
+//! parsed again only when the digest differs. A token that is no longer listed is refused from
+//! then on, and every legacy session it opened is closed (its `GET` stream ends). A file that became
 //! unreadable or malformed refuses every request with `503` naming the setting (failing closed:
 //! a revocation written with a typo must not leave the revoked token working) until it is
 //! fixed. The file is read whole and is at most [`MAX_FILE_BYTES`].
@@ -38,7 +45,7 @@ use std::fmt;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use ask_first_core::Identity;
 use sha2::{Digest, Sha256};
@@ -47,7 +54,7 @@ use subtle::{Choice, ConditionallySelectable, ConstantTimeEq};
 use super::auth::{AuthFuture, Authenticate, Refusal, bearer_token};
 use crate::settings::{Secret, decode_hex};
 
-/// How often, at most, the file's modification time and length are checked.
+/// How often, at most, the file's content is read and its digest compared.
 pub const RELOAD_CHECK: Duration = Duration::from_secs(1);
 /// The largest token file read, in bytes.
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
@@ -197,7 +204,8 @@ fn parse(text: &str, setting: &str, path: &Path) -> Result<Vec<Entry>, TokenFile
         }
         entries.push(Entry {
             digest,
-            identity: Identity::new(name.principal()),
+            identity: Identity::new(name.principal())
+                .with_credential(super::auth::short_hex(&digest)),
         });
     }
     Ok(entries)
@@ -240,42 +248,34 @@ fn prefix_of(digest: &[u8; 32]) -> [u8; 8] {
     prefix
 }
 
-/// What identifies one version of the file without reading it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    modified: Option<SystemTime>,
-    len: u64,
-}
+/// What identifies one version of the file: the SHA-256 of its content.
+type Stamp = [u8; 32];
 
-fn stamp_of(path: &Path) -> std::io::Result<Stamp> {
-    let metadata = std::fs::metadata(path)?;
-    Ok(Stamp {
-        modified: metadata.modified().ok(),
-        len: metadata.len(),
-    })
-}
-
-/// Reads and parses the file, with the stamp it had before the read.
-fn read(path: &Path, setting: &str) -> Result<(Stamp, Entries), TokenFileError> {
+/// The file's content, refused past [`MAX_FILE_BYTES`] (before and after reading it).
+fn read_text(path: &Path, setting: &str) -> Result<String, TokenFileError> {
     let read_error = |source| TokenFileError::Read {
         setting: setting.to_owned(),
         path: path.to_owned(),
         source,
     };
-    let stamp = stamp_of(path).map_err(read_error)?;
-    if stamp.len > MAX_FILE_BYTES {
-        return Err(TokenFileError::TooLarge {
-            setting: setting.to_owned(),
-            path: path.to_owned(),
-        });
+    let too_large = || TokenFileError::TooLarge {
+        setting: setting.to_owned(),
+        path: path.to_owned(),
+    };
+    if std::fs::metadata(path).map_err(read_error)?.len() > MAX_FILE_BYTES {
+        return Err(too_large());
     }
     let text = std::fs::read_to_string(path).map_err(read_error)?;
     if text.len() as u64 > MAX_FILE_BYTES {
-        return Err(TokenFileError::TooLarge {
-            setting: setting.to_owned(),
-            path: path.to_owned(),
-        });
+        return Err(too_large());
     }
+    Ok(text)
+}
+
+/// Reads and parses the file, with the digest of the content parsed.
+fn read(path: &Path, setting: &str) -> Result<(Stamp, Entries), TokenFileError> {
+    let text = read_text(path, setting)?;
+    let stamp: Stamp = Sha256::digest(text.as_bytes()).into();
     Ok((stamp, Entries::new(parse(&text, setting, path)?)))
 }
 
@@ -344,15 +344,21 @@ impl TokenFile {
         let mut loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
         if loaded.checked.elapsed() >= RELOAD_CHECK {
             loaded.checked = Instant::now();
-            let stamp = stamp_of(&self.path).ok();
+            let text = read_text(&self.path, &self.setting);
+            let stamp: Option<Stamp> = text
+                .as_ref()
+                .ok()
+                .map(|text| Sha256::digest(text.as_bytes()).into());
             if stamp.is_none() || stamp != loaded.stamp {
-                match read(&self.path, &self.setting) {
-                    Ok((stamp, entries)) => {
+                let parsed = text.and_then(|text| parse(&text, &self.setting, &self.path));
+                match parsed {
+                    Ok(entries) => {
+                        let entries = Entries::new(entries);
                         tracing::info!(
                             people = entries.len(),
                             "re-read the HTTP token file after it changed"
                         );
-                        loaded.stamp = Some(stamp);
+                        loaded.stamp = stamp;
                         loaded.entries = Ok(Arc::new(entries));
                     }
                     Err(error) => {
@@ -410,6 +416,16 @@ impl Authenticate for TokenFile {
     fn authenticate<'a>(&'a self, parts: &'a mut http::request::Parts) -> AuthFuture<'a> {
         let verdict = self.check(&parts.headers);
         Box::pin(std::future::ready(verdict))
+    }
+
+    /// Whether `identity`'s token is still listed (the file checked again first, at most once
+    /// every [`RELOAD_CHECK`]). While the file is refused (unreadable or malformed, every
+    /// request refused with `503`), sessions are kept: a half-written edit does not close them.
+    fn is_current(&self, identity: &Identity) -> bool {
+        match self.current() {
+            Ok(entries) => entries.list.iter().any(|entry| entry.identity == *identity),
+            Err(_) => true,
+        }
     }
 }
 
@@ -708,6 +724,51 @@ mod tests {
         force();
         assert!(file.check(&headers(Some(again.token.expose()))).is_ok());
         assert!(file.check(&headers(Some(bob.token.expose()))).is_err());
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn a_same_length_rewrite_with_the_old_modification_time_takes_effect() {
+        let dir = dir();
+        let path = dir.join("tokens");
+        let alice = add_token(&path, "alice", SETTING).expect("alice");
+        let file = TokenFile::load(&path, SETTING).expect("loads");
+        let before = std::fs::metadata(&path).expect("meta");
+        let alice_identity = file
+            .check(&headers(Some(alice.token.expose())))
+            .expect("alice");
+        assert!(file.is_current(&alice_identity));
+        // Mallory's line in place of alice's: the same length, then the old mtime put back
+        // (what `cp -p` or `touch -r` leaves).
+        let mallory = "0123456789abcdef".repeat(4);
+        std::fs::write(&path, format!("alice {}\n", token_hash(&mallory))).expect("rewrite");
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|handle| handle.set_modified(before.modified().expect("mtime")))
+            .expect("old mtime");
+        let after = std::fs::metadata(&path).expect("meta");
+        assert_eq!(
+            (after.len(), after.modified().ok()),
+            (before.len(), before.modified().ok())
+        );
+        let mut loaded = file.loaded.lock().expect("lock");
+        loaded.checked = loaded
+            .checked
+            .checked_sub(RELOAD_CHECK)
+            .expect("an instant a second ago");
+        drop(loaded);
+        assert!(
+            !file.is_current(&alice_identity),
+            "the revoked token is current"
+        );
+        assert!(file.check(&headers(Some(alice.token.expose()))).is_err());
+        // The positive control: the new token is in force.
+        let new = file.check(&headers(Some(&mallory))).expect("the new line");
+        assert!(file.is_current(&new));
+        // Same name, another token: another credential of one principal.
+        assert_eq!(new.principal(), alice_identity.principal());
+        assert_ne!(new, alice_identity);
         std::fs::remove_dir_all(dir).ok();
     }
 
