@@ -23,7 +23,7 @@ fn main() -> ExitCode {
     }
     // SAFETY: nothing else runs yet: no runtime has been built and no thread spawned, so
     // removing OPENGIST_TOKEN from the environment cannot race with a reader.
-    let loaded = match unsafe { Config::from_process(&args) } {
+    let loaded = match unsafe { Config::from_process(&args.flags) } {
         Ok(loaded) => loaded,
         Err(error) => return fail(&error, error.exit_code()),
     };

@@ -166,15 +166,10 @@ impl ToolSelection {
     /// Reads read-only mode and the two lists. Only a bad `OPENGIST_READ_ONLY` fails here; the
     /// lists are checked against the tool names by [`ToolFilter::resolve`].
     pub(super) fn parse(source: &Source<'_>) -> Result<Self, ConfigError> {
-        let args = source.args;
-        let read_only = args.read_only || parse_generous_bool(source.get(var::OPENGIST_READ_ONLY))?;
+        let read_only = parse_generous_bool(source.flag_or_env(var::OPENGIST_READ_ONLY))?;
         let tools = ToolFilter::parse(
-            source
-                .flag_or_env(&args.allow_tools, var::OPENGIST_ALLOW_TOOLS)
-                .as_deref(),
-            source
-                .flag_or_env(&args.deny_tools, var::OPENGIST_DENY_TOOLS)
-                .as_deref(),
+            source.flag_or_env(var::OPENGIST_ALLOW_TOOLS).as_deref(),
+            source.flag_or_env(var::OPENGIST_DENY_TOOLS).as_deref(),
         );
         Ok(Self { read_only, tools })
     }
