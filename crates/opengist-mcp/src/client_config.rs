@@ -88,8 +88,9 @@ pub fn render(client: Client, binary: &Path, url: Option<&str>) -> String {
 /// The line printed to stderr before the configuration: where it goes, and what to replace.
 pub fn note(client: Client) -> String {
     format!(
-        "{}; replace {TOKEN_PLACEHOLDER} with your Opengist access token (Settings -> Access Tokens, gist read+write). Which clients show the approval dialog: docs/CLIENTS.md",
-        client.destination()
+        "{}; replace {TOKEN_PLACEHOLDER} with your Opengist access token (Settings -> Access Tokens: {}). Which clients show the approval dialog: docs/CLIENTS.md",
+        client.destination(),
+        crate::doctor::TOKEN_SCOPES
     )
 }
 

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use ask_first_serve::Serving;
 use opengist_mcp::OpengistServer;
 use opengist_mcp::cli::{CliArgs, Command};
-use opengist_mcp::config::Config;
+use opengist_mcp::config::{Config, Loaded};
 use opengist_mcp::server::SERVER_NAME;
 use opengist_mcp::{client_config, doctor, healthcheck, logging};
 
@@ -30,7 +30,7 @@ fn main() -> ExitCode {
     for warning in &loaded.warnings {
         tracing::warn!("{warning}");
     }
-    let config = loaded.config;
+    let Loaded { config, warnings } = loaded;
     // Serving: the framework's runtime (one thread on stdio, one worker per core over HTTP,
     // issue 29). A command runs on a multi-threaded one, as before.
     let runtime = match args.command {
@@ -44,7 +44,7 @@ fn main() -> ExitCode {
         Err(error) => return fail(format!("could not start the async runtime: {error}"), 1),
     };
     match args.command {
-        Some(Command::Doctor) => runtime.block_on(doctor::run(&config)),
+        Some(Command::Doctor) => runtime.block_on(doctor::run(&config, &warnings)),
         Some(Command::Healthcheck) => runtime.block_on(healthcheck::run(&config)),
         Some(Command::ClientConfig { client }) => print_client_config(client, &config),
         Some(Command::Tokens { ref action }) => {

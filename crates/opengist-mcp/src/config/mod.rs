@@ -34,6 +34,7 @@ mod results;
 mod serving;
 pub mod settings;
 mod tool_filter;
+mod unknown;
 pub mod var;
 
 pub use connection::{
@@ -48,6 +49,7 @@ pub use results::{
 };
 pub use settings::{Flag, FlagValues, SETTINGS, Setting};
 pub use tool_filter::ToolFilter;
+pub use unknown::unknown_variables;
 
 // The serving settings' types are the guard framework's (`ask_first_serve`); they are named
 // here, beside the settings that hold them.
@@ -243,6 +245,14 @@ impl Config {
                 .find(|(key, _)| *key == name)
                 .map(|(_, value)| value.clone())
         };
-        Self::from_env_and_args(flags, &lookup)
+        let mut loaded = Self::from_env_and_args(flags, &lookup)?;
+        // Names only: a variable that looks like a setting but is none does nothing, silently.
+        let names: Vec<String> = std::env::vars_os()
+            .map(|(name, _)| name.to_string_lossy().into_owned())
+            .collect();
+        loaded
+            .warnings
+            .extend(unknown_variables(names.iter().map(String::as_str)));
+        Ok(loaded)
     }
 }

@@ -151,7 +151,7 @@ pub const SETTINGS: &[Setting] = &[
         default: None,
         secret: true,
         required: true,
-        about: "Opengist personal access token (Settings -> Access Tokens), with gist read+write, and user read+write for likes. Read once at start, removed from the environment, never logged.",
+        about: "Opengist personal access token (Settings -> Access Tokens): gist read and write; user read and write only for get_user and set_gist_like (without them, deny those two: OPENGIST_DENY_TOOLS=get_user,set_gist_like). Read once at start, removed from the environment, never logged.",
     },
     Setting {
         var: "OPENGIST_READ_ONLY",
