@@ -56,9 +56,11 @@ pub enum Command {
     /// --http, with OPENGIST_MCP_HTTP_TOKEN when set) and exit 0 on a 200, 1 otherwise: a
     /// container HEALTHCHECK. Without an HTTP address (stdio) there is nothing to probe: exit 0.
     Healthcheck,
-    /// Print what CLIENT needs to start this binary (its real path, the variables; the token
-    /// is always a placeholder, never its value), and where that goes. Clients that show the
-    /// approval dialog and those that get the two-call token: docs/CLIENTS.md.
+    /// Print what CLIENT needs to start this binary over stdio (its real path, the variables,
+    /// and --read-only, the tool lists and ELICITATION=false when given here; the token is
+    /// always a placeholder), or with --http URL (or ADDR) what it needs to reach that HTTP
+    /// server (the Authorization header's secret a placeholder), and where that goes. Clients
+    /// that show the approval dialog and those that get the two-call token: docs/CLIENTS.md.
     ClientConfig {
         /// The client to configure.
         #[arg(value_enum)]

@@ -287,7 +287,8 @@ async fn unreachable(url: &OpengistUrl, config: &Config, error: &OpengistError) 
     };
     if base.path() != "/" && answers(origin.clone()).await {
         return format!(
-            "{error}; Opengist answers at {origin}, not under the path {}: fix: set OPENGIST_URL={origin} (the address its home page is at)",
+            "Opengist is not under {}: it answers at {origin}, without the path {}; fix: set OPENGIST_URL={origin} (the address its home page is at)",
+            url.as_str(),
             base.path().trim_end_matches('/')
         );
     }
@@ -308,7 +309,8 @@ async fn unreachable(url: &OpengistUrl, config: &Config, error: &OpengistError) 
             ""
         };
         return format!(
-            "{error}; Opengist answers at {other}: {fix}; fix: set OPENGIST_URL={other}{}{caution}",
+            "Opengist is not at {}: {fix} (it answers at {other}); fix: set OPENGIST_URL={other}{}{caution}",
+            url.as_str(),
             base.path().trim_end_matches('/')
         );
     }

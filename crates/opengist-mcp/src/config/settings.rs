@@ -127,6 +127,12 @@ impl FlagValues {
         self.0.get(var).map(String::as_str)
     }
 
+    /// Takes the value given by the flag of the setting `var` out (a command that reads the
+    /// flag in its own way, such as `client-config --http URL`).
+    pub fn take(&mut self, var: &str) -> Option<String> {
+        self.0.remove(var)
+    }
+
     /// The variables whose flags were given.
     pub fn vars(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.0.keys().copied()

@@ -66,6 +66,15 @@ impl fmt::Debug for FilterEntry {
     }
 }
 
+/// The entries of a list, comma-separated, as they were given.
+fn joined(entries: &[FilterEntry]) -> String {
+    entries
+        .iter()
+        .map(|entry| entry.raw.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 fn is_name_shaped(entry: &str) -> bool {
     (1..=64).contains(&entry.len())
         && entry
@@ -101,6 +110,16 @@ impl ToolFilter {
         let allow = allow.map(entries).filter(|list| !list.is_empty());
         let deny = deny.map(entries).unwrap_or_default();
         Self { allow, deny }
+    }
+
+    /// The allow list as it could be set again (`None`: all tools).
+    pub fn allow_list(&self) -> Option<String> {
+        self.allow.as_deref().map(joined)
+    }
+
+    /// The deny list as it could be set again (`None`: no tool denied).
+    pub fn deny_list(&self) -> Option<String> {
+        (!self.deny.is_empty()).then(|| joined(&self.deny))
     }
 
     /// Whether both lists are empty (every tool is registered, read-only aside).
