@@ -139,7 +139,8 @@ impl FlagValues {
     }
 }
 
-/// Every setting the server reads, in the order the README and `server.json` list them.
+/// Every setting the server reads, in the order the settings table (docs/DEPLOYMENT.md) and
+/// `server.json` list them.
 pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_URL",
@@ -220,7 +221,7 @@ pub const SETTINGS: &[Setting] = &[
         default: None,
         secret: false,
         required: false,
-        about: "Serve streamable HTTP at http://ADDR/mcp instead of stdio (IP:PORT, [IPv6]:PORT, localhost:PORT or a bare PORT). A non-loopback address needs OPENGIST_MCP_HTTP_TOKEN, or another OPENGIST_MCP_HTTP_AUTH mode than secret. Default: stdio.",
+        about: "Serve streamable HTTP at http://ADDR/mcp instead of stdio (IP:PORT, [IPv6]:PORT, localhost:PORT or a bare PORT). A non-loopback address needs OPENGIST_MCP_HTTP_TOKEN only in the secret mode (the default); tokens, oauth and opengist need their own settings there as on loopback, and none is refused there. Default: stdio.",
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_TOKEN",
@@ -229,7 +230,7 @@ pub const SETTINGS: &[Setting] = &[
         default: None,
         secret: true,
         required: false,
-        about: "HTTP only: the bearer secret clients send (Authorization: Bearer ...), at least 16 characters; required to bind a non-loopback address. All clients holding one secret are one principal. Default: on loopback, a secret made up at start and printed once on stderr with a client configuration.",
+        about: "HTTP only: the bearer secret clients send (Authorization: Bearer ...), at least 16 characters; in the secret mode (the default) required to bind a non-loopback address. All clients holding one secret are one principal. Default: on loopback, a secret made up at start and printed once on stderr with a client configuration.",
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_AUTH",
