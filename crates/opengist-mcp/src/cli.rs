@@ -114,12 +114,12 @@ impl CliArgs {
 
 /// The command line of a server with the settings `settings`.
 fn command_with(settings: &'static [Setting]) -> clap::Command {
-    let command = clap::Command::new("opengist-mcp")
+    // The subcommands first: their derive would set `about` from `Command`'s own doc.
+    let command = Command::augment_subcommands(clap::Command::new("opengist-mcp"))
         .version(env!("CARGO_PKG_VERSION"))
         .about("MCP server for Opengist, with a confirmation guard on every destructive tool")
         .before_help(QUICK_START)
         .after_help(after_help(settings));
-    let command = Command::augment_subcommands(command);
     settings
         .iter()
         .filter_map(Setting::arg)

@@ -911,6 +911,10 @@ fn version_and_help() {
     let help = error.to_string();
     // A quick start first, then every declared setting, flag or variable.
     assert!(help.starts_with("Quick start:"), "{help}");
+    assert!(
+        help.contains("\nMCP server for Opengist, with a confirmation guard"),
+        "{help}"
+    );
     for setting in opengist_mcp::config::SETTINGS {
         assert!(
             help.contains(setting.var),
