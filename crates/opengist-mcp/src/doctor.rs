@@ -565,6 +565,12 @@ mod tests {
         assert!(token.about.contains(TOKEN_SCOPES), "{}", token.about);
         let note = crate::client_config::note(crate::client_config::Client::Codex);
         assert!(note.contains(TOKEN_SCOPES), "{note}");
+        // What an unconfigured server answers every call with.
+        assert!(
+            crate::state::SETUP_INSTRUCTIONS.contains(TOKEN_SCOPES),
+            "{}",
+            crate::state::SETUP_INSTRUCTIONS
+        );
         for tool in ["get_user", "set_gist_like"] {
             assert!(
                 catalog::names_needing(Scope::UserRead)
