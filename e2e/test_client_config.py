@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from mcp import StdioServerParameters
-from support import base_env, connect, run_to_exit
+from support import HttpTarget, base_env, connect, run_to_exit
 
 pytestmark = pytest.mark.anyio
 
@@ -34,6 +34,9 @@ JSON_SECTIONS = {
     "zed": "context_servers",
 }
 CLIENTS = [*JSON_SECTIONS, "codex", "claude-code"]
+# Each client's HTTP form, from its own documentation: the key its URL goes under.
+HTTP_URL_KEYS = {"vscode": "url", "cursor": "url", "gemini-cli": "httpUrl", "zed": "url"}
+HTTP_CLIENTS = [*HTTP_URL_KEYS, "codex", "claude-code"]
 
 
 def printed(binary: Path, client: str) -> tuple[str, str]:
@@ -90,3 +93,86 @@ def test_an_unknown_client_is_a_usage_error_listing_the_known_ones(opengist_mcp_
     assert done.returncode == 2, done
     for client in CLIENTS:
         assert client in done.stderr, done.stderr
+
+
+# ----------------------------------------------------------------------- settings carried
+
+
+async def test_read_only_and_elicitation_are_carried_into_the_stdio_configuration(opengist_mcp_binary):
+    for client in CLIENTS:
+        done = run_to_exit(
+            opengist_mcp_binary, {"ELICITATION": "false"}, ["client-config", client, "--read-only"]
+        )
+        assert done.returncode == 0, done.stderr
+        _command, _args, env = as_launched(client, done.stdout)
+        assert env.get("OPENGIST_READ_ONLY") == "true" and env.get("ELICITATION") == "false", (client, env)
+    # The configuration starts the server it describes: only the reading tools.
+    command, args, env = as_launched(client, done.stdout)
+    params = StdioServerParameters(command=command, args=args, env={**base_env(), **env}, cwd=os.getcwd())
+    async with connect(params, "legacy") as client_session:
+        tools = await client_session.list_tools()
+    assert len(tools.tools) == 8, [t.name for t in tools.tools]
+    # Positive control: without them, neither variable is in the configuration.
+    out, _ = printed(opengist_mcp_binary, "codex")
+    assert "OPENGIST_READ_ONLY" not in out and "ELICITATION" not in out, out
+
+
+# ---------------------------------------------------------------------------------- HTTP
+
+
+def as_reached(client: str, text: str) -> tuple[str, str | None]:
+    """(url, Authorization header) as the client would reach the server from `text`; Codex's
+    header is the bearer variable it names, returned as `env:NAME`."""
+    if client in HTTP_URL_KEYS:
+        entry = json.loads(text)[JSON_SECTIONS[client]]["opengist"]
+        if client == "vscode":
+            assert entry["type"] == "http", entry
+        return entry[HTTP_URL_KEYS[client]], entry["headers"]["Authorization"]
+    if client == "codex":
+        entry = tomllib.loads(text)["mcp_servers"]["opengist"]
+        assert "bearer_token" not in entry, entry  # Codex refuses an inline token
+        return entry["url"], "env:" + entry["bearer_token_env_var"]
+    words = shlex.split(text)
+    assert words[:6] == ["claude", "mcp", "add", "--transport", "http", "opengist"], words
+    assert words[7] == "--header", words
+    name, _, value = words[8].partition(": ")
+    assert name == "Authorization", words
+    return words[6], value
+
+
+@pytest.mark.parametrize("client", HTTP_CLIENTS)
+async def test_each_http_configuration_reaches_the_server_with_its_secret(launcher, opengist_mcp_binary, client):
+    server = launcher.http(opengist_mcp_binary)
+    done = run_to_exit(opengist_mcp_binary, {}, ["client-config", client, "--http", server.url])
+    assert done.returncode == 0, done.stderr
+    url, authorization = as_reached(client, done.stdout)
+    assert url == server.url, (url, server.url)
+    # What the user is told to do: the secret where the placeholder is.
+    if client == "codex":
+        assert authorization == "env:OPENGIST_MCP_HTTP_TOKEN" and "export OPENGIST_MCP_HTTP_TOKEN" in done.stderr
+        bearer = server.token
+    else:
+        assert authorization == "Bearer <secret>" and "replace <secret>" in done.stderr, (authorization, done.stderr)
+        bearer = authorization.replace("<secret>", server.token).removeprefix("Bearer ")
+    async with connect(HttpTarget(url, bearer), "legacy") as client_session:
+        tools = await client_session.list_tools()
+    assert len(tools.tools) == 14, [t.name for t in tools.tools]
+
+
+def test_an_address_is_the_local_servers_endpoint_and_claude_desktop_is_told_what_to_do(opengist_mcp_binary):
+    done = run_to_exit(opengist_mcp_binary, {}, ["client-config", "zed", "--http", "8765"])
+    assert done.returncode == 0, done.stderr
+    assert as_reached("zed", done.stdout)[0] == "http://127.0.0.1:8765/mcp", done.stdout
+    done = run_to_exit(opengist_mcp_binary, {}, ["client-config", "claude-desktop", "--http", "8765"])
+    assert done.returncode == 1 and done.stdout == "", done
+    assert "cannot send an Authorization header" in done.stderr and "Connectors" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("env", "args", "setting"),
+    [({}, ["--read-only"], "OPENGIST_READ_ONLY"), ({"ELICITATION": "false"}, [], "ELICITATION")],
+)
+def test_server_settings_are_refused_for_an_http_client(opengist_mcp_binary, env, args, setting):
+    done = run_to_exit(opengist_mcp_binary, env, ["client-config", "vscode", "--http", "8765", *args])
+    assert done.returncode == 2 and done.stdout == "", done
+    assert f"{setting} changes what the server offers" in done.stderr, done.stderr

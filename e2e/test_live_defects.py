@@ -191,7 +191,9 @@ def scope_lines(stdout: str) -> dict[str, str]:
 EXPECTED = {
     "full": ({"gist:read": "ok", "gist:write": "ok", "user:read": "ok", "user:write": "ok"}, 0),
     "user2": ({"gist:read": "ok", "gist:write": "ok", "user:read": "ok", "user:write": "ok"}, 0),
-    "read": ({"gist:write": "FAIL", "user:read": "ok", "user:write": "FAIL"}, 1),
+    # Missing user scopes only warn (their fix names both ways); a read-only token fails the
+    # write tools, its fix naming OPENGIST_READ_ONLY=true.
+    "read": ({"gist:write": "FAIL", "user:read": "ok", "user:write": "warn"}, 1),
     "nogist": ({"gist:write": "FAIL", "user:read": "ok", "user:write": "ok"}, 1),
 }
 
@@ -211,6 +213,9 @@ def test_doctor_tells_each_scope_and_writes_nothing(opengist_env, token):
         # Opengist answers a token without gist:read with public gists only: never "ok".
         assert lines["gist:read"] != "ok", run.stdout
     assert run.returncode == code, run.stdout
+    if token == "read":
+        assert "OPENGIST_READ_ONLY=true" in run.stdout, run.stdout
+        assert "OPENGIST_DENY_TOOLS=get_user,set_gist_like" in run.stdout, run.stdout
     assert "version" in run.stdout
     assert opengist_env["OPENGIST_E2E_TOKEN_FULL"][3:20] not in run.stdout + run.stderr
     # Other tests create gists in parallel (each titled with its marker); a gist made by

@@ -75,6 +75,8 @@ async def test_delete_through_such_a_link_never_touches_the_owners_private_gist(
     assert len(dialog.calls) == 1, dialog.calls
     question = dialog.calls[0].message
     assert private_id in question and f"It belongs to the Opengist user {admin}." in question, question
+    # The gist's own page on the instance, from server-side facts only.
+    assert f"Its page on your Opengist: /{admin}/{private_id}" in question, question
     # Nothing was deleted: both gists are still there, as Opengist holds them.
     assert og.exists(private_id)
     assert api(opengist_env, "user2").exists(their_id)

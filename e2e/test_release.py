@@ -12,7 +12,7 @@ server.json:
   `mcpName` in the npm launcher's package.json);
 - covers every variable `opengist-mcp --help` names. That it lists exactly the settings the
   server declares (`opengist_mcp::config::SETTINGS`, which `Config::from_process` reads), with
-  their defaults, secrecy and descriptions, and that the README's table does too, is checked
+  their defaults, secrecy and descriptions, and that docs/DEPLOYMENT.md's settings table does too, is checked
   by a cargo test against that one declaration (crates/opengist-mcp/tests/settings.rs), not here by
   reading Rust sources.
 

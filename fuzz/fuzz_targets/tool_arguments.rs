@@ -69,7 +69,7 @@ fn harness() -> &'static Harness {
             "OPENGIST_MCP_REQUEST_TIMEOUT_SECS" => Some("2".to_owned()),
             _ => None,
         };
-        let loaded = Config::from_env_and_args(&CliArgs::default(), &env).expect("config");
+        let loaded = Config::from_env_and_args(&CliArgs::default().flags, &env).expect("config");
         let (server_io, client_io) = tokio::io::duplex(1 << 20);
         let (client_read, client_write) = tokio::io::split(client_io);
         let (write, read) = (Mutex::new(client_write), Mutex::new(BufReader::new(client_read)));

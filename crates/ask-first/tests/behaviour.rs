@@ -845,6 +845,16 @@ async fn legacy_a_client_that_cannot_show_the_dialog_gets_a_token() {
             "{}",
             first.text
         );
+        // The result itself tells the model to ask the person before repeating the call
+        // (some clients drop the server's instructions).
+        assert!(
+            first.text.contains(
+                "first show the person what this call would do (above, in your own words) and \
+                 ask them; only once they say yes, call `delete_note` again"
+            ),
+            "{}",
+            first.text
+        );
         assert!(
             first.text.contains("the approval dialog failed") && first.text.contains(says),
             "{reply:?}: the text says the dialog failed and how: {}",

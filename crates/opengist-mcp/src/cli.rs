@@ -1,170 +1,49 @@
 //! Command-line arguments.
 //!
-//! Every server setting that has a command-line flag also has an environment variable; a flag
-//! given on the command line wins over the variable. The flags are plain strings here and are
-//! validated by [`crate::config`], so a bad value gets the same message whichever way it came in.
+//! Every flag is a row of the settings' one declaration ([`crate::config::SETTINGS`]): the row
+//! builds the flag ([`Setting::arg`]) and reads its value ([`FlagValues::from_matches`]), so
+//! this file holds no per-setting field. Every setting that has a flag also has an environment
+//! variable; a flag given on the command line wins over the variable. The flags are plain
+//! strings here and are validated by [`crate::config`], so a bad value gets the same message
+//! whichever way it came in.
 //!
 //! `OPENGIST_TOKEN` deliberately has no flag: command lines are visible to every user of the
 //! machine (`ps`), environment variables are not.
 
-use clap::{Parser, Subcommand};
+use clap::{FromArgMatches, Subcommand};
 
-/// Text shown after the flag list in `--help`: the variables that have no flag.
-const AFTER_HELP: &str = "\
-Environment variables without a flag:
-  OPENGIST_URL    The Opengist instance, e.g. https://gist.example.com (http or https, no
-                  user:password@; a trailing / or /api is removed). Unset: the server still
-                  starts, lists its tools, and every tool call answers with setup instructions.
-  OPENGIST_TOKEN  Personal access token (og_ followed by 64 hex digits), made in Opengist under
-                  Settings -> Access Tokens. Read once at start, then removed from the process
-                  environment; never logged. There is no flag for it on purpose: a command line
-                  is visible to every user of the machine (ps), the environment is not.
-  ELICITATION     Exactly `true` (default) or `false`. `false` sends guarded tools down the
-                  two-call token path; it never removes the guard.
-  RUST_LOG        Log filter for stderr (default: opengist_mcp=info,ask_first_serve=info,warn).
-                  The MCP SDK's own events below warn are dropped whatever it says.
-  OPENGIST_MCP_PROTOCOL_TRACE
-                  1 to log the MCP SDK's protocol messages too (announced at start; they hold
-                  questions and gist content; seals, tokens, answers, session ids are redacted).
+use crate::config::{FlagValues, SETTINGS, Setting};
 
-Every flag above also reads the variable named in its help ([env: ...]); a flag given on the
-command line wins over its variable.";
+/// What `--help` shows first: the shortest way to a working server.
+const QUICK_START: &str = "\
+Quick start:
+  1. In Opengist: Settings -> Access Tokens -> a token with gist read and write
+     (user read and write too for get_user and set_gist_like).
+  2. export OPENGIST_URL=https://gist.example.com OPENGIST_TOKEN=og_...
+  3. opengist-mcp doctor                  checks the address, the token and its scopes
+  4. opengist-mcp client-config claude-desktop
+                                          prints the client's configuration (its file too)
+  The client starts this binary itself over stdio; --http ADDR serves streamable HTTP.";
+
+/// What `--help` says about serving HTTP on an address that is not loopback, per
+/// authentication mode (the framework's rule: only `secret` needs a configured secret there;
+/// `none` is refused there).
+const NON_LOOPBACK: &str = "\
+HTTP on an address other than loopback (127.0.0.1, ::1, localhost), per OPENGIST_MCP_HTTP_AUTH:
+  secret (default)  needs OPENGIST_MCP_HTTP_TOKEN (on loopback one is made up and printed)
+  tokens            needs OPENGIST_MCP_HTTP_TOKENS_FILE, as on loopback
+  oauth             needs OPENGIST_MCP_OAUTH_ISSUER and _RESOURCE, as on loopback
+  opengist          needs OPENGIST_URL (each person's own token is the bearer), as on loopback
+  none              refused: loopback only
+Serve it behind TLS (docs/DEPLOYMENT.md).";
 
 /// `opengist-mcp`: an MCP server for Opengist that asks a person before anything irreversible.
-#[derive(Debug, Clone, Default, Parser)]
-#[command(
-    name = "opengist-mcp",
-    version,
-    about = "MCP server for Opengist, with a confirmation guard on every destructive tool",
-    long_about = "MCP server for Opengist, with a confirmation guard on every destructive tool.\n\n\
-                  Serves MCP on stdio by default, or streamable HTTP with --http.",
-    after_help = AFTER_HELP
-)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CliArgs {
     /// What to do instead of serving (nothing: serve).
-    #[command(subcommand)]
     pub command: Option<Command>,
-
-    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is `IP:PORT`, `[IPv6]:PORT`,
-    /// localhost:PORT or a bare PORT (meaning 127.0.0.1:PORT). A non-loopback address needs
-    /// OPENGIST_MCP_HTTP_TOKEN.
-    #[arg(long, value_name = "ADDR", global = true)]
-    pub http: Option<String>,
-
-    /// Register only the eight reading tools. The variable takes true/1/yes or false/0/no, any
-    /// case.
-    #[arg(long, global = true)]
-    pub read_only: bool,
-
-    /// Register only these tools: comma-separated exact names, `prefix*`, or `essential`
-    /// (list_gists, search_gists, get_gist, get_gist_file, create_gist, update_gist, delete_gist).
-    /// An entry that matches no tool stops the server.
-    #[arg(long, value_name = "LIST", global = true)]
-    pub allow_tools: Option<String>,
-
-    /// Do not register these tools (same syntax as --allow-tools); deny wins over allow.
-    #[arg(long, value_name = "LIST", global = true)]
-    pub deny_tools: Option<String>,
-
-    /// Accept a self-signed or otherwise unverifiable TLS certificate from Opengist (that
-    /// connection only). The variable takes exactly `true`.
-    #[arg(long, global = true)]
-    pub insecure_tls: bool,
-
-    /// Key that seals confirmation state, hex or base64, at least 32 bytes once decoded (e.g.
-    /// `openssl rand -hex 32`). Replicas behind one gateway must share it. Prefer the variable: a
-    /// flag is visible in `ps`.
-    #[arg(long, value_name = "KEY", global = true)]
-    pub seal_key: Option<String>,
-
-    /// Bearer secret every HTTP request must carry (`Authorization: Bearer <secret>`), at least 16
-    /// visible ASCII characters. Required to bind a non-loopback address. Prefer the variable: a
-    /// flag is visible in `ps`.
-    #[arg(long, value_name = "SECRET", global = true)]
-    pub http_token: Option<String>,
-
-    /// Largest tool result in bytes; longer results are cut and say so. 4096..=8388608.
-    #[arg(long, value_name = "N", global = true)]
-    pub max_result_bytes: Option<String>,
-
-    /// Extra Host header values accepted over HTTP, comma-separated, `host` (any port) or
-    /// `host:port`; needed behind a reverse proxy. Loopback names with the bound port are always
-    /// accepted.
-    #[arg(long, value_name = "LIST", global = true)]
-    pub allowed_hosts: Option<String>,
-
-    /// Extra browser origins accepted over HTTP, comma-separated, `scheme://host[:port]` (`:*` for
-    /// any port) or `null`. http(s)://localhost, 127.0.0.1 and `[::1]` on any port are always
-    /// accepted.
-    #[arg(long, value_name = "LIST", global = true)]
-    pub allowed_origins: Option<String>,
-
-    /// How long to wait for a person to answer a confirmation dialog, in seconds, 1..=86400.
-    #[arg(long, value_name = "SECS", global = true)]
-    pub dialog_timeout_secs: Option<String>,
-
-    /// Timeout of each request to Opengist, in seconds, 1..=3600.
-    #[arg(long, value_name = "SECS", global = true)]
-    pub request_timeout_secs: Option<String>,
-
-    /// Requests to Opengist in flight at once, all callers together, 1..=1024; more wait for a
-    /// turn.
-    #[arg(long, value_name = "N", global = true)]
-    pub opengist_max_requests: Option<String>,
-
-    /// Requests to Opengist in flight at once for one MCP principal (one `Authorization` header
-    /// over HTTP; stdio is one), 1..=1024.
-    #[arg(long, value_name = "N", global = true)]
-    pub opengist_max_requests_per_principal: Option<String>,
-
-    /// How long a request to Opengist waits for a turn before the call is refused as busy, in
-    /// seconds, 1..=3600.
-    #[arg(long, value_name = "SECS", global = true)]
-    pub opengist_queue_secs: Option<String>,
-
-    /// HTTP: how long a connection may take to send a whole request head (also how long an idle
-    /// keep-alive connection stays open), in seconds, 1..=3600.
-    #[arg(long, value_name = "SECS", global = true)]
-    pub http_header_timeout_secs: Option<String>,
-
-    /// HTTP: how long a request body may take to arrive in full, in seconds, 1..=3600; later: 408
-    /// and the connection is closed.
-    #[arg(long, value_name = "SECS", global = true)]
-    pub http_body_timeout_secs: Option<String>,
-
-    /// HTTP: connections served at once, 1..=65536; more wait in the listen backlog.
-    #[arg(long, value_name = "N", global = true)]
-    pub http_max_connections: Option<String>,
-
-    /// HTTP: legacy (2025-11-25) sessions open at once, 1..=1000000; one more `initialize` gets 503
-    /// with Retry-After.
-    #[arg(long, value_name = "N", global = true)]
-    pub http_max_sessions: Option<String>,
-
-    /// HTTP: a legacy session idle this long is closed and its memory freed, in seconds, 1..=86400.
-    #[arg(long, value_name = "SECS", global = true)]
-    pub http_session_idle_secs: Option<String>,
-
-    /// Redis that replicas share, so each approval is used once across all of them and across
-    /// restarts: redis://[user:password@]host[:port][/db], or rediss:// for TLS. When it cannot be
-    /// reached, guarded calls refuse to run (reading tools keep working). Prefer the variable: a
-    /// flag is visible in `ps`.
-    #[arg(long, value_name = "URL", global = true)]
-    pub redis_url: Option<String>,
-
-    /// Audit log: `stderr` or a file to append to; one JSON line per guard decision and per guarded
-    /// call's outcome, never content.
-    #[arg(long, value_name = "stderr|PATH", global = true)]
-    pub audit_log: Option<String>,
-
-    /// This replica's name in the audit log: 1-64 letters, digits, `.`, `_`, `-`, `:`.
-    #[arg(long, value_name = "ID", global = true)]
-    pub replica_id: Option<String>,
-
-    /// Bytes of gist files kept in memory (never on disk) so repeated searches and revision reads
-    /// do not fetch them again; 0 turns the cache off. 0..=4294967296.
-    #[arg(long, value_name = "N", global = true)]
-    pub cache_bytes: Option<String>,
+    /// The settings' flags given on the command line, by variable.
+    pub flags: FlagValues,
 }
 
 /// Subcommands.
@@ -177,9 +56,11 @@ pub enum Command {
     /// --http, with OPENGIST_MCP_HTTP_TOKEN when set) and exit 0 on a 200, 1 otherwise: a
     /// container HEALTHCHECK. Without an HTTP address (stdio) there is nothing to probe: exit 0.
     Healthcheck,
-    /// Print what CLIENT needs to start this binary (its real path, the variables; the token
-    /// is always a placeholder, never its value), and where that goes. Clients that show the
-    /// approval dialog and those that get the two-call token: docs/CLIENTS.md.
+    /// Print what CLIENT needs to start this binary over stdio (its real path, the variables,
+    /// and --read-only, the tool lists and ELICITATION=false when given here; the token is
+    /// always a placeholder), or with --http URL (or ADDR) what it needs to reach that HTTP
+    /// server (the Authorization header's secret a placeholder), and where that goes. Clients
+    /// that show the approval dialog and those that get the two-call token: docs/CLIENTS.md.
     ClientConfig {
         /// The client to configure.
         #[arg(value_enum)]
@@ -208,38 +89,85 @@ pub enum TokensAction {
 }
 
 impl CliArgs {
-    /// The command line as `--help` shows it: clap's, each flag's help ending with what the
-    /// declaration of its setting says ([`crate::config::SETTINGS`]): `[env: VARIABLE]` and
-    /// `[default: ...]` (for a secret, what happens without one: never a value).
+    /// The command line as `--help` shows it: the quick start, the subcommands, one flag per
+    /// setting that has one (its row's help, variable and default), then the variables
+    /// without a flag and the rule for a non-loopback address.
     pub fn command() -> clap::Command {
-        let mut command = <Self as clap::CommandFactory>::command();
-        for setting in crate::config::SETTINGS {
-            let Some(flag) = setting.flag else { continue };
-            command = command.mut_arg(flag.replace('-', "_"), |arg| {
-                let prose = arg.get_help().map(ToString::to_string).unwrap_or_default();
-                let default = setting.shown_default.replace('`', "");
-                arg.help(format!(
-                    "{prose} [env: {}] [default: {default}]",
-                    setting.var
-                ))
-            });
-        }
-        command
+        command_with(SETTINGS)
+    }
+
+    /// Parses `args` (the program's name first) as [`CliArgs::command`] describes them.
+    pub fn try_parse_from<I, T>(args: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        parse_with(SETTINGS, args)
     }
 
     /// Parses the process's command line with [`CliArgs::command`]; prints help, the version,
     /// or a usage error and exits as clap does (code 0 for help/version, 2 for usage errors).
     pub fn parse_process() -> Self {
-        let matches = Self::command().get_matches();
-        <Self as clap::FromArgMatches>::from_arg_matches(&matches)
-            .unwrap_or_else(|error| error.exit())
+        Self::try_parse_from(std::env::args_os()).unwrap_or_else(|error| error.exit())
     }
+}
+
+/// The command line of a server with the settings `settings`.
+fn command_with(settings: &'static [Setting]) -> clap::Command {
+    // The subcommands first: their derive would set `about` from `Command`'s own doc.
+    let command = Command::augment_subcommands(clap::Command::new("opengist-mcp"))
+        .version(env!("CARGO_PKG_VERSION"))
+        .about("MCP server for Opengist, with a confirmation guard on every destructive tool")
+        .before_help(QUICK_START)
+        .after_help(after_help(settings));
+    settings
+        .iter()
+        .filter_map(Setting::arg)
+        .fold(command, clap::Command::arg)
+}
+
+/// Parses `args` against the command line of `settings`.
+fn parse_with<I, T>(settings: &'static [Setting], args: I) -> Result<CliArgs, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let matches = command_with(settings).try_get_matches_from(args)?;
+    let command = match matches.subcommand_name() {
+        Some(_) => Some(Command::from_arg_matches(&matches)?),
+        None => None,
+    };
+    Ok(CliArgs {
+        command,
+        flags: FlagValues::from_matches(settings, &matches),
+    })
+}
+
+/// What `--help` shows after the flags: each variable without a flag, from its row, and the
+/// rule for a non-loopback address.
+fn after_help(settings: &[Setting]) -> String {
+    let mut text = String::from("Environment variables without a flag:\n");
+    for setting in settings.iter().filter(|setting| setting.flag.is_none()) {
+        text.push_str(&format!(
+            "  {}\n          {} [default: {}]\n",
+            setting.var,
+            setting.about,
+            setting.shown_default.replace('`', "")
+        ));
+    }
+    text.push_str(
+        "\nEvery flag above also reads the variable named in its help ([env: ...]); a flag \
+         given on the command line wins over its variable.\n\n",
+    );
+    text.push_str(NON_LOOPBACK);
+    text
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::catalog;
+    use crate::config::Flag;
 
     /// A flag's help text, its lines joined as one.
     fn help(id: &str) -> String {
@@ -258,17 +186,67 @@ mod tests {
     #[test]
     fn the_help_agrees_with_the_catalog() {
         let essential = catalog::essential_names().collect::<Vec<_>>().join(", ");
-        let allow = help("allow_tools");
+        let allow = help("allow-tools");
         assert!(allow.contains(&format!("({essential})")), "{allow}");
         const COUNTS: [&str; 15] = [
             "no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
             "eleven", "twelve", "thirteen", "fourteen",
         ];
-        let read_only = help("read_only");
+        let read_only = help("read-only");
         let reading = COUNTS[catalog::reading_names().count()];
         assert!(
             read_only.contains(&format!("the {reading} reading tools")),
             "{read_only}"
         );
+    }
+
+    /// A setting is one row: adding one to the declaration (here a test-only row beside the
+    /// real ones) gives it its flag, its `--help` line and its value, and nothing else changes.
+    #[test]
+    fn a_setting_added_to_the_declaration_is_a_flag_with_help_and_a_value() {
+        let extra = |flag| Setting {
+            var: "OPENGIST_MCP_TEST_ONLY",
+            flag,
+            default: None,
+            shown_default: "none",
+            secret: false,
+            required: false,
+            about: "A setting only this test declares.",
+        };
+        let with = |row: Setting| -> &'static [Setting] {
+            let mut rows = SETTINGS.to_vec();
+            rows.push(row);
+            Vec::leak(rows)
+        };
+        let settings = with(extra(Some(Flag::value("test-only", "V"))));
+        let args = parse_with(settings, ["opengist-mcp", "doctor", "--test-only", "v"])
+            .expect("the new flag parses, after a subcommand too");
+        assert_eq!(args.command, Some(Command::Doctor));
+        assert_eq!(args.flags.get("OPENGIST_MCP_TEST_ONLY"), Some("v"));
+        let help = command_with(settings).render_long_help().to_string();
+        assert!(
+            help.contains("--test-only <V>")
+                && help
+                    .contains("A setting only this test declares. [env: OPENGIST_MCP_TEST_ONLY]"),
+            "{help}"
+        );
+        // Positive control: without the row there is no such flag.
+        let error =
+            parse_with(SETTINGS, ["opengist-mcp", "--test-only", "v"]).expect_err("unknown");
+        assert_eq!(error.kind(), clap::error::ErrorKind::UnknownArgument);
+        // A row without a flag is listed among the variables without one.
+        let help = command_with(with(extra(None)))
+            .render_long_help()
+            .to_string();
+        let after = help.split_once("without a flag").expect("the list").1;
+        assert!(after.contains("  OPENGIST_MCP_TEST_ONLY\n"), "{help}");
+    }
+
+    #[test]
+    fn a_switch_given_reads_true_and_a_flag_not_given_reads_nothing() {
+        let args = CliArgs::try_parse_from(["opengist-mcp", "--read-only"]).expect("parses");
+        assert_eq!(args.flags.get("OPENGIST_READ_ONLY"), Some("true"));
+        assert_eq!(args.flags.get("OPENGIST_INSECURE_TLS"), None);
+        assert_eq!(args.command, None);
     }
 }

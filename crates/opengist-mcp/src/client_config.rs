@@ -1,11 +1,22 @@
-//! `opengist-mcp client-config CLIENT`: the configuration a named MCP client needs to start
-//! this binary, printed with the binary's real path.
+//! `opengist-mcp client-config CLIENT [--http URL]`: the configuration a named MCP client
+//! needs, in its own format: over stdio, to start this binary (its real path, the variables);
+//! with `--http`, to reach a running HTTP server at URL with an `Authorization` header.
 //!
-//! It never prints a token: `OPENGIST_TOKEN` is always the placeholder `TOKEN_PLACEHOLDER`,
-//! whatever the environment holds, so the output can be pasted into a chat or an issue. The
-//! instance URL is the configured one when `OPENGIST_URL` is set (it is no secret), else
-//! `URL_PLACEHOLDER`. Which clients show the approval dialog and which get the two-call
-//! token is in `docs/CLIENTS.md`.
+//! It never prints a token or a secret: `OPENGIST_TOKEN` is always the placeholder
+//! `TOKEN_PLACEHOLDER` and the bearer secret `SECRET_PLACEHOLDER`, whatever the environment
+//! holds, so the output can be pasted into a chat or an issue. The instance URL is the
+//! configured one when `OPENGIST_URL` is set (it is no secret), else `URL_PLACEHOLDER`. The
+//! settings that change what the server offers (read-only mode, the tool lists, the dialog
+//! switch) are carried into a stdio configuration's environment, never dropped; an HTTP client
+//! cannot set them (the running server has its own), so they are refused there. Which clients
+//! show the approval dialog and which get the two-call token is in `docs/CLIENTS.md`.
+//!
+//! Each client's HTTP form, from its documentation: Claude Code `claude mcp add --transport
+//! http NAME URL --header ...`; VS Code `servers.NAME` with `type: http`, `url`, `headers`;
+//! Cursor and Zed `url` and `headers`; Gemini CLI `httpUrl` (its `url` means SSE) and
+//! `headers`; Codex `url` and `bearer_token_env_var` (it refuses an inline token). Claude
+//! Desktop connects to remote servers only through its Connectors settings (no header; OAuth
+//! or none), never from `claude_desktop_config.json`.
 
 use std::path::Path;
 
@@ -14,6 +25,12 @@ pub(crate) const TOKEN_PLACEHOLDER: &str = "og_...";
 
 /// What stands for the instance when `OPENGIST_URL` is not set.
 pub(crate) const URL_PLACEHOLDER: &str = "https://gist.example.com";
+
+/// What stands for the HTTP bearer secret in every HTTP configuration printed.
+pub(crate) const SECRET_PLACEHOLDER: &str = "<secret>";
+
+/// The variable Codex reads the bearer secret from (it takes no inline token).
+const CODEX_BEARER_VAR: &str = "OPENGIST_MCP_HTTP_TOKEN";
 
 /// The name the server is registered under in every client's configuration.
 const ENTRY: &str = "opengist";
@@ -52,49 +69,182 @@ impl Client {
     }
 }
 
-/// The configuration for `client`, starting `binary`, against `url` (or the placeholder):
-/// the command or the file's content, ready to paste. Where it goes is [`note`]'s to say (on
-/// stderr, since JSON has no comments).
-pub fn render(client: Client, binary: &Path, url: Option<&str>) -> String {
+/// The variables a stdio configuration sets: the instance, the token placeholder, then the
+/// settings of this process that change what the server offers (`extra`), in that order.
+fn stdio_env(url: &str, extra: &[(&'static str, String)]) -> Vec<(&'static str, String)> {
+    let mut vars = vec![
+        ("OPENGIST_URL", url.to_owned()),
+        ("OPENGIST_TOKEN", TOKEN_PLACEHOLDER.to_owned()),
+    ];
+    vars.extend(extra.iter().cloned());
+    vars
+}
+
+/// The configuration for `client`, starting `binary`, against `url` (or the placeholder),
+/// with the variables `extra` too ([`carried_settings`]): the command or the file's content,
+/// ready to paste. Where it goes is [`note`]'s to say (on stderr, since JSON has no
+/// comments).
+pub fn render(
+    client: Client,
+    binary: &Path,
+    url: Option<&str>,
+    extra: &[(&'static str, String)],
+) -> String {
     let binary = binary.to_string_lossy();
-    let url = url.unwrap_or(URL_PLACEHOLDER);
+    let vars = stdio_env(url.unwrap_or(URL_PLACEHOLDER), extra);
+    let env: serde_json::Map<String, serde_json::Value> = vars
+        .iter()
+        .map(|(name, value)| ((*name).to_owned(), value.clone().into()))
+        .collect();
     match client {
         Client::ClaudeCode => format!(
-            "claude mcp add {ENTRY} --env OPENGIST_URL={} --env OPENGIST_TOKEN={TOKEN_PLACEHOLDER} -- {}\n",
-            shell_word(url),
+            "claude mcp add {ENTRY} {} -- {}\n",
+            vars.iter()
+                .map(|(name, value)| format!("--env {}", shell_word(&format!("{name}={value}"))))
+                .collect::<Vec<_>>()
+                .join(" "),
             shell_word(&binary)
         ),
         Client::Codex => format!(
-            "[mcp_servers.{ENTRY}]\ncommand = {}\nenv = {{ OPENGIST_URL = {}, OPENGIST_TOKEN = {} }}\n",
+            "[mcp_servers.{ENTRY}]\ncommand = {}\nenv = {{ {} }}\n",
             toml_string(&binary),
-            toml_string(url),
-            toml_string(TOKEN_PLACEHOLDER)
+            vars.iter()
+                .map(|(name, value)| format!("{name} = {}", toml_string(value)))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         Client::ClaudeDesktop | Client::Cursor | Client::GeminiCli => json(
             "mcpServers",
-            serde_json::json!({ "command": binary, "env": env(url) }),
+            serde_json::json!({ "command": binary, "env": env }),
         ),
         Client::Vscode => json(
             "servers",
-            serde_json::json!({ "type": "stdio", "command": binary, "env": env(url) }),
+            serde_json::json!({ "type": "stdio", "command": binary, "env": env }),
         ),
         Client::Zed => json(
             "context_servers",
-            serde_json::json!({ "command": binary, "args": [], "env": env(url) }),
+            serde_json::json!({ "command": binary, "args": [], "env": env }),
         ),
     }
+}
+
+/// The settings of this process that change what the server offers and that a stdio
+/// configuration must carry so the client starts the same server: read-only mode, the tool
+/// lists, and the dialog switch when it is off.
+pub fn carried_settings(config: &crate::config::Config) -> Vec<(&'static str, String)> {
+    let mut vars = Vec::new();
+    if config.read_only {
+        vars.push(("OPENGIST_READ_ONLY", "true".to_owned()));
+    }
+    if let Some(allow) = config.tools.allow_list() {
+        vars.push(("OPENGIST_ALLOW_TOOLS", allow));
+    }
+    if let Some(deny) = config.tools.deny_list() {
+        vars.push(("OPENGIST_DENY_TOOLS", deny));
+    }
+    if !config.serve.elicitation {
+        vars.push(("ELICITATION", "false".to_owned()));
+    }
+    vars
+}
+
+/// Why a client's HTTP configuration cannot be printed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HttpConfigError {
+    /// The client cannot send an `Authorization` header to a server it is configured with.
+    #[error(
+        "{client} cannot send an Authorization header to an HTTP server: it connects to remote servers only through its Connectors settings, with OAuth or no authentication, never from claude_desktop_config.json. Either run this binary over stdio (`opengist-mcp client-config {client}` without --http), or serve with OPENGIST_MCP_HTTP_AUTH=oauth and add the server's https URL under Settings > Connectors"
+    )]
+    NoHeader {
+        /// The client's name on the command line.
+        client: &'static str,
+    },
+    /// A setting of the server was given, which an HTTP client's configuration cannot carry.
+    #[error(
+        "{setting} changes what the server offers, and an HTTP client cannot set it: the running server has its own settings. Start the HTTP server with it instead, or leave it out here"
+    )]
+    ServerSetting {
+        /// The setting, as given.
+        setting: &'static str,
+    },
+}
+
+/// `client`'s configuration for the HTTP server whose MCP endpoint is `endpoint`, with the
+/// `Authorization` header's secret as [`SECRET_PLACEHOLDER`] (Codex: an environment variable).
+pub fn render_http(client: Client, endpoint: &str) -> Result<String, HttpConfigError> {
+    let bearer = format!("Bearer {SECRET_PLACEHOLDER}");
+    let headers = serde_json::json!({ "Authorization": bearer });
+    Ok(match client {
+        Client::ClaudeDesktop => {
+            return Err(HttpConfigError::NoHeader {
+                client: "claude-desktop",
+            });
+        }
+        Client::ClaudeCode => format!(
+            "claude mcp add --transport http {ENTRY} {} --header {}\n",
+            shell_word(endpoint),
+            shell_word(&format!("Authorization: {bearer}"))
+        ),
+        Client::Codex => format!(
+            "[mcp_servers.{ENTRY}]\nurl = {}\nbearer_token_env_var = {}\n",
+            toml_string(endpoint),
+            toml_string(CODEX_BEARER_VAR)
+        ),
+        Client::Vscode => json(
+            "servers",
+            serde_json::json!({ "type": "http", "url": endpoint, "headers": headers }),
+        ),
+        Client::Cursor => json(
+            "mcpServers",
+            serde_json::json!({ "url": endpoint, "headers": headers }),
+        ),
+        Client::GeminiCli => json(
+            "mcpServers",
+            serde_json::json!({ "httpUrl": endpoint, "headers": headers }),
+        ),
+        Client::Zed => json(
+            "context_servers",
+            serde_json::json!({ "url": endpoint, "headers": headers }),
+        ),
+    })
+}
+
+/// The MCP endpoint `--http` names: a URL as given, or an address (`IP:PORT`, a bare port)
+/// as the local server's `http://ADDR/mcp`.
+pub fn endpoint(given: &str) -> String {
+    if given.starts_with("http://") || given.starts_with("https://") {
+        return given.to_owned();
+    }
+    let address = if given.bytes().all(|b| b.is_ascii_digit()) {
+        format!("127.0.0.1:{given}")
+    } else {
+        given.to_owned()
+    };
+    format!("http://{address}/mcp")
+}
+
+/// The line printed to stderr before an HTTP configuration: where it goes, and what the
+/// secret is.
+pub fn http_note(client: Client) -> String {
+    let secret = match client {
+        Client::Codex => format!(
+            "export {CODEX_BEARER_VAR} in the environment Codex starts from, set to the bearer secret"
+        ),
+        _ => format!("replace {SECRET_PLACEHOLDER} with the bearer secret"),
+    };
+    format!(
+        "{}; {secret}: the server's OPENGIST_MCP_HTTP_TOKEN (or the one it printed at start), your own token from `opengist-mcp tokens add` with OPENGIST_MCP_HTTP_AUTH=tokens, or your own Opengist access token with OPENGIST_MCP_HTTP_AUTH=opengist",
+        client.destination()
+    )
 }
 
 /// The line printed to stderr before the configuration: where it goes, and what to replace.
 pub fn note(client: Client) -> String {
     format!(
-        "{}; replace {TOKEN_PLACEHOLDER} with your Opengist access token (Settings -> Access Tokens, gist read+write). Which clients show the approval dialog: docs/CLIENTS.md",
-        client.destination()
+        "{}; replace {TOKEN_PLACEHOLDER} with your Opengist access token (Settings -> Access Tokens: {}). Which clients show the approval dialog: docs/CLIENTS.md",
+        client.destination(),
+        crate::doctor::TOKEN_SCOPES
     )
-}
-
-fn env(url: &str) -> serde_json::Value {
-    serde_json::json!({ "OPENGIST_URL": url, "OPENGIST_TOKEN": TOKEN_PLACEHOLDER })
 }
 
 fn json(section: &str, entry: serde_json::Value) -> String {
@@ -150,7 +300,12 @@ mod tests {
     #[test]
     fn no_configuration_carries_anything_but_the_placeholder_token() {
         for &client in all() {
-            let text = render(client, Path::new(BIN), Some("https://gists.example.org"));
+            let text = render(
+                client,
+                Path::new(BIN),
+                Some("https://gists.example.org"),
+                &[],
+            );
             assert!(text.contains(TOKEN_PLACEHOLDER), "{client:?}: {text}");
             assert!(
                 text.contains("https://gists.example.org"),
@@ -169,7 +324,7 @@ mod tests {
             (Client::Vscode, "servers"),
             (Client::Zed, "context_servers"),
         ] {
-            let text = render(client, Path::new(BIN), None);
+            let text = render(client, Path::new(BIN), None, &[]);
             let value: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
             let entry = &value[section][ENTRY];
             assert_eq!(entry["command"], BIN, "{client:?}");
@@ -183,7 +338,12 @@ mod tests {
 
     #[test]
     fn codex_gets_escaped_toml_and_claude_code_a_quoted_command() {
-        let codex = render(Client::Codex, Path::new(r#"C:\x "y"\opengist-mcp"#), None);
+        let codex = render(
+            Client::Codex,
+            Path::new(r#"C:\x "y"\opengist-mcp"#),
+            None,
+            &[],
+        );
         assert!(
             codex.contains(r#"command = "C:\\x \"y\"\\opengist-mcp""#),
             "{codex}"
@@ -193,13 +353,58 @@ mod tests {
             Client::ClaudeCode,
             Path::new(BIN),
             Some("https://g.example/it's"),
+            &[],
         );
         assert_eq!(
             claude,
             format!(
-                "claude mcp add opengist --env OPENGIST_URL='https://g.example/it'\\''s' --env OPENGIST_TOKEN=og_... -- '{BIN}'\n"
+                "claude mcp add opengist --env 'OPENGIST_URL=https://g.example/it'\\''s' --env OPENGIST_TOKEN=og_... -- '{BIN}'\n"
             )
         );
+    }
+
+    #[test]
+    fn settings_that_change_the_server_are_carried_into_every_stdio_configuration() {
+        let extra = [
+            ("OPENGIST_READ_ONLY", "true".to_owned()),
+            ("ELICITATION", "false".to_owned()),
+        ];
+        for &client in all() {
+            let text = render(client, Path::new(BIN), None, &extra);
+            for (name, value) in &extra {
+                assert!(
+                    text.contains(name) && text.contains(value.as_str()),
+                    "{client:?}: {text}"
+                );
+            }
+            // Positive control: without them, neither is there.
+            let plain = render(client, Path::new(BIN), None, &[]);
+            assert!(!plain.contains("OPENGIST_READ_ONLY"), "{client:?}: {plain}");
+        }
+    }
+
+    #[test]
+    fn every_client_but_claude_desktop_has_an_http_form_with_the_header() {
+        for &client in all() {
+            match render_http(client, "https://mcp.example.com/mcp") {
+                Ok(text) => {
+                    assert!(text.contains("https://mcp.example.com/mcp"), "{client:?}");
+                    if client == Client::Codex {
+                        assert!(text.contains("bearer_token_env_var"), "{text}");
+                    } else {
+                        assert!(text.contains("Bearer <secret>"), "{client:?}: {text}");
+                    }
+                    assert!(!text.contains("og_"), "{client:?}: {text}");
+                }
+                Err(error) => {
+                    assert_eq!(client, Client::ClaudeDesktop);
+                    assert!(error.to_string().contains("Connectors"), "{error}");
+                }
+            }
+        }
+        assert_eq!(endpoint("8765"), "http://127.0.0.1:8765/mcp");
+        assert_eq!(endpoint("[::1]:8765"), "http://[::1]:8765/mcp");
+        assert_eq!(endpoint("https://h.example/mcp"), "https://h.example/mcp");
     }
 
     #[test]

@@ -11,13 +11,13 @@
 //! with setup instructions:
 //!
 //! ```
-//! use opengist_mcp::cli::CliArgs;
+//! use opengist_mcp::config::FlagValues;
 //! use opengist_mcp::config::Config;
 //! use opengist_mcp::OpengistServer;
 //!
 //! // Read-only, from a variable lookup instead of the process environment.
 //! let env = |name: &str| (name == "OPENGIST_READ_ONLY").then(|| "yes".to_owned());
-//! let loaded = Config::from_env_and_args(&CliArgs::default(), &env).expect("valid");
+//! let loaded = Config::from_env_and_args(&FlagValues::default(), &env).expect("valid");
 //! let server = OpengistServer::from_config(&loaded.config).expect("builds");
 //! let tools = server.tool_names();
 //! assert_eq!(tools.len(), 8);

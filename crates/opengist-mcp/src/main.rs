@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use ask_first_serve::Serving;
 use opengist_mcp::OpengistServer;
 use opengist_mcp::cli::{CliArgs, Command};
-use opengist_mcp::config::Config;
+use opengist_mcp::config::{Config, Loaded};
 use opengist_mcp::server::SERVER_NAME;
 use opengist_mcp::{client_config, doctor, healthcheck, logging};
 
@@ -17,20 +17,26 @@ fn fail(message: impl std::fmt::Display, code: i32) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    let args = CliArgs::parse_process();
+    let mut args = CliArgs::parse_process();
+    // `client-config CLIENT --http URL`: the flag names the server a client reaches, not an
+    // address to bind here.
+    let client_endpoint = match args.command {
+        Some(Command::ClientConfig { .. }) => args.flags.take("OPENGIST_MCP_HTTP_ADDR"),
+        _ => None,
+    };
     if let Err(error) = logging::init_from_env() {
         return fail(&error, error.exit_code());
     }
     // SAFETY: nothing else runs yet: no runtime has been built and no thread spawned, so
     // removing OPENGIST_TOKEN from the environment cannot race with a reader.
-    let loaded = match unsafe { Config::from_process(&args) } {
+    let loaded = match unsafe { Config::from_process(&args.flags) } {
         Ok(loaded) => loaded,
         Err(error) => return fail(&error, error.exit_code()),
     };
     for warning in &loaded.warnings {
         tracing::warn!("{warning}");
     }
-    let config = loaded.config;
+    let Loaded { config, warnings } = loaded;
     // Serving: the framework's runtime (one thread on stdio, one worker per core over HTTP).
     // A command runs on a multi-threaded one.
     let runtime = match args.command {
@@ -44,9 +50,12 @@ fn main() -> ExitCode {
         Err(error) => return fail(format!("could not start the async runtime: {error}"), 1),
     };
     match args.command {
-        Some(Command::Doctor) => runtime.block_on(doctor::run(&config)),
+        Some(Command::Doctor) => runtime.block_on(doctor::run(&config, &warnings)),
         Some(Command::Healthcheck) => runtime.block_on(healthcheck::run(&config)),
-        Some(Command::ClientConfig { client }) => print_client_config(client, &config),
+        Some(Command::ClientConfig { client }) => match client_endpoint {
+            Some(endpoint) => print_http_client_config(client, &endpoint, &config),
+            None => print_client_config(client, &config),
+        },
         Some(Command::Tokens { ref action }) => {
             opengist_mcp::tokens::run(action, config.serve.auth.tokens_file.as_deref())
         }
@@ -61,9 +70,31 @@ fn print_client_config(client: client_config::Client, config: &Config) -> ExitCo
         Err(error) => return fail(format!("could not find this binary's path: {error}"), 1),
     };
     let url = config.opengist_url.as_ref().map(|url| url.as_str());
+    let carried = client_config::carried_settings(config);
     eprintln!("{}", client_config::note(client));
-    print!("{}", client_config::render(client, &binary, url));
+    print!("{}", client_config::render(client, &binary, url, &carried));
     ExitCode::SUCCESS
+}
+
+/// `client-config CLIENT --http URL`: the client's HTTP configuration on stdout, where it goes
+/// on stderr; refused (exit 2) when a setting that changes the server was given, since an
+/// HTTP client cannot carry it, and (exit 1) for a client that cannot send the header.
+fn print_http_client_config(
+    client: client_config::Client,
+    given: &str,
+    config: &Config,
+) -> ExitCode {
+    if let Some((setting, _)) = client_config::carried_settings(config).first() {
+        return fail(client_config::HttpConfigError::ServerSetting { setting }, 2);
+    }
+    match client_config::render_http(client, &client_config::endpoint(given)) {
+        Ok(text) => {
+            eprintln!("{}", client_config::http_note(client));
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => fail(error, 1),
+    }
 }
 
 /// Serves as every `ask-first` server does: the framework's [`Serving`] (the elicitation

@@ -64,7 +64,7 @@ impl HasGuard for OpengistServer {
 pub(crate) const NO_PERSON_ACCOUNT: &str = "opengist-mcp serves a team (OPENGIST_MCP_HTTP_AUTH=opengist), and this request carries no checked Opengist access token, so no request was made. Connect over HTTP with your own Opengist access token as the bearer token (Authorization: Bearer <token>; make one in Opengist under Settings -> Access Tokens).";
 
 /// The answer to a tool call when the server has no Opengist to talk to.
-pub(crate) const SETUP_INSTRUCTIONS: &str = "opengist-mcp is not configured, so no request was made. Set OPENGIST_URL to your Opengist instance (for example https://gist.example.com) and OPENGIST_TOKEN to a personal access token made in Opengist under Settings -> Access Tokens (scopes: gist read+write, user read+write for likes), then restart the server. `opengist-mcp doctor` checks the setup.";
+pub(crate) const SETUP_INSTRUCTIONS: &str = "opengist-mcp is not configured, so no request was made. Set OPENGIST_URL to your Opengist instance (for example https://gist.example.com) and OPENGIST_TOKEN to a personal access token made in Opengist under Settings -> Access Tokens (scopes: gist read and write; user read and write only for get_user and set_gist_like (without them, deny those two: OPENGIST_DENY_TOOLS=get_user,set_gist_like)), then restart the server. `opengist-mcp doctor` checks the setup.";
 
 /// A tool failure: an error result the model reads (never a protocol error).
 pub(crate) type ToolResult<T> = Result<Bounded<T>, CallToolResult>;

@@ -7,7 +7,6 @@ use loading::{load, load_with};
 
 use std::time::Duration;
 
-use clap::Parser;
 use opengist_mcp::catalog;
 use opengist_mcp::cli::{CliArgs, Command};
 use opengist_mcp::config::{
@@ -860,18 +859,20 @@ fn every_flag_parses() {
         "--cache-bytes",
         "7",
     ]);
-    assert_eq!(args.http.as_deref(), Some("127.0.0.1:1"));
-    assert!(args.read_only && args.insecure_tls);
-    assert_eq!(args.allow_tools.as_deref(), Some("a"));
-    assert_eq!(args.deny_tools.as_deref(), Some("b"));
-    assert_eq!(args.seal_key.as_deref(), Some("k"));
-    assert_eq!(args.http_token.as_deref(), Some("t"));
-    assert_eq!(args.max_result_bytes.as_deref(), Some("5000"));
-    assert_eq!(args.allowed_hosts.as_deref(), Some("h"));
-    assert_eq!(args.allowed_origins.as_deref(), Some("o"));
-    assert_eq!(args.dialog_timeout_secs.as_deref(), Some("5"));
-    assert_eq!(args.request_timeout_secs.as_deref(), Some("6"));
-    assert_eq!(args.cache_bytes.as_deref(), Some("7"));
+    let flag = |var| args.flags.get(var);
+    assert_eq!(flag("OPENGIST_MCP_HTTP_ADDR"), Some("127.0.0.1:1"));
+    assert_eq!(flag("OPENGIST_READ_ONLY"), Some("true"));
+    assert_eq!(flag("OPENGIST_INSECURE_TLS"), Some("true"));
+    assert_eq!(flag("OPENGIST_ALLOW_TOOLS"), Some("a"));
+    assert_eq!(flag("OPENGIST_DENY_TOOLS"), Some("b"));
+    assert_eq!(flag("OPENGIST_MCP_SEAL_KEY"), Some("k"));
+    assert_eq!(flag("OPENGIST_MCP_HTTP_TOKEN"), Some("t"));
+    assert_eq!(flag("OPENGIST_MCP_MAX_RESULT_BYTES"), Some("5000"));
+    assert_eq!(flag("OPENGIST_MCP_ALLOWED_HOSTS"), Some("h"));
+    assert_eq!(flag("OPENGIST_MCP_ALLOWED_ORIGINS"), Some("o"));
+    assert_eq!(flag("OPENGIST_MCP_DIALOG_TIMEOUT_SECS"), Some("5"));
+    assert_eq!(flag("OPENGIST_MCP_REQUEST_TIMEOUT_SECS"), Some("6"));
+    assert_eq!(flag("OPENGIST_MCP_CACHE_BYTES"), Some("7"));
     assert_eq!(args.command, None);
 }
 
@@ -879,10 +880,11 @@ fn every_flag_parses() {
 fn doctor_subcommand_takes_the_same_flags() {
     let args = cli(&["doctor", "--read-only", "--http", "8080"]);
     assert_eq!(args.command, Some(Command::Doctor));
-    assert!(args.read_only);
+    assert_eq!(args.flags.get("OPENGIST_READ_ONLY"), Some("true"));
+    assert_eq!(args.flags.get("OPENGIST_MCP_HTTP_ADDR"), Some("8080"));
     let args = cli(&["--insecure-tls", "doctor"]);
     assert_eq!(args.command, Some(Command::Doctor));
-    assert!(args.insecure_tls);
+    assert_eq!(args.flags.get("OPENGIST_INSECURE_TLS"), Some("true"));
 }
 
 #[test]
@@ -907,38 +909,29 @@ fn version_and_help() {
         .expect_err("prints");
     assert_eq!(error.kind(), clap::error::ErrorKind::DisplayHelp);
     let help = error.to_string();
+    // A quick start first, then every declared setting, flag or variable.
+    assert!(help.starts_with("Quick start:"), "{help}");
+    assert!(
+        help.contains("\nMCP server for Opengist, with a confirmation guard"),
+        "{help}"
+    );
+    for setting in opengist_mcp::config::SETTINGS {
+        assert!(
+            help.contains(setting.var),
+            "--help lacks {}:\n{help}",
+            setting.var
+        );
+    }
     for needle in [
-        "OPENGIST_URL",
-        "OPENGIST_TOKEN",
-        "ELICITATION",
-        "RUST_LOG",
-        "OPENGIST_READ_ONLY",
-        "OPENGIST_ALLOW_TOOLS",
-        "OPENGIST_DENY_TOOLS",
-        "OPENGIST_INSECURE_TLS",
-        "OPENGIST_MCP_HTTP_ADDR",
-        "OPENGIST_MCP_SEAL_KEY",
-        "OPENGIST_MCP_HTTP_TOKEN",
-        "OPENGIST_MCP_MAX_RESULT_BYTES",
-        "OPENGIST_MCP_ALLOWED_HOSTS",
-        "OPENGIST_MCP_ALLOWED_ORIGINS",
-        "OPENGIST_MCP_DIALOG_TIMEOUT_SECS",
-        "OPENGIST_MCP_REQUEST_TIMEOUT_SECS",
-        "OPENGIST_MCP_OPENGIST_MAX_REQUESTS",
-        "OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL",
-        "OPENGIST_MCP_OPENGIST_QUEUE_SECS",
-        "OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS",
-        "OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS",
-        "OPENGIST_MCP_HTTP_MAX_CONNECTIONS",
-        "OPENGIST_MCP_HTTP_MAX_SESSIONS",
-        "OPENGIST_MCP_HTTP_SESSION_IDLE_SECS",
-        "OPENGIST_MCP_CACHE_BYTES",
         "[default: 67108864 (64 MiB)]",
         "[default: 262144]",
         "[default: 600]",
         "[default: 30]",
         "doctor",
-        "(ps)",
+        "client-config",
+        // The non-loopback rule, per authentication mode.
+        "secret (default)  needs OPENGIST_MCP_HTTP_TOKEN",
+        "none              refused: loopback only",
     ] {
         assert!(help.contains(needle), "--help lacks {needle}:\n{help}");
     }
@@ -954,7 +947,7 @@ fn child_from_process_removes_the_token() {
     }
     // SAFETY: this test runs alone in its own process (`--exact`, one test thread), started by
     // `from_process_removes_the_token`; nothing else reads or writes the environment.
-    let loaded = unsafe { Config::from_process(&CliArgs::default()) }.expect("valid");
+    let loaded = unsafe { Config::from_process(&CliArgs::default().flags) }.expect("valid");
     assert_eq!(
         loaded.config.token.as_ref().map(Secret::expose),
         Some(GOOD_TOKEN)

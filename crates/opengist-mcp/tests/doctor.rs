@@ -66,6 +66,61 @@ fn an_unreachable_instance_is_named_and_the_token_never_shown() {
 }
 
 #[test]
+fn it_shows_the_effective_mode_and_names_misspelled_settings() {
+    let output = doctor(&[
+        ("OPENGIST_READONLY", "true"),
+        ("OPENGIST_MCP_READ_ONLY", "true"),
+        ("OPENGIST_TOKNE", TOKEN),
+        ("OPENGIST_MCP_HTTP_ADDR", "127.0.0.1:0"),
+        ("OPENGIST_MCP_HTTP_AUTH", "tokens"),
+        ("OPENGIST_MCP_HTTP_TOKENS_FILE", "/nonexistent/tokens"),
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for (given, meant) in [
+        ("OPENGIST_READONLY", "OPENGIST_READ_ONLY"),
+        ("OPENGIST_MCP_READ_ONLY", "OPENGIST_READ_ONLY"),
+        ("OPENGIST_TOKNE", "OPENGIST_TOKEN"),
+    ] {
+        let line = format!(
+            "{given} is set but is no setting of this server, so it does nothing; did you mean {meant}?"
+        );
+        // On stdout as doctor's own line, on stderr as the start-up warning.
+        assert!(
+            stdout.contains(&format!("warn setting: {line}")),
+            "{stdout}"
+        );
+        assert!(stderr.contains(&line), "{stderr}");
+    }
+    assert!(
+        !stdout.contains(&TOKEN[3..20]) && !stderr.contains(&TOKEN[3..20]),
+        "the token leaked"
+    );
+    // The misspelled switch did nothing: read-only is off, and every tool is enabled.
+    assert!(stdout.contains("ok   read-only: off"), "{stdout}");
+    let all = opengist_mcp::catalog::names().count();
+    assert!(
+        stdout.contains(&format!("ok   tools: {all} of {all} enabled: ")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("ok   serving: streamable HTTP at http://127.0.0.1:0/mcp; callers told apart by OPENGIST_MCP_HTTP_AUTH=tokens"),
+        "{stdout}"
+    );
+    // Positive control: the real name switches read-only on.
+    let output = doctor(&[("OPENGIST_READ_ONLY", "true")]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("ok   read-only: on"), "{stdout}");
+    let reading = opengist_mcp::catalog::reading_names().count();
+    assert!(
+        stdout.contains(&format!("ok   tools: {reading} of {all} enabled: ")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("ok   serving: stdio"), "{stdout}");
+    assert!(!stdout.contains("warn setting"), "{stdout}");
+}
+
+#[test]
 fn a_bad_elicitation_value_stops_before_any_check() {
     let output = doctor(&[("ELICITATION", "yes")]);
     let text = all_output(&output);
@@ -108,14 +163,16 @@ fn the_scope_lines_name_the_tools_each_scope_serves() {
              search_gists, get_gist, get_gist_file, list_gist_commits, list_gist_forks can use it",
             "FAIL gist:write: missing (POST /api/gists with an empty body: 422 with it, 403 \
              without): create_gist, update_gist, delete_gist_files, delete_gist, fork_gist will \
-             not work (the guarded ones refuse before asking anyone); fix: make a token with gist \
-             read+write at https://g/-/settings/access-tokens (Settings → Access Tokens) and set \
-             OPENGIST_TOKEN to it",
+             not work (the guarded ones refuse before asking anyone); fix: either make a token \
+             with gist read and write at https://g/-/settings/access-tokens (Settings → Access \
+             Tokens) and set OPENGIST_TOKEN to it, or, to keep this read-only token, set \
+             OPENGIST_READ_ONLY=true (only the reading tools are offered)",
             "ok   user:read: present (GET /api/user: 200 with it, 403 without): get_user can use it",
-            "FAIL user:write: missing (PATCH /api/user with an empty body: 422 with it, 403 \
-             without): set_gist_like will not work; fix: make a token with user read+write at \
-             https://g/-/settings/access-tokens (Settings → Access Tokens) and set \
-             OPENGIST_TOKEN to it",
+            "warn user:write: missing (PATCH /api/user with an empty body: 422 with it, 403 \
+             without): set_gist_like will not work; fix: either make a token with user read and \
+             write too at https://g/-/settings/access-tokens (Settings → Access Tokens) and set \
+             OPENGIST_TOKEN to it, or stop offering them: \
+             OPENGIST_DENY_TOOLS=get_user,set_gist_like",
         ]
     );
 

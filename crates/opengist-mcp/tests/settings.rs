@@ -1,5 +1,5 @@
 //! The one declaration of the settings (`opengist_mcp::config::SETTINGS`) against everything
-//! that shows them: `--help`, the README's configuration table and `server.json`'s
+//! that shows them: `--help`, the deployment guide's settings table and `server.json`'s
 //! `environmentVariables` (both packages). A setting added, renamed or dropped in one place and
 //! not the others fails here, by name.
 
@@ -18,14 +18,14 @@ fn declared() -> BTreeSet<&'static str> {
     SETTINGS.iter().map(|setting| setting.var).collect()
 }
 
-/// The rows of the README's configuration table: the variables named in a row's first cell,
-/// and that row's default cell.
-fn readme_rows() -> Vec<(Vec<String>, String)> {
-    let readme = repository_file("README.md");
-    let section = readme
-        .split_once("\n## Configuration\n")
+/// The rows of the deployment guide's settings table: the variables named in a row's first
+/// cell, and that row's default cell.
+fn table_rows() -> Vec<(Vec<String>, String)> {
+    let guide = repository_file("docs/DEPLOYMENT.md");
+    let section = guide
+        .split_once("\n## Settings\n")
         .map(|(_, rest)| rest.split("\n## ").next().unwrap_or(rest))
-        .expect("README.md has a `## Configuration` section");
+        .expect("docs/DEPLOYMENT.md has a `## Settings` section");
     section
         .lines()
         .filter(|line| line.starts_with("| `"))
@@ -51,15 +51,15 @@ fn readme_rows() -> Vec<(Vec<String>, String)> {
         .collect()
 }
 
-/// The README's configuration table: each variable, and its row's default cell.
-fn readme_table() -> BTreeMap<String, String> {
-    readme_rows()
+/// The settings table: each variable, and its row's default cell.
+fn settings_table() -> BTreeMap<String, String> {
+    table_rows()
         .into_iter()
         .flat_map(|(names, default)| names.into_iter().map(move |name| (name, default.clone())))
         .collect()
 }
 
-/// The README default when it is one literal value (a backticked token first).
+/// The table's default when it is one literal value (a backticked token first).
 fn literal_default(cell: &str) -> Option<&str> {
     cell.strip_prefix('`')?.split('`').next()
 }
@@ -89,20 +89,20 @@ fn the_declaration_names_each_variable_once() {
 }
 
 #[test]
-fn the_readme_table_lists_exactly_the_declared_settings_with_their_defaults() {
-    let table = readme_table();
+fn the_settings_table_lists_exactly_the_declared_settings_with_their_defaults() {
+    let table = settings_table();
     let listed: BTreeSet<&str> = table.keys().map(String::as_str).collect();
     let declared = declared();
     assert_eq!(
         listed,
         declared,
-        "README lacks {:?}; has {:?} extra",
+        "docs/DEPLOYMENT.md's settings table lacks {:?}; has {:?} extra",
         declared.difference(&listed).collect::<Vec<_>>(),
         listed.difference(&declared).collect::<Vec<_>>()
     );
     // Each row's default cell is what its settings show, in order (`all, none` for the allow
     // and deny lists, once when they agree).
-    for (names, default) in readme_rows() {
+    for (names, default) in table_rows() {
         let mut shown: Vec<&str> = Vec::new();
         for name in &names {
             if let Some(setting) = opengist_mcp::config::settings::setting(name)
@@ -125,7 +125,7 @@ fn the_readme_table_lists_exactly_the_declared_settings_with_their_defaults() {
         assert_eq!(
             setting.default,
             literal_default(cell),
-            "{}: declared default {:?}, README says {cell:?}",
+            "{}: declared default {:?}, docs/DEPLOYMENT.md says {cell:?}",
             setting.var,
             setting.default
         );
@@ -198,11 +198,16 @@ fn each_flag_is_declared_and_its_help_names_its_variable() {
             Some((arg.get_long()?, help))
         })
         .collect();
-    let declared: BTreeSet<&str> = SETTINGS.iter().filter_map(|setting| setting.flag).collect();
+    let declared: BTreeSet<&str> = SETTINGS
+        .iter()
+        .filter_map(|setting| Some(setting.flag?.name))
+        .collect();
     let shown: BTreeSet<&str> = flags.keys().copied().collect();
     assert_eq!(shown, declared, "--help and SETTINGS disagree on the flags");
     for setting in SETTINGS {
-        let Some(flag) = setting.flag else { continue };
+        let Some(flag) = setting.flag.map(|flag| flag.name) else {
+            continue;
+        };
         let help = flags[flag].split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
             help.contains(&format!("[env: {}", setting.var)),
@@ -220,17 +225,19 @@ fn each_flag_is_declared_and_its_help_names_its_variable() {
             assert!(setting.default.is_none(), "--{flag}");
         }
     }
-    // The variables without a flag that `--help` lists after the flags are declared too.
+    // Every variable without a flag is listed after the flags, on a line of its own, and
+    // nothing else is listed there.
     let after = command.get_after_help().expect("after help").to_string();
-    let listed: Vec<&str> = after
+    let listed: BTreeSet<&str> = after
         .lines()
-        .filter_map(|line| line.strip_prefix("  ")?.split_whitespace().next())
-        .filter(|word| word.chars().all(|c| c.is_ascii_uppercase() || c == '_') && word.len() > 3)
+        .filter_map(|line| line.strip_prefix("  "))
+        .filter(|word| word.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
         .collect();
-    assert!(listed.len() >= 5, "{after}");
-    for var in listed {
-        let setting = opengist_mcp::config::settings::setting(var)
-            .unwrap_or_else(|| panic!("--help lists {var}, which SETTINGS lacks"));
-        assert_eq!(setting.flag, None, "{var} has a flag");
-    }
+    let without_flag: BTreeSet<&str> = SETTINGS
+        .iter()
+        .filter(|setting| setting.flag.is_none())
+        .map(|setting| setting.var)
+        .collect();
+    assert!(without_flag.len() >= 5, "{without_flag:?}");
+    assert_eq!(listed, without_flag, "{after}");
 }

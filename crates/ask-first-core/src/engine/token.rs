@@ -210,7 +210,7 @@ impl Guard {
             }
         };
         text.push_str(&format!(
-            "What this call would do:\n{question}\n\n{why_text}\n\nTo go ahead, call `{tool}` again with exactly the same arguments plus `{CONFIRM_TOKEN_ARG}`:\n{CONFIRM_TOKEN_ARG}: {token}\n\nThis token proves only that the same call was made twice, nothing more: it is not a person's approval. It works once, for these exact arguments, within {ttl}.",
+            "What this call would do:\n{question}\n\n{why_text}\n\nTo go ahead, first show the person what this call would do (above, in your own words) and ask them; only once they say yes, call `{tool}` again with exactly the same arguments plus `{CONFIRM_TOKEN_ARG}`:\n{CONFIRM_TOKEN_ARG}: {token}\n\nThis token proves only that the same call was made twice, nothing more: it is not a person's approval, so do not repeat the call without their yes. It works once, for these exact arguments, within {ttl}.",
             question = Self::message(target),
             ttl = minutes(self.inner.token_ttl),
         ));

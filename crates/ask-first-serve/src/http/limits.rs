@@ -46,11 +46,10 @@ use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
-pub use crate::settings::HttpBounds;
 use crate::settings::SettingNames;
 pub use crate::settings::{
     DEFAULT_BODY_TIMEOUT_SECS, DEFAULT_HEADER_TIMEOUT_SECS, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECS,
+    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECS, HttpBounds, HttpLimits,
 };
 /// Largest request body read, in bytes (what rmcp accepts: [`crate::http::wire::MAX_BODY_BYTES`]);
 /// larger: `413`, before anything parses it.
@@ -58,36 +57,8 @@ pub const MAX_BODY_BYTES: usize = crate::http::wire::MAX_BODY_BYTES;
 /// The `Retry-After` of a refused session, in seconds.
 pub const SESSION_RETRY_AFTER_SECS: u64 = 30;
 
-/// The limits of one HTTP server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HttpLimits {
-    /// How long a connection may take to send a request head.
-    pub header_timeout: Duration,
-    /// How long a request body may take to arrive, from the end of the head.
-    pub body_timeout: Duration,
-    /// Connections served at once.
-    pub max_connections: usize,
-    /// Legacy (stateful) sessions open at once.
-    pub max_sessions: usize,
-    /// How long a legacy session may be idle before it is closed.
-    pub session_idle: Duration,
-    /// Caps on guarded calls waiting on a person and on long-lived streams.
-    pub bounds: HttpBounds,
-}
-
-impl Default for HttpLimits {
-    fn default() -> Self {
-        Self {
-            header_timeout: Duration::from_secs(DEFAULT_HEADER_TIMEOUT_SECS),
-            body_timeout: Duration::from_secs(DEFAULT_BODY_TIMEOUT_SECS),
-            max_connections: DEFAULT_MAX_CONNECTIONS as usize,
-            max_sessions: DEFAULT_MAX_SESSIONS as usize,
-            session_idle: Duration::from_secs(DEFAULT_SESSION_IDLE_SECS),
-            bounds: HttpBounds::default(),
-        }
-    }
-}
-
+// The limits are plain settings (`crate::settings::HttpLimits`); what rmcp makes of them is
+// HTTP's own.
 impl HttpLimits {
     /// rmcp's session settings with this idle timeout.
     pub fn session_config(&self) -> SessionConfig {

@@ -52,6 +52,20 @@ pub struct BoundNames {
 }
 
 impl BoundNames {
+    /// Every name of this block, to change each in place.
+    pub fn each_mut(&mut self) -> impl Iterator<Item = &mut String> {
+        [
+            &mut self.max_dialogs,
+            &mut self.dialogs_per_session,
+            &mut self.dialogs_per_principal,
+            &mut self.max_streams,
+            &mut self.streams_per_principal,
+            &mut self.stream_idle,
+            &mut self.sessions_per_principal,
+        ]
+        .into_iter()
+    }
+
     /// `<prefix>_HTTP_MAX_DIALOGS`, `<prefix>_HTTP_DIALOGS_PER_SESSION`,
     /// `<prefix>_HTTP_DIALOGS_PER_PRINCIPAL`, `<prefix>_HTTP_MAX_STREAMS`,
     /// `<prefix>_HTTP_STREAMS_PER_PRINCIPAL`, `<prefix>_HTTP_STREAM_IDLE_SECS` and
@@ -184,6 +198,37 @@ impl HttpBounds {
                 defaults.sessions_per_principal,
             ),
         })
+    }
+}
+
+/// The limits of one HTTP server: its `<PREFIX>_HTTP_*` timeouts and caps, read with the
+/// other serving settings and enforced by the HTTP layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpLimits {
+    /// How long a connection may take to send a request head.
+    pub header_timeout: Duration,
+    /// How long a request body may take to arrive, from the end of the head.
+    pub body_timeout: Duration,
+    /// Connections served at once.
+    pub max_connections: usize,
+    /// Legacy (stateful) sessions open at once.
+    pub max_sessions: usize,
+    /// How long a legacy session may be idle before it is closed.
+    pub session_idle: Duration,
+    /// Caps on guarded calls waiting on a person and on long-lived streams.
+    pub bounds: HttpBounds,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        Self {
+            header_timeout: Duration::from_secs(super::DEFAULT_HEADER_TIMEOUT_SECS),
+            body_timeout: Duration::from_secs(super::DEFAULT_BODY_TIMEOUT_SECS),
+            max_connections: super::DEFAULT_MAX_CONNECTIONS as usize,
+            max_sessions: super::DEFAULT_MAX_SESSIONS as usize,
+            session_idle: Duration::from_secs(super::DEFAULT_SESSION_IDLE_SECS),
+            bounds: HttpBounds::default(),
+        }
     }
 }
 

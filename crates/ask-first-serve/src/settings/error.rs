@@ -130,6 +130,16 @@ pub enum SettingError {
     /// `ELICITATION` is not exactly `true` or `false`.
     #[error(transparent)]
     Elicitation(#[from] ask_first_core::InvalidElicitationSetting),
+    /// The server's own `<PREFIX>_ELICITATION` is not exactly `true` or `false`.
+    #[error(
+        "{setting} must be exactly `true` or `false` (unset: ELICITATION decides, and `true` \
+         when that is unset too); `false` sends guarded tools down the two-call token path and \
+         never removes the guard"
+    )]
+    PrefixedElicitation {
+        /// The setting's name.
+        setting: String,
+    },
     /// The cap on long-lived streams leaves no connection for short requests.
     #[error(
         "{setting} must be below {connections_setting} ({connections}), so that short \

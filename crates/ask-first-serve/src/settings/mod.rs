@@ -33,6 +33,9 @@ pub const MAX_REPLICA_ID_LEN: usize = 64;
 /// The names of the serving settings, as every message shows them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SettingNames {
+    /// The server's own dialog switch (`<PREFIX>_ELICITATION`), read beside the bare
+    /// `ELICITATION` every guarded server shares; when both are set, this one wins.
+    pub elicitation: String,
     /// The HTTP bind address (`<PREFIX>_HTTP_ADDR`).
     pub http_addr: String,
     /// The HTTP bearer secret (`<PREFIX>_HTTP_TOKEN`).
@@ -77,7 +80,7 @@ pub struct SettingNames {
 }
 
 impl SettingNames {
-    /// `<prefix>_HTTP_ADDR`, `<prefix>_HTTP_TOKEN`, `<prefix>_ALLOWED_HOSTS`,
+    /// `<prefix>_ELICITATION`, `<prefix>_HTTP_ADDR`, `<prefix>_HTTP_TOKEN`, `<prefix>_ALLOWED_HOSTS`,
     /// `<prefix>_ALLOWED_ORIGINS`, `<prefix>_HTTP_HEADER_TIMEOUT_SECS`,
     /// `<prefix>_HTTP_BODY_TIMEOUT_SECS`, `<prefix>_HTTP_MAX_CONNECTIONS`,
     /// `<prefix>_HTTP_MAX_SESSIONS`, `<prefix>_HTTP_SESSION_IDLE_SECS`, `<prefix>_SEAL_KEY`,
@@ -88,6 +91,7 @@ impl SettingNames {
     pub fn with_prefix(prefix: &str) -> Self {
         let name = |suffix: &str| format!("{prefix}_{suffix}");
         Self {
+            elicitation: name("ELICITATION"),
             http_addr: name("HTTP_ADDR"),
             http_token: name("HTTP_TOKEN"),
             allowed_hosts: name("ALLOWED_HOSTS"),
@@ -108,6 +112,37 @@ impl SettingNames {
             http_tokens_file: name("HTTP_TOKENS_FILE"),
             oauth: OAuthNames::with_prefix(prefix),
         }
+    }
+}
+
+impl SettingNames {
+    /// Every name, to change each in place (a server adding its flags to the names it
+    /// declares, or checking that it declares them all). A new setting's name is added here
+    /// beside its field; `every_name_is_visited` fails until it is.
+    pub fn each_mut(&mut self) -> impl Iterator<Item = &mut String> {
+        [
+            &mut self.elicitation,
+            &mut self.http_addr,
+            &mut self.http_token,
+            &mut self.allowed_hosts,
+            &mut self.allowed_origins,
+            &mut self.header_timeout,
+            &mut self.body_timeout,
+            &mut self.max_connections,
+            &mut self.max_sessions,
+            &mut self.session_idle,
+            &mut self.seal_key,
+            &mut self.redis_url,
+            &mut self.audit_log,
+            &mut self.replica_id,
+            &mut self.http_no_auth,
+            &mut self.state_dir,
+            &mut self.http_auth,
+            &mut self.http_tokens_file,
+        ]
+        .into_iter()
+        .chain(self.bounds.each_mut())
+        .chain(self.oauth.each_mut())
     }
 }
 
@@ -135,7 +170,8 @@ pub use values::*;
 pub struct ServeSettings {
     /// The names the settings were read under (and every message uses).
     pub names: SettingNames,
-    /// `ELICITATION` (strict: exactly `true` or `false`; unset: `true`).
+    /// `<PREFIX>_ELICITATION`, else the bare `ELICITATION` (strict: exactly `true` or `false`;
+    /// both unset: `true`).
     pub elicitation: bool,
     /// `<PREFIX>_HTTP_ADDR`; `None`: serve stdio.
     pub http_addr: Option<SocketAddr>,
@@ -147,7 +183,7 @@ pub struct ServeSettings {
     pub allowed_origins: Vec<AllowedOrigin>,
     /// The `<PREFIX>_HTTP_*` timeouts and caps.
     #[cfg(feature = "http")]
-    pub limits: crate::http::HttpLimits,
+    pub limits: HttpLimits,
     /// `<PREFIX>_SEAL_KEY`; `None`: a random key for this process.
     pub seal_key: Option<SealKey>,
     /// `<PREFIX>_REDIS_URL`; `None`: spent answers in memory, for this process only.
@@ -166,7 +202,8 @@ pub struct ServeSettings {
 }
 
 impl ServeSettings {
-    /// Reads `ELICITATION` and the `<prefix>_*` settings of [`SettingNames::with_prefix`]
+    /// Reads `ELICITATION` and the `<prefix>_*` settings (`<prefix>_ELICITATION` winning over
+    /// `ELICITATION`) of [`SettingNames::with_prefix`]
     /// from the process environment. An unset or empty variable means its default.
     pub fn from_env(prefix: &str) -> Result<Self, SettingError> {
         let names = SettingNames::with_prefix(prefix);
@@ -206,8 +243,18 @@ impl ServeSettings {
         server_modes: &[&str],
         mut env: impl FnMut(&str) -> Option<String>,
     ) -> Result<Self, SettingError> {
-        let elicitation =
-            ask_first_core::parse_elicitation(env(ask_first_core::ELICITATION_VAR).as_deref())?;
+        // The server's own switch wins over the shared one, so one server of several can be
+        // set apart without changing the others.
+        let elicitation = match env(&names.elicitation) {
+            Some(own) => ask_first_core::parse_elicitation(Some(&own)).map_err(|_| {
+                SettingError::PrefixedElicitation {
+                    setting: names.elicitation.clone(),
+                }
+            })?,
+            None => {
+                ask_first_core::parse_elicitation(env(ask_first_core::ELICITATION_VAR).as_deref())?
+            }
+        };
         let mut get = |name: &str| env(name).filter(|value| !value.trim().is_empty());
         let http_addr = match get(&names.http_addr) {
             Some(raw) => Some(parse_http_addr(&raw).ok_or_else(|| SettingError::HttpAddr {
@@ -261,7 +308,7 @@ impl ServeSettings {
             };
             let max_connections =
                 number(&names.max_connections, 1, 65_536, DEFAULT_MAX_CONNECTIONS)? as usize;
-            crate::http::HttpLimits {
+            HttpLimits {
                 header_timeout: std::time::Duration::from_secs(number(
                     &names.header_timeout,
                     1,
@@ -454,6 +501,49 @@ mod tests {
         assert!(!listed(&allowed, "not an origin"));
         // A pattern is not an origin.
         assert!(!listed(&allowed, "https://app.example.com:*"));
+    }
+
+    #[test]
+    fn every_name_is_visited() {
+        let mut names = SettingNames::with_prefix("ZZPREFIX");
+        let mut visited = 0;
+        for name in names.each_mut() {
+            name.clear();
+            visited += 1;
+        }
+        // Positive control: names were visited; none is left out.
+        assert!(visited > 20);
+        assert!(!format!("{names:?}").contains("ZZPREFIX"), "{names:?}");
+    }
+
+    #[test]
+    fn the_servers_own_elicitation_switch_wins_over_the_shared_one() {
+        let read = |vars: &'static [(&'static str, &'static str)]| {
+            ServeSettings::from_lookup(SettingNames::with_prefix("NOTES"), |name| {
+                vars.iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| (*value).to_owned())
+            })
+        };
+        let elicitation = |vars| read(vars).expect("valid").elicitation;
+        assert!(elicitation(&[]));
+        assert!(!elicitation(&[("ELICITATION", "false")]));
+        assert!(!elicitation(&[("NOTES_ELICITATION", "false")]));
+        assert!(!elicitation(&[
+            ("ELICITATION", "true"),
+            ("NOTES_ELICITATION", "false")
+        ]));
+        assert!(elicitation(&[
+            ("ELICITATION", "false"),
+            ("NOTES_ELICITATION", "true")
+        ]));
+        let error = read(&[("NOTES_ELICITATION", "off")]).expect_err("strict");
+        assert!(
+            error
+                .to_string()
+                .starts_with("NOTES_ELICITATION must be exactly"),
+            "{error}"
+        );
     }
 
     #[test]

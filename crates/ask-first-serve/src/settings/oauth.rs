@@ -32,6 +32,18 @@ pub struct OAuthNames {
 }
 
 impl OAuthNames {
+    /// Every name of this block, to change each in place.
+    pub fn each_mut(&mut self) -> impl Iterator<Item = &mut String> {
+        [
+            &mut self.issuer,
+            &mut self.resource,
+            &mut self.leeway,
+            &mut self.refresh,
+            &mut self.scopes,
+        ]
+        .into_iter()
+    }
+
     /// `<prefix>_OAUTH_ISSUER`, `<prefix>_OAUTH_RESOURCE`, `<prefix>_OAUTH_LEEWAY_SECS` and
     /// `<prefix>_OAUTH_JWKS_REFRESH_SECS` and `<prefix>_OAUTH_SCOPES`.
     pub fn with_prefix(prefix: &str) -> Self {

@@ -199,7 +199,7 @@ impl Target for DeleteGistFiles {
         ]);
         let question = self
             .facts
-            .owner_line(question)
+            .owner_line(question, &self.id)
             .line::<DeleteFilesWarning>([]);
         self.facts.topics_line(question)
     }
@@ -261,7 +261,7 @@ mod tests {
         assert_eq!(
             ab.question().render(),
             format!(
-                "This will delete 2 file(s) (3 bytes) from gist {ID} (private); 1 file(s) will remain.\nIt belongs to the Opengist user alice.\nThe file contents are not recoverable from here.\nOpengist also removes the gist's topics, if it has any."
+                "This will delete 2 file(s) (3 bytes) from gist {ID} (private); 1 file(s) will remain.\nIt belongs to the Opengist user alice.\nIts page on your Opengist: /alice/{ID}\nThe file contents are not recoverable from here.\nOpengist also removes the gist's topics, if it has any."
             )
         );
     }

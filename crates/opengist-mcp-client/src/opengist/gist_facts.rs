@@ -18,6 +18,7 @@ ask_first::wording! {
     struct WordPublic = "public";
     struct UnknownId = "(unshowable id)";
     struct GistOwner = "It belongs to the Opengist user {}.";
+    struct GistPage = "Its page on your Opengist: /{}/{}";
     struct UnshowableOwner = "It belongs to an Opengist account whose name cannot be shown safely.";
     // Opengist's PATCH saves the gist without its topics (its single-gist lookup does not
     // load them), so every update through the API drops them.
@@ -90,13 +91,17 @@ impl GistFacts {
         }
     }
 
-    /// The question's line naming the gist's owner, a validated identifier. Opengist's own
-    /// sign-up and rename forms allow only ASCII letters, digits and `-` (`_` for OAuth
-    /// accounts), at most 24 characters, which always pass; a name from elsewhere (an LDAP
-    /// login) that does not pass is not shown, and the line says so.
-    pub(super) fn owner_line(&self, question: Question) -> Question {
+    /// The question's lines naming the gist `id`'s owner, a validated identifier, and the
+    /// gist's own page on the instance (`/<owner>/<id>`, both server-side facts), which a
+    /// person recognises where a bare 32-hex id is not. Opengist's own sign-up and rename
+    /// forms allow only ASCII letters, digits and `-` (`_` for OAuth accounts), at most 24
+    /// characters, which always pass; a name from elsewhere (an LDAP login) that does not pass
+    /// is not shown, nor is the page under it, and the line says so.
+    pub(super) fn owner_line(&self, question: Question, id: &GistId) -> Question {
         match Id::new(&self.owner) {
-            Ok(id) => question.line::<GistOwner>([Fact::id(id)]),
+            Ok(owner) => question
+                .line::<GistOwner>([Fact::id(owner.clone())])
+                .line::<GistPage>([Fact::id(owner), gist_fact(id)]),
             Err(_) => question.line::<UnshowableOwner>([]),
         }
     }

@@ -336,7 +336,7 @@ impl Target for UpdateGist {
         ]);
         let question = self
             .facts
-            .owner_line(question)
+            .owner_line(question, &self.id)
             .line::<UpdateFiles>([
                 Fact::count(writes),
                 Fact::bytes(bytes),
@@ -569,7 +569,7 @@ mod tests {
         assert_eq!(
             text,
             format!(
-                "This will change gist {ID}, which is private now and will be public afterwards.\nIt belongs to the Opengist user alice.\nIt writes 1 file(s) (5 bytes of new content) and renames 0 file(s).\nTitle changes: yes. Description changes: no.\nOpengist also removes the gist's topics, if it has any.\nThis widens who can read the gist."
+                "This will change gist {ID}, which is private now and will be public afterwards.\nIt belongs to the Opengist user alice.\nIts page on your Opengist: /alice/{ID}\nIt writes 1 file(s) (5 bytes of new content) and renames 0 file(s).\nTitle changes: yes. Description changes: no.\nOpengist also removes the gist's topics, if it has any.\nThis widens who can read the gist."
             )
         );
         let other = UpdateGist::new(

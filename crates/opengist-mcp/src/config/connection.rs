@@ -19,9 +19,6 @@ pub const DEFAULT_REQUEST_TIMEOUT_SECS: u64 = 30;
 /// Largest accepted `OPENGIST_MCP_REQUEST_TIMEOUT_SECS` (an hour).
 pub const MAX_REQUEST_TIMEOUT_SECS: u64 = 3600;
 
-/// The setting's variable and flag, as messages name them.
-const REQUEST_TIMEOUT_SETTING: &str = "OPENGIST_MCP_REQUEST_TIMEOUT_SECS (--request-timeout-secs)";
-
 /// The Opengist instance's base URL, normalised: http or https, no user info, no query or
 /// fragment, no trailing `/` and no trailing `/api`. The API lives at `{base}/api/...`.
 #[derive(Clone, PartialEq, Eq)]
@@ -119,11 +116,6 @@ pub const MAX_OPENGIST_REQUESTS: u64 = 1024;
 /// Largest accepted `OPENGIST_MCP_OPENGIST_QUEUE_SECS` (an hour).
 pub const MAX_OPENGIST_QUEUE_SECS: u64 = 3600;
 
-const MAX_REQUESTS_SETTING: &str = "OPENGIST_MCP_OPENGIST_MAX_REQUESTS (--opengist-max-requests)";
-const MAX_REQUESTS_PER_PRINCIPAL_SETTING: &str =
-    "OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL (--opengist-max-requests-per-principal)";
-const QUEUE_SECS_SETTING: &str = "OPENGIST_MCP_OPENGIST_QUEUE_SECS (--opengist-queue-secs)";
-
 /// The connection part of [`super::Config`].
 pub(super) struct Connection {
     pub(super) opengist_url: Option<OpengistUrl>,
@@ -139,7 +131,6 @@ impl Connection {
         source: &Source<'_>,
         warnings: &mut Vec<String>,
     ) -> Result<Self, ConfigError> {
-        let args = source.args;
         let opengist_url = match source.get(var::OPENGIST_URL) {
             Some(raw) => Some(OpengistUrl::parse(&raw)?),
             None => None,
@@ -174,12 +165,11 @@ impl Connection {
             _ => {}
         }
 
-        let insecure_tls = args.insecure_tls
-            || match source.exact(var::OPENGIST_INSECURE_TLS).as_deref() {
-                None | Some("false") => false,
-                Some("true") => true,
-                Some(_) => return Err(ConfigError::InsecureTls),
-            };
+        let insecure_tls = match source.flag_or_exact(var::OPENGIST_INSECURE_TLS).as_deref() {
+            None | Some("false") => false,
+            Some("true") => true,
+            Some(_) => return Err(ConfigError::InsecureTls),
+        };
         if insecure_tls {
             warnings.push(
                 "OPENGIST_INSECURE_TLS is on: the Opengist certificate is not verified, so \
@@ -189,34 +179,26 @@ impl Connection {
         }
 
         let request_timeout = Duration::from_secs(source.number(
-            &args.request_timeout_secs,
             var::OPENGIST_MCP_REQUEST_TIMEOUT_SECS,
-            REQUEST_TIMEOUT_SETTING,
             1,
             MAX_REQUEST_TIMEOUT_SECS,
             DEFAULT_REQUEST_TIMEOUT_SECS,
         )?);
 
         let max_in_flight = source.number(
-            &args.opengist_max_requests,
             var::OPENGIST_MCP_OPENGIST_MAX_REQUESTS,
-            MAX_REQUESTS_SETTING,
             1,
             MAX_OPENGIST_REQUESTS,
             DEFAULT_MAX_REQUESTS,
         )?;
         let per_principal = source.number(
-            &args.opengist_max_requests_per_principal,
             var::OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL,
-            MAX_REQUESTS_PER_PRINCIPAL_SETTING,
             1,
             MAX_OPENGIST_REQUESTS,
             DEFAULT_MAX_REQUESTS_PER_PRINCIPAL,
         )?;
         let queue_wait = Duration::from_secs(source.number(
-            &args.opengist_queue_secs,
             var::OPENGIST_MCP_OPENGIST_QUEUE_SECS,
-            QUEUE_SECS_SETTING,
             1,
             MAX_OPENGIST_QUEUE_SECS,
             DEFAULT_QUEUE_SECS,

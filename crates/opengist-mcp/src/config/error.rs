@@ -126,7 +126,7 @@ pub enum ConfigError {
     #[error("{setting} must be a whole number between {min} and {max}")]
     NotANumber {
         /// Variable and flag.
-        setting: &'static str,
+        setting: String,
         /// Smallest accepted value.
         min: u64,
         /// Largest accepted value.
@@ -136,7 +136,7 @@ pub enum ConfigError {
     #[error("{setting} is {value}; it must be between {min} and {max}")]
     OutOfRange {
         /// Variable and flag.
-        setting: &'static str,
+        setting: String,
         /// The value given.
         value: u64,
         /// Smallest accepted value.

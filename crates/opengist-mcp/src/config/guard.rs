@@ -11,15 +11,10 @@ pub const DEFAULT_DIALOG_TIMEOUT_SECS: u64 = 600;
 /// Largest accepted `OPENGIST_MCP_DIALOG_TIMEOUT_SECS` (a day).
 pub const MAX_DIALOG_TIMEOUT_SECS: u64 = 86_400;
 
-/// The setting's variable and flag, as messages name them.
-const DIALOG_TIMEOUT_SETTING: &str = "OPENGIST_MCP_DIALOG_TIMEOUT_SECS (--dialog-timeout-secs)";
-
 /// Reads how long a confirmation dialog may wait for a person.
 pub(super) fn dialog_timeout(source: &Source<'_>) -> Result<Duration, ConfigError> {
     Ok(Duration::from_secs(source.number(
-        &source.args.dialog_timeout_secs,
         var::OPENGIST_MCP_DIALOG_TIMEOUT_SECS,
-        DIALOG_TIMEOUT_SETTING,
         1,
         MAX_DIALOG_TIMEOUT_SECS,
         DEFAULT_DIALOG_TIMEOUT_SECS,

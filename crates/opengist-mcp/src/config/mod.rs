@@ -27,8 +27,6 @@ use std::time::Duration;
 
 use ask_first_serve::ServeSettings;
 
-use crate::cli::CliArgs;
-
 mod connection;
 mod error;
 mod guard;
@@ -36,6 +34,7 @@ mod results;
 mod serving;
 pub mod settings;
 mod tool_filter;
+mod unknown;
 pub mod var;
 
 pub use connection::{
@@ -48,8 +47,9 @@ pub use results::{
     DEFAULT_CACHE_BYTES, DEFAULT_MAX_RESULT_BYTES, MAX_CACHE_BYTES, MAX_MAX_RESULT_BYTES,
     MIN_MAX_RESULT_BYTES,
 };
-pub use settings::{SETTINGS, Setting};
+pub use settings::{Flag, FlagValues, SETTINGS, Setting};
 pub use tool_filter::ToolFilter;
+pub use unknown::unknown_variables;
 
 // The serving settings' types are the guard framework's (`ask_first_serve`); they are named
 // here, beside the settings that hold them.
@@ -156,14 +156,15 @@ pub struct Loaded {
 }
 
 impl Config {
-    /// Parses the configuration from command-line arguments and a variable lookup (`env(name)`
-    /// gives the variable's value, `None` when unset). Flags win over variables. Never reads or
-    /// changes the process environment.
+    /// Parses the configuration from the flags given on the command line
+    /// ([`crate::cli::CliArgs::flags`]) and a variable lookup (`env(name)` gives the
+    /// variable's value, `None` when unset). Flags win over variables. Never reads or changes
+    /// the process environment.
     pub fn from_env_and_args(
-        args: &CliArgs,
+        flags: &FlagValues,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Loaded, ConfigError> {
-        let source = Source::new(args, env);
+        let source = Source::new(flags, env);
         let mut warnings = Vec::new();
         let Connection {
             opengist_url,
@@ -218,7 +219,7 @@ impl Config {
     /// the environment. Call this first thing in `main`, before building the tokio runtime or
     /// starting any other thread (`#[tokio::main]` starts its worker threads before the body
     /// runs, so build the runtime by hand after this call).
-    pub unsafe fn from_process(args: &CliArgs) -> Result<Loaded, ConfigError> {
+    pub unsafe fn from_process(flags: &FlagValues) -> Result<Loaded, ConfigError> {
         let mut values: Vec<(&'static str, String)> = Vec::new();
         let mut not_unicode = None;
         for name in settings::SETTINGS.iter().map(|setting| setting.var) {
@@ -244,6 +245,14 @@ impl Config {
                 .find(|(key, _)| *key == name)
                 .map(|(_, value)| value.clone())
         };
-        Self::from_env_and_args(args, &lookup)
+        let mut loaded = Self::from_env_and_args(flags, &lookup)?;
+        // Names only: a variable that looks like a setting but is none does nothing, silently.
+        let names: Vec<String> = std::env::vars_os()
+            .map(|(name, _)| name.to_string_lossy().into_owned())
+            .collect();
+        loaded
+            .warnings
+            .extend(unknown_variables(names.iter().map(String::as_str)));
+        Ok(loaded)
     }
 }

@@ -16,10 +16,6 @@ pub const DEFAULT_CACHE_BYTES: u64 = crate::cache::DEFAULT_CACHE_BYTES;
 /// Largest accepted `OPENGIST_MCP_CACHE_BYTES` (4 GiB).
 pub const MAX_CACHE_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 
-/// The settings' variables and flags, as messages name them.
-const MAX_RESULT_BYTES_SETTING: &str = "OPENGIST_MCP_MAX_RESULT_BYTES (--max-result-bytes)";
-const CACHE_BYTES_SETTING: &str = "OPENGIST_MCP_CACHE_BYTES (--cache-bytes)";
-
 /// The results part of [`super::Config`].
 pub(super) struct ResultSettings {
     pub(super) max_result_bytes: usize,
@@ -30,19 +26,14 @@ pub(super) struct ResultSettings {
 impl ResultSettings {
     /// Reads the result ceiling, the cache size and the resources switch.
     pub(super) fn parse(source: &Source<'_>) -> Result<Self, ConfigError> {
-        let args = source.args;
         let max_result_bytes = source.number(
-            &args.max_result_bytes,
             var::OPENGIST_MCP_MAX_RESULT_BYTES,
-            MAX_RESULT_BYTES_SETTING,
             MIN_MAX_RESULT_BYTES as u64,
             MAX_MAX_RESULT_BYTES as u64,
             DEFAULT_MAX_RESULT_BYTES as u64,
         )? as usize;
         let cache_bytes = source.number(
-            &args.cache_bytes,
             var::OPENGIST_MCP_CACHE_BYTES,
-            CACHE_BYTES_SETTING,
             0,
             MAX_CACHE_BYTES,
             DEFAULT_CACHE_BYTES,

@@ -1,34 +1,146 @@
 //! Every setting, declared once: its variable, its flag, its default, whether it is a secret
-//! or required, and what it does. [`Config::from_process`](super::Config::from_process) reads
-//! exactly these variables; the tests check `--help` (each flag names its variable), the
-//! README's configuration table and `server.json`'s `environmentVariables` against this table
-//! (`crates/opengist-mcp/tests/settings.rs`), so none of them can drift from it.
+//! or required, and what it does. A row is the whole of a setting's declaration: it builds the
+//! setting's command-line flag ([`Setting::arg`]), reads the flag's value from the parsed
+//! command line ([`FlagValues::from_matches`]), writes its line of `--help`, and is the name
+//! [`Config::from_process`](super::Config::from_process) reads from the environment; no
+//! per-setting field or match arm exists elsewhere. The parsers of each concern (`connection`,
+//! `tool_filter`, ...) read a setting by its variable, the flag winning. The tests check the
+//! deployment guide's settings table and `server.json`'s `environmentVariables` against this
+//! table (`crates/opengist-mcp/tests/settings.rs`), so none of them can drift from it.
 //!
 //! A secret (`secret: true`) has no default and is never shown: not in `--help`, not in an
-//! error, not in a warning (each parser's messages name the setting, never its value).
+//! error, not in a warning (each parser's messages name the setting, never its value); one
+//! given as a flag is warned about at start (a command line is visible in `ps`).
+
+use std::collections::BTreeMap;
 
 /// One setting of the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Setting {
     /// The environment variable.
     pub var: &'static str,
-    /// The command-line flag (without `--`) that feeds it and wins over the variable, if any.
-    pub flag: Option<&'static str>,
-    /// The default as one literal value one could set (`server.json`'s `default`, the README's
-    /// backticked default); `None` when there is none or it is worked out at start.
+    /// The command-line flag that feeds it and wins over the variable, if any.
+    pub flag: Option<Flag>,
+    /// The default as one literal value one could set (`server.json`'s `default`, the
+    /// settings table's backticked default); `None` when there is none or it is worked out at
+    /// start.
     pub default: Option<&'static str>,
-    /// The default as the README's table and `--help` show it: a value (backticked) or what
+    /// The default as the settings table and `--help` show it: a value (backticked) or what
     /// happens without one (`stdio`, `random per process`). A secret's is never a value.
     pub shown_default: &'static str,
     /// A secret (a token, a key, a URL that may hold a password): no default, never echoed.
     pub secret: bool,
     /// Needed for the server to do anything useful (it still starts without it).
     pub required: bool,
-    /// What it does, in one sentence or two (`server.json`'s description).
+    /// What it does, in one sentence or two (`server.json`'s description and `--help`).
     pub about: &'static str,
 }
 
-/// Every setting the server reads, in the order the README and `server.json` list them.
+/// A setting's command-line flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flag {
+    /// The flag without `--` (`http-token`).
+    pub name: &'static str,
+    /// What its value is called in `--help` (`SECS`); `None`: a switch that takes no value
+    /// and, given, means `true`.
+    pub value_name: Option<&'static str>,
+}
+
+impl Flag {
+    /// A flag that takes a value, shown in `--help` as `--name <VALUE_NAME>`.
+    pub const fn value(name: &'static str, value_name: &'static str) -> Self {
+        Self {
+            name,
+            value_name: Some(value_name),
+        }
+    }
+
+    /// A switch: given, the setting is `true`.
+    pub const fn switch(name: &'static str) -> Self {
+        Self {
+            name,
+            value_name: None,
+        }
+    }
+}
+
+impl Setting {
+    /// The setting's flag as a clap argument (global, so it may follow a subcommand), its
+    /// help the row's `about` with the variable and the default (a secret's is what happens
+    /// without one, never a value); `None` for a setting without a flag.
+    pub fn arg(&self) -> Option<clap::Arg> {
+        let flag = self.flag?;
+        let arg = clap::Arg::new(flag.name)
+            .long(flag.name)
+            .global(true)
+            .help(format!(
+                "{} [env: {}] [default: {}]",
+                self.about,
+                self.var,
+                self.shown_default.replace('`', "")
+            ));
+        Some(match flag.value_name {
+            Some(value_name) => arg.value_name(value_name).action(clap::ArgAction::Set),
+            None => arg.action(clap::ArgAction::SetTrue),
+        })
+    }
+
+    /// The setting as messages name it: the variable, followed by its flag where it has one
+    /// (`OPENGIST_MCP_CACHE_BYTES (--cache-bytes)`).
+    pub fn shown_name(&self) -> String {
+        match self.flag {
+            Some(flag) => format!("{} (--{})", self.var, flag.name),
+            None => self.var.to_owned(),
+        }
+    }
+
+    /// What `matches` holds for this setting's flag: its value, `true` for a switch given,
+    /// `None` when the flag was not given (or the setting has none).
+    fn given(&self, matches: &clap::ArgMatches) -> Option<String> {
+        let flag = self.flag?;
+        match flag.value_name {
+            Some(_) => matches.get_one::<String>(flag.name).cloned(),
+            None => matches.get_flag(flag.name).then(|| "true".to_owned()),
+        }
+    }
+}
+
+/// The values given on the command line for the settings that have a flag, by variable. The
+/// configuration reads each setting from here first, then from the environment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FlagValues(BTreeMap<&'static str, String>);
+
+impl FlagValues {
+    /// The flags of `settings` found in `matches` (made by a command that has each
+    /// [`Setting::arg`]).
+    pub fn from_matches(settings: &'static [Setting], matches: &clap::ArgMatches) -> Self {
+        Self(
+            settings
+                .iter()
+                .filter_map(|setting| Some((setting.var, setting.given(matches)?)))
+                .collect(),
+        )
+    }
+
+    /// The value given by the flag of the setting `var`, if it was given.
+    pub fn get(&self, var: &str) -> Option<&str> {
+        self.0.get(var).map(String::as_str)
+    }
+
+    /// Takes the value given by the flag of the setting `var` out (a command that reads the
+    /// flag in its own way, such as `client-config --http URL`).
+    pub fn take(&mut self, var: &str) -> Option<String> {
+        self.0.remove(var)
+    }
+
+    /// The variables whose flags were given.
+    pub fn vars(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.0.keys().copied()
+    }
+}
+
+/// Every setting the server reads, in the order the settings table (docs/DEPLOYMENT.md) and
+/// `server.json` list them.
 pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_URL",
@@ -46,12 +158,12 @@ pub const SETTINGS: &[Setting] = &[
         default: None,
         secret: true,
         required: true,
-        about: "Opengist personal access token (Settings -> Access Tokens), with gist read+write, and user read+write for likes. Read once at start, removed from the environment, never logged.",
+        about: "Opengist personal access token (Settings -> Access Tokens): gist read and write; user read and write only for get_user and set_gist_like (without them, deny those two: OPENGIST_DENY_TOOLS=get_user,set_gist_like). Read once at start, removed from the environment, never logged.",
     },
     Setting {
         var: "OPENGIST_READ_ONLY",
         shown_default: "`false`",
-        flag: Some("read-only"),
+        flag: Some(Flag::switch("read-only")),
         default: Some("false"),
         secret: false,
         required: false,
@@ -60,7 +172,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_ALLOW_TOOLS",
         shown_default: "all",
-        flag: Some("allow-tools"),
+        flag: Some(Flag::value("allow-tools", "LIST")),
         default: None,
         secret: false,
         required: false,
@@ -69,7 +181,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_DENY_TOOLS",
         shown_default: "none",
-        flag: Some("deny-tools"),
+        flag: Some(Flag::value("deny-tools", "LIST")),
         default: None,
         secret: false,
         required: false,
@@ -78,7 +190,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_INSECURE_TLS",
         shown_default: "`false`",
-        flag: Some("insecure-tls"),
+        flag: Some(Flag::switch("insecure-tls")),
         default: Some("false"),
         secret: false,
         required: false,
@@ -91,25 +203,34 @@ pub const SETTINGS: &[Setting] = &[
         default: Some("true"),
         secret: false,
         required: false,
-        about: "Exactly true or false. false sends guarded tools down the two-call confirmation-token path; it never removes the guard.",
+        about: "Exactly true or false, read by every guarded server. false sends guarded tools down the two-call confirmation-token path; it never removes the guard. OPENGIST_MCP_ELICITATION, when set, wins over it.",
+    },
+    Setting {
+        var: "OPENGIST_MCP_ELICITATION",
+        shown_default: "ELICITATION's",
+        flag: None,
+        default: None,
+        secret: false,
+        required: false,
+        about: "This server's own dialog switch, exactly true or false; when both are set it wins over ELICITATION, which every guarded server reads. Default: what ELICITATION says.",
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_ADDR",
         shown_default: "stdio",
-        flag: Some("http"),
+        flag: Some(Flag::value("http", "ADDR")),
         default: None,
         secret: false,
         required: false,
-        about: "Serve streamable HTTP at http://ADDR/mcp instead of stdio (IP:PORT, [IPv6]:PORT, localhost:PORT or a bare PORT). A non-loopback address needs OPENGIST_MCP_HTTP_TOKEN, or another OPENGIST_MCP_HTTP_AUTH mode than secret. Default: stdio.",
+        about: "Serve streamable HTTP at http://ADDR/mcp instead of stdio (IP:PORT, [IPv6]:PORT, localhost:PORT or a bare PORT). A non-loopback address needs OPENGIST_MCP_HTTP_TOKEN only in the secret mode (the default); tokens, oauth and opengist need their own settings there as on loopback, and none is refused there. Default: stdio.",
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_TOKEN",
         shown_default: "made up at start",
-        flag: Some("http-token"),
+        flag: Some(Flag::value("http-token", "SECRET")),
         default: None,
         secret: true,
         required: false,
-        about: "HTTP only: the bearer secret clients send (Authorization: Bearer ...), at least 16 characters; required to bind a non-loopback address. All clients holding one secret are one principal. Default: on loopback, a secret made up at start and printed once on stderr with a client configuration.",
+        about: "HTTP only: the bearer secret clients send (Authorization: Bearer ...), at least 16 characters; in the secret mode (the default) required to bind a non-loopback address. All clients holding one secret are one principal. Default: on loopback, a secret made up at start and printed once on stderr with a client configuration.",
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_AUTH",
@@ -195,7 +316,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_MCP_ALLOWED_HOSTS",
         shown_default: "loopback only",
-        flag: Some("allowed-hosts"),
+        flag: Some(Flag::value("allowed-hosts", "LIST")),
         default: None,
         secret: false,
         required: false,
@@ -204,7 +325,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_MCP_ALLOWED_ORIGINS",
         shown_default: "loopback only",
-        flag: Some("allowed-origins"),
+        flag: Some(Flag::value("allowed-origins", "LIST")),
         default: None,
         secret: false,
         required: false,
@@ -213,7 +334,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_MCP_SEAL_KEY",
         shown_default: "random per process",
-        flag: Some("seal-key"),
+        flag: Some(Flag::value("seal-key", "KEY")),
         default: None,
         secret: true,
         required: false,
@@ -222,7 +343,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_MCP_MAX_RESULT_BYTES",
         shown_default: "`262144`",
-        flag: Some("max-result-bytes"),
+        flag: Some(Flag::value("max-result-bytes", "N")),
         default: Some("262144"),
         secret: false,
         required: false,
@@ -231,7 +352,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_MCP_DIALOG_TIMEOUT_SECS",
         shown_default: "`600`",
-        flag: Some("dialog-timeout-secs"),
+        flag: Some(Flag::value("dialog-timeout-secs", "SECS")),
         default: Some("600"),
         secret: false,
         required: false,
@@ -240,7 +361,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_MCP_REQUEST_TIMEOUT_SECS",
         shown_default: "`30`",
-        flag: Some("request-timeout-secs"),
+        flag: Some(Flag::value("request-timeout-secs", "SECS")),
         default: Some("30"),
         secret: false,
         required: false,
@@ -249,7 +370,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_MCP_OPENGIST_MAX_REQUESTS",
         shown_default: "`8`",
-        flag: Some("opengist-max-requests"),
+        flag: Some(Flag::value("opengist-max-requests", "N")),
         default: Some("8"),
         secret: false,
         required: false,
@@ -258,7 +379,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL",
         shown_default: "`4`",
-        flag: Some("opengist-max-requests-per-principal"),
+        flag: Some(Flag::value("opengist-max-requests-per-principal", "N")),
         default: Some("4"),
         secret: false,
         required: false,
@@ -267,7 +388,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_MCP_OPENGIST_QUEUE_SECS",
         shown_default: "`20`",
-        flag: Some("opengist-queue-secs"),
+        flag: Some(Flag::value("opengist-queue-secs", "SECS")),
         default: Some("20"),
         secret: false,
         required: false,
@@ -276,7 +397,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_MCP_HTTP_HEADER_TIMEOUT_SECS",
         shown_default: "`10`",
-        flag: Some("http-header-timeout-secs"),
+        flag: Some(Flag::value("http-header-timeout-secs", "SECS")),
         default: Some("10"),
         secret: false,
         required: false,
@@ -285,7 +406,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_MCP_HTTP_BODY_TIMEOUT_SECS",
         shown_default: "`30`",
-        flag: Some("http-body-timeout-secs"),
+        flag: Some(Flag::value("http-body-timeout-secs", "SECS")),
         default: Some("30"),
         secret: false,
         required: false,
@@ -294,7 +415,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_MCP_HTTP_MAX_CONNECTIONS",
         shown_default: "`256`",
-        flag: Some("http-max-connections"),
+        flag: Some(Flag::value("http-max-connections", "N")),
         default: Some("256"),
         secret: false,
         required: false,
@@ -303,7 +424,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_MCP_HTTP_MAX_SESSIONS",
         shown_default: "`512`",
-        flag: Some("http-max-sessions"),
+        flag: Some(Flag::value("http-max-sessions", "N")),
         default: Some("512"),
         secret: false,
         required: false,
@@ -312,7 +433,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_MCP_HTTP_SESSION_IDLE_SECS",
         shown_default: "`300`",
-        flag: Some("http-session-idle-secs"),
+        flag: Some(Flag::value("http-session-idle-secs", "SECS")),
         default: Some("300"),
         secret: false,
         required: false,
@@ -384,7 +505,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_MCP_REDIS_URL",
         shown_default: "in memory, per process",
-        flag: Some("redis-url"),
+        flag: Some(Flag::value("redis-url", "URL")),
         default: None,
         secret: true,
         required: false,
@@ -393,7 +514,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_MCP_AUDIT_LOG",
         shown_default: "none",
-        flag: Some("audit-log"),
+        flag: Some(Flag::value("audit-log", "stderr|PATH")),
         default: None,
         secret: false,
         required: false,
@@ -402,7 +523,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_MCP_REPLICA_ID",
         shown_default: "`hostname:pid`",
-        flag: Some("replica-id"),
+        flag: Some(Flag::value("replica-id", "ID")),
         default: None,
         secret: false,
         required: false,
@@ -411,7 +532,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         var: "OPENGIST_MCP_CACHE_BYTES",
         shown_default: "`67108864` (64 MiB)",
-        flag: Some("cache-bytes"),
+        flag: Some(Flag::value("cache-bytes", "N")),
         default: Some("67108864"),
         secret: false,
         required: false,

@@ -66,6 +66,15 @@ impl fmt::Debug for FilterEntry {
     }
 }
 
+/// The entries of a list, comma-separated, as they were given.
+fn joined(entries: &[FilterEntry]) -> String {
+    entries
+        .iter()
+        .map(|entry| entry.raw.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 fn is_name_shaped(entry: &str) -> bool {
     (1..=64).contains(&entry.len())
         && entry
@@ -101,6 +110,16 @@ impl ToolFilter {
         let allow = allow.map(entries).filter(|list| !list.is_empty());
         let deny = deny.map(entries).unwrap_or_default();
         Self { allow, deny }
+    }
+
+    /// The allow list as it could be set again (`None`: all tools).
+    pub fn allow_list(&self) -> Option<String> {
+        self.allow.as_deref().map(joined)
+    }
+
+    /// The deny list as it could be set again (`None`: no tool denied).
+    pub fn deny_list(&self) -> Option<String> {
+        (!self.deny.is_empty()).then(|| joined(&self.deny))
     }
 
     /// Whether both lists are empty (every tool is registered, read-only aside).
@@ -166,15 +185,10 @@ impl ToolSelection {
     /// Reads read-only mode and the two lists. Only a bad `OPENGIST_READ_ONLY` fails here; the
     /// lists are checked against the tool names by [`ToolFilter::resolve`].
     pub(super) fn parse(source: &Source<'_>) -> Result<Self, ConfigError> {
-        let args = source.args;
-        let read_only = args.read_only || parse_generous_bool(source.get(var::OPENGIST_READ_ONLY))?;
+        let read_only = parse_generous_bool(source.flag_or_env(var::OPENGIST_READ_ONLY))?;
         let tools = ToolFilter::parse(
-            source
-                .flag_or_env(&args.allow_tools, var::OPENGIST_ALLOW_TOOLS)
-                .as_deref(),
-            source
-                .flag_or_env(&args.deny_tools, var::OPENGIST_DENY_TOOLS)
-                .as_deref(),
+            source.flag_or_env(var::OPENGIST_ALLOW_TOOLS).as_deref(),
+            source.flag_or_env(var::OPENGIST_DENY_TOOLS).as_deref(),
         );
         Ok(Self { read_only, tools })
     }

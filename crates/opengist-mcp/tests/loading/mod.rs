@@ -12,7 +12,7 @@ pub fn load_with(args: &CliArgs, vars: &[(&str, &str)]) -> Result<Loaded, Config
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
         .collect();
-    Config::from_env_and_args(args, &|name| map.get(name).cloned())
+    Config::from_env_and_args(&args.flags, &|name| map.get(name).cloned())
 }
 
 /// The configuration the variables `vars` make, without command-line arguments.

@@ -31,7 +31,7 @@ pub fn server_from_env(vars: &[(&str, String)]) -> OpengistServer {
             .find(|(known, _)| known == name)
             .map(|(_, value)| value.clone())
     };
-    let loaded = Config::from_env_and_args(&CliArgs::default(), &env)
+    let loaded = Config::from_env_and_args(&CliArgs::default().flags, &env)
         .unwrap_or_else(|error| panic!("the test's configuration is invalid: {error}"));
     OpengistServer::from_config(&loaded.config)
         .unwrap_or_else(|error| panic!("the server does not build: {error}"))
