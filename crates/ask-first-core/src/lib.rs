@@ -40,6 +40,8 @@
 #![warn(missing_docs)]
 
 mod approval;
+mod approval_record;
+mod approval_store;
 mod audit;
 mod bind_value;
 mod call;
@@ -62,6 +64,13 @@ mod target;
 pub mod testing;
 
 pub use approval::{Approved, ApprovedBy, Clearance, Exempt};
+pub use approval_record::{
+    ApprovalPages, ApprovalRecord, ApprovalStore, DecideRefused, RecordFuture, RecordId,
+    RecordState, RecordStoreError,
+};
+pub use approval_store::{
+    APPROVALS_DIR, FileApprovalStore, FileApprovalStoreError, MemoryApprovalStore,
+};
 pub use audit::{AuditEvent, AuditOutcome, AuditSink, OUTCOME_META_KEY, Route, outcome_of};
 pub use bind_value::{BindText, BindValue};
 pub use call::{CONFIRM_TOKEN_ARG, CONFIRM_TOKEN_DESCRIPTION, GuardCall};

@@ -168,6 +168,11 @@ pub trait Resolve<S: ?Sized, A>: Target + Sized {
         Self::resolve(server, args)
     }
 }
+/// Now, in Unix seconds (the clock records and seals are dated by).
+pub(crate) fn now() -> u64 {
+    now_unix()
+}
+
 fn now_unix() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
