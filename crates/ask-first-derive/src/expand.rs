@@ -209,11 +209,18 @@ fn expand(options: &Options, function: &ImplItemFn) -> syn::Result<TokenStream> 
         };
     };
     // `person_required`: the call never falls back to the two-call token.
-    let require_person = options.person_required.then(|| {
-        quote! {
-            let #call = ::ask_first::__private::GuardCall::require_person(#call);
-        }
-    });
+    // `verified`: only the approval page with a passkey, a yes a model cannot give.
+    let require_person = if options.verified {
+        Some(quote! {
+            let #call = ::ask_first::__private::GuardCall::require_verified(#call);
+        })
+    } else {
+        options.person_required.then(|| {
+            quote! {
+                let #call = ::ask_first::__private::GuardCall::require_person(#call);
+            }
+        })
+    };
 
     // Ask: `approve` for `always`, `clear` with the predicate's verdict for `when`.
     let guard_span = mode.span();

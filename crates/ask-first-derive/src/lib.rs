@@ -175,7 +175,7 @@
 //! | Mistake | Reported on | Message (start) |
 //! |---|---|---|
 //! | `#[guarded]` without an option | the attribute | `#[guarded] needs one option` |
-//! | an unknown option | the option | ``unknown option `x`: #[guarded] accepts `always` or `when = "predicate"`, and optionally `person_required` `` |
+//! | an unknown option | the option | ``unknown option `x`: #[guarded] accepts `always` or `when = "predicate"`, and optionally `person_required` or `verified` `` |
 //! | `person_required` alone | the attribute | `` `person_required` says who must answer, not when to ask `` |
 //! | `person_required = …`, or it twice | the option | what `person_required` takes |
 //! | `always` and `when` together, or one twice | the second option | `` `always` and `when` exclude each other `` |
