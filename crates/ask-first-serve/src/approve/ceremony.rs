@@ -9,10 +9,10 @@ use webauthn_rp::request::auth::{
     AuthenticationVerificationOptions, DiscoverableCredentialRequestOptions,
 };
 use webauthn_rp::request::register::{
-    Nickname, PublicKeyCredentialUserEntity, RegistrationVerificationOptions, UserHandle64,
-    Username,
+    CredProtect, Nickname, PublicKeyCredentialUserEntity, RegistrationVerificationOptions,
+    UserHandle64, Username,
 };
-use webauthn_rp::request::{AsciiDomain, RpId};
+use webauthn_rp::request::{AsciiDomain, ExtensionInfo, RpId};
 use webauthn_rp::response::CredentialId;
 use webauthn_rp::response::register::{CompressedPubKey, DynamicState, StaticState};
 use webauthn_rp::{
@@ -50,7 +50,13 @@ pub(crate) fn start_registration(principal: &str) -> Result<RegistrationStarted,
         id: &user,
         display_name: Nickname::try_from(principal).ok(),
     };
-    let (state, client) = PublicKeyCredentialCreationOptions::passkey(&rp, entity, Vec::new())
+    let mut options = PublicKeyCredentialCreationOptions::passkey(&rp, entity, Vec::new());
+    // Asked for, not enforced: an authenticator without the credProtect extension (Chromium's
+    // virtual one, older security keys) still enrols. User verification is required by the
+    // options' own selection criteria and checked on every assertion.
+    options.extensions.cred_protect =
+        CredProtect::UserVerificationRequired(ExtensionInfo::AllowDontEnforceValue);
+    let (state, client) = options
         .start_ceremony()
         .map_err(|e| format!("the registration could not begin: {e}"))?;
     let options = serde_json::to_string(&client).map_err(|e| e.to_string())?;
@@ -72,7 +78,7 @@ pub(crate) fn finish_registration(
     now: u64,
 ) -> Result<Enrolled, String> {
     let rp = rp_id()?;
-    let registration = Registration::from_json_custom(json)
+    let registration = serde_json::from_slice::<Registration>(json)
         .map_err(|e| format!("the browser's answer is not a registration: {e}"))?;
     let options = RegistrationVerificationOptions::<&str, &str> {
         allowed_origins: &[origin],
@@ -144,7 +150,7 @@ pub(crate) fn finish_authentication(
     principal: &str,
 ) -> Result<(usize, Option<String>), AssertionRefused> {
     let rp = rp_id().map_err(AssertionRefused::Invalid)?;
-    let authentication = DiscoverableAuthentication64::from_json_custom(json)
+    let authentication = serde_json::from_slice::<DiscoverableAuthentication64>(json)
         .map_err(|e| AssertionRefused::Invalid(format!("not an assertion: {e}")))?;
     let raw_id = URL_SAFE_NO_PAD.encode(authentication.raw_id().inner());
     let (index, entry) = enrolled

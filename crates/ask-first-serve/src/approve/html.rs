@@ -10,7 +10,7 @@ const APPROVE_SCRIPT: &str = r#"const d=document.body.dataset,out=document.getEl
 async function post(path,body){const r=await fetch(location.pathname+path,{method:'POST',headers:{'content-type':'application/json'},body:JSON.stringify(body)});const t=await r.text();if(!r.ok)throw new Error(t);return t}
 async function go(decision){out.dataset.state='busy';out.textContent='Waiting for your passkey...';
 try{const o=JSON.parse(await post('/begin',{token:d.token,decision}));
-const c=await navigator.credentials.get({publicKey:PublicKeyCredential.parseRequestOptionsFromJSON(o.publicKey)});
+const c=await navigator.credentials.get({publicKey:PublicKeyCredential.parseRequestOptionsFromJSON(o.publicKey||o)});
 out.textContent=await post('/finish',{token:d.token,credential:c.toJSON()});out.dataset.state='done';
 for(const b of document.querySelectorAll('button'))b.disabled=true}
 catch(e){out.textContent='Not recorded: '+e.message;out.dataset.state='refused'}}
@@ -21,7 +21,7 @@ const ENROL_SCRIPT: &str = r#"const d=document.body.dataset,out=document.getElem
 async function post(path,body){const r=await fetch(location.pathname+path,{method:'POST',headers:{'content-type':'application/json'},body:JSON.stringify(body)});const t=await r.text();if(!r.ok)throw new Error(t);return t}
 document.getElementById('enrol').addEventListener('click',async()=>{out.dataset.state='busy';
 try{const o=JSON.parse(await post('/begin',{token:d.token}));
-const c=await navigator.credentials.create({publicKey:PublicKeyCredential.parseCreationOptionsFromJSON(o.publicKey)});
+const c=await navigator.credentials.create({publicKey:PublicKeyCredential.parseCreationOptionsFromJSON(o.publicKey||o)});
 out.textContent=await post('/finish',{token:d.token,credential:c.toJSON()});out.dataset.state='done'}
 catch(e){out.textContent='Not enrolled: '+e.message;out.dataset.state='refused'}});"#;
 

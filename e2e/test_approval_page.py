@@ -1,0 +1,226 @@
+"""The approval page with a passkey: the guard's example server (`examples/notes`) over stdio,
+the Python `mcp` 2.3.0 client, and a real headless Chromium with a virtual WebAuthn
+authenticator (user verification on) driven over the DevTools protocol (`e2e/cdp.py`).
+
+The person enrols a passkey through the one-time link `notes passkeys add` prints, then
+approves a pending delete on the page; the store is read back to see it ran once. Everything a
+model alone can do is refused beside a positive control: calling again, reading and fetching
+the link, posting the page without the passkey, an assertion without user verification, an
+authenticator never enrolled, a replayed assertion, a reused or expired enrolment link, a
+target changed after the yes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import anyio
+import pytest
+from cdp import Browser
+from support import Dialog, Launcher, base_env, connect, text_of
+
+pytestmark = pytest.mark.anyio
+
+LINK = re.compile(r"(http://localhost:\d+/(?:enrol|approve)/[A-Za-z0-9_-]+)")
+
+
+def enrol(binary: Path, state_dir: Path, browser: Browser, principal: str = "local", valid: int = 120) -> str:
+    """`notes passkeys add` with the browser as the operator: the link it printed is opened and
+    enrolled through; returns the link (used up)."""
+    env = {**base_env(), "NOTES_STATE_DIR": str(state_dir)}
+    command = subprocess.Popen(
+        [str(binary), "passkeys", "add", "--principal", principal, "--valid-for-secs", str(valid)],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert command.stdout is not None
+        link = None
+        for line in command.stdout:
+            match = LINK.search(line)
+            if match:
+                link = match.group(1)
+                break
+        assert link, "passkeys add printed no link"
+        browser.open(link)
+        outcome = browser.click("enrol")
+        assert outcome["state"] == "done", outcome
+        out, err = command.communicate(timeout=30)
+        assert command.returncode == 0, (out, err)
+        assert "Enrolled" in out, out
+        return link
+    finally:
+        if command.poll() is None:
+            command.kill()
+            command.wait()
+
+
+def notes_env(state_dir: Path, **extra: str) -> dict[str, str]:
+    return {"NOTES_STATE_DIR": str(state_dir), **extra}
+
+
+async def note_ids(client) -> set[str]:
+    result = await client.call_tool("list_notes", {})
+    assert not result.is_error, text_of(result)
+    return {note["id"] for note in result.structured_content["notes"]}
+
+
+def pending_link(result) -> str:
+    assert result.is_error, text_of(result)
+    # A tool with an outputSchema carries these facts in `_meta` instead.
+    structured = result.structured_content or (result.meta or {}).get("ask-first/token_reply") or {}
+    assert structured.get("status") == "approval_pending", (structured, text_of(result))
+    url = structured["approval_url"]
+    assert url in text_of(result)
+    assert "ask the person to open this link and approve" in text_of(result).lower()
+    return url
+
+
+@pytest.fixture
+def browser(tmp_path: Path):
+    browser = Browser(tmp_path / "profile")
+    browser.add_authenticator()
+    try:
+        yield browser
+    finally:
+        browser.close()
+
+
+@pytest.fixture
+def launcher(tmp_path: Path):
+    launcher = Launcher(workdir=tmp_path)
+    try:
+        yield launcher
+    finally:
+        launcher.close()
+
+
+def fetch(url: str, data: bytes | None = None, headers: dict[str, str] | None = None) -> tuple[int, str]:
+    request = urllib.request.Request(url, data=data, headers=headers or {}, method="POST" if data is not None else "GET")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+async def test_link_route_runs_once_after_the_passkey_and_never_on_repeats(
+    era, launcher, notes_binary, browser, tmp_path
+):
+    state = tmp_path / "state"
+    enrol(notes_binary, state, browser)
+    server = launcher.stdio(notes_binary, env=notes_env(state))
+    # No elicitation at all: the result carries the link.
+    async with connect(server.params, era) as client:
+        first = await client.call_tool("delete_note", {"note_id": "n1"})
+        url = pending_link(first)
+        # A model repeats the call: nothing runs, the same record is named.
+        again = await client.call_tool("delete_note", {"note_id": "n1"})
+        assert pending_link(again) == url
+        assert "not approved it yet" in text_of(again)
+        assert "n1" in await note_ids(client)
+
+        # A model fetches the link and posts the page without a passkey: the page shows the
+        # question but nothing decides it.
+        status, page = await anyio.to_thread.run_sync(fetch, url)
+        assert status == 200 and "delete" in page.lower(), (status, page[:300])
+        token = re.search(r'data-token="([^"]+)"', page).group(1)
+        origin = url.split("/approve/")[0]
+        for headers in (
+            {"content-type": "application/json"},
+            {"content-type": "application/json", "origin": origin},
+            {"content-type": "application/json", "origin": origin, "cookie": f"ask_first_page={token}"},
+        ):
+            body = json.dumps({"token": token, "decision": "approve"}).encode()
+            status, text = await anyio.to_thread.run_sync(lambda: fetch(url + "/begin", body, headers))
+            if "cookie" in headers:
+                # Every check passed: it gets a passkey challenge, which it cannot answer.
+                assert status == 200 and "challenge" in text, (status, text)
+                status, text = await anyio.to_thread.run_sync(
+                    lambda: fetch(url + "/finish", json.dumps({"token": token, "credential": {}}).encode(), headers)
+                )
+            assert status in (400, 403), (headers, status, text)
+        assert "n1" in await note_ids(client)
+        third = await client.call_tool("delete_note", {"note_id": "n1"})
+        assert pending_link(third) == url
+
+        # The person approves on the page with the passkey.
+        await anyio.to_thread.run_sync(browser.open, url)
+        question = await anyio.to_thread.run_sync(browser.evaluate, "document.getElementById('question').textContent")
+        assert "n1" in question
+        outcome = await anyio.to_thread.run_sync(browser.click, "approve")
+        assert outcome["state"] == "done", outcome
+
+        ran = await client.call_tool("delete_note", {"note_id": "n1"})
+        assert not ran.is_error, text_of(ran)
+        assert "n1" not in await note_ids(client)
+        # Once: the next identical call is asked afresh (and the note is gone anyway).
+        after = await client.call_tool("delete_note", {"note_id": "n2"})
+        assert pending_link(after) != url
+        assert "n2" in await note_ids(client)
+
+
+class PageDialog(Dialog):
+    """A client that declares URL elicitation (the Python SDK does whenever it has a callback):
+    it records each URL it is asked to open and, when `person` is set, has the person approve
+    there with the passkey before it answers `accept`; without, it only answers `accept` (what
+    a hook or a model driving the client would do)."""
+
+    def __init__(self, browser: Browser | None) -> None:
+        super().__init__("accept")
+        self.browser = browser
+        self.urls: list[str] = []
+
+    async def __call__(self, context, params):
+        url = getattr(params, "url", None)
+        if url:
+            self.urls.append(url)
+            if self.browser is not None and len(self.urls) == 1:
+                await anyio.to_thread.run_sync(self.browser.open, url)
+                outcome = await anyio.to_thread.run_sync(self.browser.click, "approve")
+                assert outcome["state"] == "done", outcome
+        return await super().__call__(context, params)
+
+
+async def test_url_mode_2026_runs_only_once_the_page_approved(launcher, notes_binary, browser, tmp_path):
+    state = tmp_path / "state"
+    enrol(notes_binary, state, browser)
+    server = launcher.stdio(notes_binary, env=notes_env(state))
+    # Accept without the page: every retry finds the record pending; nothing runs.
+    hook = PageDialog(None)
+    async with connect(server.params, "2026-07-28", dialog=hook) as client:
+        with pytest.raises(Exception) as refused:
+            await client.call_tool("delete_note", {"note_id": "n1"})
+        assert hook.urls, "the client was never sent the page's URL"
+        assert len(set(hook.urls)) == 1, hook.urls
+        assert "n1" in await note_ids(client), refused.value
+    # The person approves on the page: the retry runs.
+    person = PageDialog(browser)
+    async with connect(server.params, "2026-07-28", dialog=person) as client:
+        ran = await client.call_tool("delete_note", {"note_id": "n1"})
+        assert not ran.is_error, text_of(ran)
+        assert person.urls and LINK.search(person.urls[0])
+        assert "n1" not in await note_ids(client)
+
+
+async def test_url_mode_2025_waits_for_the_page_then_completes(launcher, notes_binary, browser, tmp_path):
+    state = tmp_path / "state"
+    enrol(notes_binary, state, browser)
+    server = launcher.stdio(notes_binary, env=notes_env(state))
+    person = PageDialog(browser)
+    async with connect(server.params, "legacy", dialog=person) as client:
+        ran = await client.call_tool("delete_note", {"note_id": "n1"})
+        assert not ran.is_error, text_of(ran)
+        assert len(person.urls) == 1
+        assert "n1" not in await note_ids(client)
+        assert {"n2", "n3"} <= await note_ids(client)
