@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import urllib.request
+from contextlib import ExitStack
 from pathlib import Path
 
 from websockets.sync.client import connect
@@ -59,7 +60,8 @@ class Browser:
         assert port, "chromium did not open its DevTools port"
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list") as answer:
             pages = [t for t in json.load(answer) if t["type"] == "page"]
-        self.ws = connect(pages[0]["webSocketDebuggerUrl"], max_size=None)
+        self.stack = ExitStack()
+        self.ws = self.stack.enter_context(connect(pages[0]["webSocketDebuggerUrl"], max_size=None))
         self.next_id = 0
         self.events: list[dict] = []
         self.send("Page.enable")
@@ -130,7 +132,7 @@ class Browser:
 
     def close(self) -> None:
         try:
-            self.ws.close()
+            self.stack.close()
         finally:
             self.process.terminate()
             self.process.wait(timeout=10)

@@ -224,3 +224,187 @@ async def test_url_mode_2025_waits_for_the_page_then_completes(launcher, notes_b
         assert len(person.urls) == 1
         assert "n1" not in await note_ids(client)
         assert {"n2", "n3"} <= await note_ids(client)
+
+
+async def pending_page(launcher, notes_binary, state: Path, env: dict[str, str] | None = None):
+    """A stdio notes server whose `delete_note n1` waits on the page: (server, url)."""
+    server = launcher.stdio(notes_binary, env=notes_env(state, **(env or {})))
+    return server
+
+
+async def test_without_user_verification_nothing_is_decided(launcher, notes_binary, browser, tmp_path):
+    state = tmp_path / "state"
+    enrol(notes_binary, state, browser)
+    server = launcher.stdio(notes_binary, env=notes_env(state))
+    async with connect(server.params, "legacy") as client:
+        url = pending_link(await client.call_tool("delete_note", {"note_id": "n1"}))
+        # The authenticator answers without verifying its user: refused, still pending.
+        await anyio.to_thread.run_sync(browser.set_user_verified, False)
+        await anyio.to_thread.run_sync(browser.open, url)
+        outcome = await anyio.to_thread.run_sync(browser.click, "approve")
+        assert outcome["state"] == "refused", outcome
+        assert pending_link(await client.call_tool("delete_note", {"note_id": "n1"})) == url
+        assert "n1" in await note_ids(client)
+        # Positive control: the same authenticator, verifying its user, on the same page.
+        await anyio.to_thread.run_sync(browser.set_user_verified, True)
+        await anyio.to_thread.run_sync(browser.open, url)
+        outcome = await anyio.to_thread.run_sync(browser.click, "approve")
+        assert outcome["state"] == "done", outcome
+        ran = await client.call_tool("delete_note", {"note_id": "n1"})
+        assert not ran.is_error, text_of(ran)
+        assert "n1" not in await note_ids(client)
+
+
+async def test_an_authenticator_never_enrolled_is_refused(launcher, notes_binary, browser, tmp_path):
+    state = tmp_path / "state"
+    enrol(notes_binary, state, browser)
+    server = launcher.stdio(notes_binary, env=notes_env(state))
+    stranger = Browser(tmp_path / "stranger")
+    try:
+        stranger.add_authenticator()
+        async with connect(server.params, "legacy") as client:
+            url = pending_link(await client.call_tool("delete_note", {"note_id": "n1"}))
+            await anyio.to_thread.run_sync(stranger.open, url)
+            outcome = await anyio.to_thread.run_sync(stranger.click, "approve")
+            assert outcome["state"] == "refused", outcome
+            assert pending_link(await client.call_tool("delete_note", {"note_id": "n1"})) == url
+            assert "n1" in await note_ids(client)
+            # Positive control: the enrolled authenticator on the same page.
+            await anyio.to_thread.run_sync(browser.open, url)
+            assert (await anyio.to_thread.run_sync(browser.click, "approve"))["state"] == "done"
+            assert not (await client.call_tool("delete_note", {"note_id": "n1"})).is_error
+            assert "n1" not in await note_ids(client)
+    finally:
+        stranger.close()
+
+
+RECORD_POSTS = """(() => { window.posted = []; const f = window.fetch;
+  window.fetch = (url, init) => { window.posted.push({url: String(url), body: init && init.body}); return f(url, init); };
+  return true; })()"""
+
+
+async def test_a_replayed_assertion_is_refused(launcher, notes_binary, browser, tmp_path):
+    state = tmp_path / "state"
+    enrol(notes_binary, state, browser)
+    server = launcher.stdio(notes_binary, env=notes_env(state))
+    async with connect(server.params, "legacy") as client:
+        first_url = pending_link(await client.call_tool("delete_note", {"note_id": "n1"}))
+        await anyio.to_thread.run_sync(browser.open, first_url)
+        await anyio.to_thread.run_sync(browser.evaluate, RECORD_POSTS)
+        assert (await anyio.to_thread.run_sync(browser.click, "approve"))["state"] == "done"
+        posted = await anyio.to_thread.run_sync(browser.evaluate, "window.posted")
+        finish = next(p for p in posted if p["url"].endswith("/finish"))
+        assertion = json.loads(finish["body"])["credential"]
+        assert not (await client.call_tool("delete_note", {"note_id": "n1"})).is_error
+
+        # Another question; its page opened and a ceremony begun, then the old assertion sent
+        # in place of a fresh one: refused (another challenge), the record stays pending.
+        url = pending_link(await client.call_tool("delete_note", {"note_id": "n2"}))
+        await anyio.to_thread.run_sync(browser.open, url)
+        replay = f"""(async () => {{
+          const t = document.body.dataset.token, post = (p, b) => fetch(location.pathname + p,
+            {{method: 'POST', headers: {{'content-type': 'application/json'}}, body: JSON.stringify(b)}});
+          const begun = await post('/begin', {{token: t, decision: 'approve'}});
+          const r = await post('/finish', {{token: t, credential: {json.dumps(assertion)}}});
+          return {{begun: begun.status, status: r.status, text: await r.text()}};
+        }})()"""
+        answer = await anyio.to_thread.run_sync(browser.evaluate, replay)
+        assert answer["begun"] == 200 and answer["status"] == 403, answer
+        assert pending_link(await client.call_tool("delete_note", {"note_id": "n2"})) == url
+        assert "n2" in await note_ids(client)
+        # Positive control: a fresh assertion on a fresh page decides it.
+        await anyio.to_thread.run_sync(browser.open, url)
+        assert (await anyio.to_thread.run_sync(browser.click, "approve"))["state"] == "done"
+        assert not (await client.call_tool("delete_note", {"note_id": "n2"})).is_error
+        assert "n2" not in await note_ids(client)
+
+
+async def test_a_target_changed_after_the_yes_is_asked_again(launcher, notes_binary, browser, tmp_path):
+    state = tmp_path / "state"
+    enrol(notes_binary, state, browser)
+    server = launcher.stdio(notes_binary, env=notes_env(state))
+    async with connect(server.params, "legacy") as client:
+        url = pending_link(await client.call_tool("delete_note", {"note_id": "n1"}))
+        await anyio.to_thread.run_sync(browser.open, url)
+        assert (await anyio.to_thread.run_sync(browser.click, "approve"))["state"] == "done"
+        # The note changes after the yes (an unguarded write of a private note).
+        changed = await client.call_tool("write_note", {"note_id": "n1", "text": "something much longer now", "shared": False})
+        assert not changed.is_error, text_of(changed)
+        again = await client.call_tool("delete_note", {"note_id": "n1"})
+        new_url = pending_link(again)
+        assert new_url != url, "the old yes was used for a changed target"
+        assert "n1" in await note_ids(client)
+        # Positive control: the person approves what it is now; it runs.
+        await anyio.to_thread.run_sync(browser.open, new_url)
+        assert (await anyio.to_thread.run_sync(browser.click, "approve"))["state"] == "done"
+        assert not (await client.call_tool("delete_note", {"note_id": "n1"})).is_error
+        assert "n1" not in await note_ids(client)
+
+
+def test_enrolment_links_work_once_and_expire(notes_binary, browser, tmp_path):
+    state = tmp_path / "state"
+    link = enrol(notes_binary, state, browser)
+    enrolled = json.loads((state / "passkeys.json").read_text())
+    assert len(enrolled) == 1 and enrolled[0]["principal"] == "local"
+    # Reused: the command has ended; the link opens nothing and enrols nothing.
+    with pytest.raises(urllib.error.URLError):
+        fetch(link)
+    # Expired: a link valid for one second, opened after the command said it expired.
+    env = {**base_env(), "NOTES_STATE_DIR": str(state)}
+    done = subprocess.run(
+        [str(notes_binary), "passkeys", "add", "--valid-for-secs", "1"],
+        env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30,
+    )
+    assert done.returncode == 1 and "expired" in done.stderr, (done.stdout, done.stderr)
+    expired = LINK.search(done.stdout).group(1)
+    with pytest.raises(urllib.error.URLError):
+        fetch(expired)
+    assert len(json.loads((state / "passkeys.json").read_text())) == 1
+
+
+async def test_verified_tool_takes_only_the_page(launcher, notes_binary, browser, tmp_path):
+    state = tmp_path / "state"
+    env = {"NOTES_VERIFIED_TOOLS": "delete_note"}
+    # No passkey enrolled: refused, naming how to enable the page; a dialog's yes does not do.
+    bare = launcher.stdio(notes_binary, env=notes_env(state, **env))
+    async with connect(bare.params, "legacy", dialog=Dialog("accept")) as client:
+        refused = await client.call_tool("delete_note", {"note_id": "n1"})
+        assert refused.is_error
+        text = text_of(refused)
+        assert "passkeys add" in text and "NOTES_APPROVAL_ROUTES" in text, text
+        assert "n1" in await note_ids(client)
+    # Positive control: with a passkey enrolled the page asks, and the person's yes runs it.
+    enrol(notes_binary, state, browser)
+    server = launcher.stdio(notes_binary, env=notes_env(state, **env, NOTES_APPROVAL_ROUTES="form,page"))
+    async with connect(server.params, "legacy") as client:
+        url = pending_link(await client.call_tool("delete_note", {"note_id": "n1"}))
+        await anyio.to_thread.run_sync(browser.open, url)
+        assert (await anyio.to_thread.run_sync(browser.click, "approve"))["state"] == "done"
+        assert not (await client.call_tool("delete_note", {"note_id": "n1"})).is_error
+        assert "n1" not in await note_ids(client)
+
+
+async def test_another_principals_passkey_is_refused(launcher, notes_binary, browser, tmp_path):
+    """Over HTTP with per-person tokens: alice's question, opened by bob with bob's passkey,
+    is refused; alice's passkey decides it."""
+    state = tmp_path / "state"
+    enrol(notes_binary, state, browser, principal="token:alice")
+    bob = Browser(tmp_path / "bob")
+    try:
+        bob.add_authenticator()
+        enrol(notes_binary, state, bob, principal="token:bob")
+        server = launcher.http(notes_binary, env=notes_env(state), auth="tokens")
+        async with connect(server.as_person("alice"), "legacy") as client:
+            url = pending_link(await client.call_tool("delete_note", {"note_id": "n1"}))
+            await anyio.to_thread.run_sync(bob.open, url)
+            outcome = await anyio.to_thread.run_sync(bob.click, "approve")
+            assert outcome["state"] == "refused" and "another principal" in outcome["text"], outcome
+            assert pending_link(await client.call_tool("delete_note", {"note_id": "n1"})) == url
+            assert "n1" in await note_ids(client)
+            # Positive control: alice's own passkey.
+            await anyio.to_thread.run_sync(browser.open, url)
+            assert (await anyio.to_thread.run_sync(browser.click, "approve"))["state"] == "done"
+            assert not (await client.call_tool("delete_note", {"note_id": "n1"})).is_error
+            assert "n1" not in await note_ids(client)
+    finally:
+        bob.close()
