@@ -408,3 +408,29 @@ async def test_another_principals_passkey_is_refused(launcher, notes_binary, bro
             assert "n1" not in await note_ids(client)
     finally:
         bob.close()
+
+
+async def test_the_page_shows_the_form_dialogs_question_byte_for_byte(launcher, notes_binary, browser, tmp_path):
+    state = tmp_path / "state"
+    enrol(notes_binary, state, browser)
+    dialog = Dialog("decline")
+    form = launcher.stdio(notes_binary, env=notes_env(state, NOTES_APPROVAL_ROUTES="form"))
+    async with connect(form.params, "legacy", dialog=dialog) as client:
+        await client.call_tool("delete_note", {"note_id": "n1"})
+    (asked,) = dialog.calls
+    page = launcher.stdio(notes_binary, env=notes_env(state))
+    # The page's listener lives with its server: it is read while that server runs.
+    async with connect(page.params, "legacy") as client:
+        url = pending_link(await client.call_tool("delete_note", {"note_id": "n1"}))
+        await anyio.to_thread.run_sync(browser.open, url)
+        shown = await anyio.to_thread.run_sync(browser.evaluate, "document.getElementById('question').textContent")
+        with urllib.request.urlopen(urllib.request.Request(url), timeout=10) as answer:
+            body = answer.read()
+            headers = answer.headers
+    assert shown == asked.message
+    assert len(body) <= 30 * 1024, len(body)
+    csp = headers["content-security-policy"]
+    assert "default-src 'none'" in csp and "frame-ancestors 'none'" in csp, csp
+    assert headers["x-frame-options"] == "DENY"
+    assert "SameSite=Strict" in headers["set-cookie"] and "HttpOnly" in headers["set-cookie"]
+    assert b"http" not in body, "the page names no other resource"
