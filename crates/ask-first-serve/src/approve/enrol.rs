@@ -20,7 +20,7 @@ use axum::routing::{get, post};
 
 use super::ceremony::{self, RegistrationStarted};
 use super::passkeys::PasskeyFile;
-use super::{checked_post, html, now, own_origin, random_token};
+use super::{Refusal, checked_post, html, now, own_origin, random_token};
 
 /// How long an enrolment link stays valid by default, and at most.
 const DEFAULT_VALID: Duration = Duration::from_secs(5 * 60);
@@ -237,16 +237,16 @@ fn checked(
     code: &str,
     headers: &HeaderMap,
     body: &[u8],
-) -> Result<(String, serde_json::Value), Response> {
+) -> Result<(String, serde_json::Value), Refusal> {
     if let Some((status, text)) = enrolment.closed(code) {
-        return Err(html::text(status, text));
+        return Err((status, text.to_owned()));
     }
     let (origin, body) = checked_post(headers, body)?;
     let token = body.get("token").and_then(|t| t.as_str());
     if token.is_none() || enrolment.lock().page_token.as_deref() != token {
-        return Err(html::text(
+        return Err((
             StatusCode::FORBIDDEN,
-            "Refused: this is not the page's own token; reload the link.",
+            "Refused: this is not the page's own token; reload the link.".to_owned(),
         ));
     }
     Ok((origin, body))
@@ -258,8 +258,8 @@ async fn begin(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Err(refusal) = checked(&enrolment, &code, &headers, &body) {
-        return refusal;
+    if let Err((status, text)) = checked(&enrolment, &code, &headers, &body) {
+        return html::text(status, text);
     }
     let started = match ceremony::start_registration(&enrolment.principal) {
         Ok(started) => started,
@@ -283,7 +283,7 @@ async fn finish(
 ) -> Response {
     let (origin, body) = match checked(&enrolment, &code, &headers, &body) {
         Ok(checked) => checked,
-        Err(refusal) => return refusal,
+        Err((status, text)) => return html::text(status, text),
     };
     let Some(started) = enrolment.lock().ceremony.take() else {
         return html::text(

@@ -373,10 +373,13 @@ async fn show(
     html::page_response(StatusCode::OK, page, &nonce, Some(cookie))
 }
 
+/// Why a POST was refused: its status and the text said.
+pub(crate) type Refusal = (StatusCode, String);
+
 /// A POST's JSON body, after the checks every POST passes: made to this listener, from its own
 /// origin, with the page's token in both the cookie and the body.
-fn checked_post(headers: &HeaderMap, body: &[u8]) -> Result<(String, serde_json::Value), Response> {
-    let refused = |text: &str| Err(html::text(StatusCode::FORBIDDEN, text));
+fn checked_post(headers: &HeaderMap, body: &[u8]) -> Result<(String, serde_json::Value), Refusal> {
+    let refused = |text: &str| Err((StatusCode::FORBIDDEN, text.to_owned()));
     let Some(origin) = own_origin(headers) else {
         return refused("This page is served on localhost only.");
     };
@@ -385,9 +388,9 @@ fn checked_post(headers: &HeaderMap, body: &[u8]) -> Result<(String, serde_json:
         return refused("Refused: this request did not come from the page itself.");
     }
     let Ok(body) = serde_json::from_slice::<serde_json::Value>(body) else {
-        return Err(html::text(
+        return Err((
             StatusCode::BAD_REQUEST,
-            "Refused: the request is not JSON.",
+            "Refused: the request is not JSON.".to_owned(),
         ));
     };
     let token = body
@@ -410,7 +413,7 @@ async fn begin(
 ) -> Response {
     let (_, body) = match checked_post(&headers, &body) {
         Ok(checked) => checked,
-        Err(refusal) => return refusal,
+        Err((status, text)) => return html::text(status, text),
     };
     let token = body
         .get("token")
@@ -471,7 +474,7 @@ async fn finish(
 ) -> Response {
     let (origin, body) = match checked_post(&headers, &body) {
         Ok(checked) => checked,
-        Err(refusal) => return refusal,
+        Err((status, text)) => return html::text(status, text),
     };
     let token = body
         .get("token")
