@@ -71,6 +71,10 @@
 //!   say it in the description too, for models that read only that. It is listed to every
 //!   client (a 2026-07-28 client declares its capabilities per request, so the list cannot
 //!   know), and answered with the refusal where no dialog can be shown.
+//! - `verified` (`#[guarded(always, verified)]`): stricter still, the tool takes only a yes a
+//!   model cannot give: the approval page with a passkey (`ask-first-serve`'s feature
+//!   `passkeys`). No dialog and no `confirm_token` will do; with no passkey enrolled the call is
+//!   refused, naming how to enable the page. It is marked and listed as `person_required`.
 //!
 //! # The expansion (decided)
 //!
