@@ -154,6 +154,7 @@ fn spent_log(
 fn approval_page(
     name: &str,
     settings: &ServeSettings,
+    shared_records: Option<Arc<dyn ask_first_core::ApprovalStore>>,
 ) -> Result<(Option<approve::ApprovalPage>, approve::ApprovalSettings), ServeError> {
     let names = &settings.names;
     let prefix = names.state_dir.strip_suffix("_STATE_DIR").unwrap_or("MCP");
@@ -175,15 +176,14 @@ fn approval_page(
         }
         return Ok((None, approval));
     }
-    let records = ask_first_core::FileApprovalStore::open(&dir, &names.state_dir)
-        .map_err(approve::ApprovalSettingError::from)?;
-    let page = approve::ApprovalPage::new(
-        name,
-        &dir,
-        &names.state_dir,
-        Arc::new(records),
-        &approval.addr,
-    );
+    let records = match shared_records {
+        Some(records) => records,
+        None => Arc::new(
+            ask_first_core::FileApprovalStore::open(&dir, &names.state_dir)
+                .map_err(approve::ApprovalSettingError::from)?,
+        ),
+    };
+    let page = approve::ApprovalPage::new(name, &dir, &names.state_dir, records, &approval.addr);
     Ok((Some(page), approval))
 }
 
@@ -264,8 +264,15 @@ impl Serving {
             let store: Arc<dyn NonceStore> = Arc::new(spent_log(name, &settings)?);
             nonces = Some(store);
         }
+        // Replicas sharing Redis share their approval records there too.
+        #[cfg(all(feature = "passkeys", feature = "redis"))]
+        let shared_records = redis
+            .as_ref()
+            .map(|store| Arc::new(store.clone()) as Arc<dyn ask_first_core::ApprovalStore>);
+        #[cfg(all(feature = "passkeys", not(feature = "redis")))]
+        let shared_records = None;
         #[cfg(feature = "passkeys")]
-        let approval = approval_page(name, &settings)?;
+        let approval = approval_page(name, &settings, shared_records)?;
         Ok(Self {
             name: name.to_owned(),
             settings,
