@@ -203,7 +203,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_APPROVAL_ROUTES",
-        shown_default: "`page,form,token` once a passkey is enrolled, else `form,token`",
+        shown_default: "with a passkey enrolled `page,form,token`, else `form,token`",
         flag: None,
         default: None,
         secret: false,
