@@ -648,6 +648,26 @@ mod tests {
     }
 
     #[test]
+    fn verified_takes_only_the_page_and_is_marked_person_required() {
+        let out = expand_ok(
+            quote!(always, verified),
+            quote! {
+                #[tool(description = "Delete")]
+                async fn delete(&self, Parameters(a): Parameters<A>, ok: Approved<D>) -> String {
+                    todo!()
+                }
+            },
+        );
+        assert!(!out.contains("input_schema_with_confirm_token"), "{out}");
+        assert!(out.contains("person_required_meta"), "{out}");
+        assert!(
+            out.contains("GuardCall :: require_verified (__ask_first_call)"),
+            "{out}"
+        );
+        assert!(!out.contains("require_person"), "{out}");
+    }
+
+    #[test]
     fn person_required_marks_the_tool_and_takes_no_token() {
         let out = expand_ok(
             quote!(always, person_required),

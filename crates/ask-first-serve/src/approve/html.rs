@@ -145,3 +145,22 @@ pub(crate) fn text(status: StatusCode, text: impl Into<String>) -> Response {
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     (status, headers, text.into()).into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_questions_are_escaped_and_the_page_stays_small() {
+        let question = "This will delete note <script>alert(1)</script> & \"x\" 'y'.";
+        let page = approval_page("notes", "delete_note", question, "N", "T");
+        assert!(!page.contains("<script>alert"), "{page}");
+        assert!(
+            page.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;x&quot; &#39;y&#39;")
+        );
+        assert!(page.len() <= 30 * 1024, "{}", page.len());
+        // Only the nonce'd script and style: nothing loaded from anywhere.
+        assert!(!page.contains("src=") && !page.contains("href=") && !page.contains("http"));
+        assert_eq!(page.matches("<script nonce=\"N\">").count(), 1);
+    }
+}

@@ -584,3 +584,53 @@ async fn finish(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(
+                axum::http::HeaderName::from_bytes(name.as_bytes()).expect("name"),
+                value.parse().expect("value"),
+            );
+        }
+        map
+    }
+
+    #[test]
+    fn only_requests_to_localhost_and_from_the_page_itself_pass() {
+        assert_eq!(
+            own_origin(&headers(&[("host", "localhost:4000")])).as_deref(),
+            Some("http://localhost:4000")
+        );
+        for host in [
+            "evil.example:4000",
+            "127.0.0.1:4000",
+            "localhost",
+            "localhost:x",
+        ] {
+            assert_eq!(own_origin(&headers(&[("host", host)])), None, "{host}");
+        }
+        let body = br#"{"token":"abc","decision":"approve"}"#;
+        let good = [
+            ("host", "localhost:4000"),
+            ("origin", "http://localhost:4000"),
+            ("cookie", "other=1; ask_first_page=abc"),
+        ];
+        assert!(checked_post(&headers(&good), body).is_ok());
+        for (drop, why) in [(1, "no origin"), (2, "no cookie")] {
+            let mut pairs = good.to_vec();
+            pairs.remove(drop);
+            assert!(checked_post(&headers(&pairs), body).is_err(), "{why}");
+        }
+        let mut foreign = good.to_vec();
+        foreign[1] = ("origin", "http://localhost:4001");
+        assert!(checked_post(&headers(&foreign), body).is_err());
+        let mut other_token = good.to_vec();
+        other_token[2] = ("cookie", "ask_first_page=abd");
+        assert!(checked_post(&headers(&other_token), body).is_err());
+    }
+}
