@@ -434,3 +434,30 @@ async def test_the_page_shows_the_form_dialogs_question_byte_for_byte(launcher, 
     assert headers["x-frame-options"] == "DENY"
     assert "SameSite=Strict" in headers["set-cookie"] and "HttpOnly" in headers["set-cookie"]
     assert b"http" not in body, "the page names no other resource"
+
+
+def test_a_form_only_client_gets_the_link_not_a_dialog(notes_binary, browser, tmp_path):
+    """A client that declares form elicitation only (as Claude Code does): no dialog is pushed;
+    the result carries the link, and the call runs on the retry after the page's yes."""
+    from raw_mcp import RawStdio, call, is_elicitation, is_response_to
+
+    state = tmp_path / "state"
+    enrol(notes_binary, state, browser)
+    session = RawStdio(notes_binary, notes_env(state), tmp_path / "raw.stderr", elicitation=True)
+    try:
+        session.send(call(10, "delete_note", {"note_id": "n1"}))
+        first = session.must(is_response_to(10), 60, "the pending result")["result"]
+        assert session.wait_for(is_elicitation, 0) is None, "a form dialog was pushed instead of the page"
+        text = first["content"][0]["text"]
+        assert first.get("isError") and "ask the person to open this link and approve" in text.lower(), first
+        url = LINK.search(text).group(1)
+        browser.open(url)
+        assert browser.click("approve")["state"] == "done"
+        session.send(call(11, "delete_note", {"note_id": "n1"}))
+        ran = session.must(is_response_to(11), 60, "the approved retry")["result"]
+        assert not ran.get("isError"), ran
+        session.send(call(12, "list_notes", {}))
+        notes = session.must(is_response_to(12), 60, "list_notes")["result"]["structuredContent"]["notes"]
+        assert "n1" not in {note["id"] for note in notes}
+    finally:
+        session.close()
