@@ -12,8 +12,10 @@ target changed after the yes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import secrets
 import subprocess
 import urllib.error
 import urllib.request
@@ -192,13 +194,28 @@ class PageDialog(Dialog):
         return await super().__call__(context, params)
 
 
-async def test_url_mode_2026_runs_only_once_the_page_approved(launcher, notes_binary, browser, tmp_path):
-    state = tmp_path / "state"
-    enrol(notes_binary, state, browser)
-    server = launcher.stdio(notes_binary, env=notes_env(state))
+def started(launcher, notes_binary, browser, state: Path, transport: str):
+    """The notes server on `transport`, with a passkey enrolled in `browser` for the principal
+    its client will be (`local` on stdio; over HTTP with one shared secret, the hash of the
+    `Authorization` header the client sends): what the client connects to."""
+    if transport == "stdio":
+        enrol(notes_binary, state, browser)
+        return launcher.stdio(notes_binary, env=notes_env(state)).params
+    # The passkey must be enrolled before the server starts (it reads them at start).
+    secret = secrets.token_urlsafe(32)
+    digest = hashlib.sha256(f"Bearer {secret}".encode()).hexdigest()[:24]
+    enrol(notes_binary, state, browser, principal=f"bearer:{digest}")
+    server = launcher.http(notes_binary, env=notes_env(state, NOTES_HTTP_TOKEN=secret))
+    assert server.authorization == f"Bearer {secret}"
+    return server.target
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_url_mode_2026_runs_only_once_the_page_approved(transport, launcher, notes_binary, browser, tmp_path):
+    target = started(launcher, notes_binary, browser, tmp_path / "state", transport)
     # Accept without the page: every retry finds the record pending; nothing runs.
     hook = PageDialog(None)
-    async with connect(server.params, "2026-07-28", dialog=hook) as client:
+    async with connect(target, "2026-07-28", dialog=hook) as client:
         with pytest.raises(Exception) as refused:
             await client.call_tool("delete_note", {"note_id": "n1"})
         assert hook.urls, "the client was never sent the page's URL"
@@ -206,19 +223,18 @@ async def test_url_mode_2026_runs_only_once_the_page_approved(launcher, notes_bi
         assert "n1" in await note_ids(client), refused.value
     # The person approves on the page: the retry runs.
     person = PageDialog(browser)
-    async with connect(server.params, "2026-07-28", dialog=person) as client:
+    async with connect(target, "2026-07-28", dialog=person) as client:
         ran = await client.call_tool("delete_note", {"note_id": "n1"})
         assert not ran.is_error, text_of(ran)
         assert person.urls and LINK.search(person.urls[0])
         assert "n1" not in await note_ids(client)
 
 
-async def test_url_mode_2025_waits_for_the_page_then_completes(launcher, notes_binary, browser, tmp_path):
-    state = tmp_path / "state"
-    enrol(notes_binary, state, browser)
-    server = launcher.stdio(notes_binary, env=notes_env(state))
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_url_mode_2025_waits_for_the_page_then_completes(transport, launcher, notes_binary, browser, tmp_path):
+    target = started(launcher, notes_binary, browser, tmp_path / "state", transport)
     person = PageDialog(browser)
-    async with connect(server.params, "legacy", dialog=person) as client:
+    async with connect(target, "legacy", dialog=person) as client:
         ran = await client.call_tool("delete_note", {"note_id": "n1"})
         assert not ran.is_error, text_of(ran)
         assert len(person.urls) == 1
