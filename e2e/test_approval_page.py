@@ -415,6 +415,8 @@ async def test_another_principals_passkey_is_refused(launcher, notes_binary, bro
             await anyio.to_thread.run_sync(bob.open, url)
             outcome = await anyio.to_thread.run_sync(bob.click, "approve")
             assert outcome["state"] == "refused" and "another principal" in outcome["text"], outcome
+            # It says whose question it is and how the operator enrols for them.
+            assert "passkeys add --principal token:alice" in outcome["text"], outcome
             assert pending_link(await client.call_tool("delete_note", {"note_id": "n1"})) == url
             assert "n1" in await note_ids(client)
             # Positive control: alice's own passkey.

@@ -542,12 +542,20 @@ async fn finish(
         &enrolled,
         &record.principal,
     );
+    let (server, principal) = (&inner.server, &record.principal);
+    let enrol = format!(
+        "The operator enrols a passkey for `{principal}` on the server's machine with `{server} passkeys add --principal {principal}`."
+    );
     let (index, dynamic) = match verified {
         Ok(verified) => verified,
         Err(refused) => {
             let text = match refused {
-                AssertionRefused::NotEnrolled => "Nothing was decided: this passkey is not enrolled on this server.".to_owned(),
-                AssertionRefused::OtherPrincipal => "Nothing was decided: this passkey approves another principal's questions, not the one that asked this.".to_owned(),
+                AssertionRefused::NotEnrolled => format!(
+                    "Nothing was decided: this passkey is not enrolled on {server}. {enrol}"
+                ),
+                AssertionRefused::OtherPrincipal => format!(
+                    "Nothing was decided: this passkey approves another principal's questions, not those of `{principal}`, which asked this. {enrol}"
+                ),
                 AssertionRefused::Invalid(why) => format!("Nothing was decided: {why}."),
             };
             tracing::info!(record = %record_id, "approval page: a passkey answer was refused");
