@@ -31,10 +31,12 @@ pytestmark = pytest.mark.anyio
 LINK = re.compile(r"(http://localhost:\d+/(?:enrol|approve)/[A-Za-z0-9_-]+)")
 
 
-def enrol(binary: Path, state_dir: Path, browser: Browser, principal: str = "local", valid: int = 120) -> str:
-    """`notes passkeys add` with the browser as the operator: the link it printed is opened and
-    enrolled through; returns the link (used up)."""
-    env = {**base_env(), "NOTES_STATE_DIR": str(state_dir)}
+def enrol(
+    binary: Path, state_dir: Path, browser: Browser, principal: str = "local", valid: int = 120, prefix: str = "NOTES"
+) -> str:
+    """`<server> passkeys add` with the browser as the operator: the link it printed is opened
+    and enrolled through; returns the link (used up)."""
+    env = {**base_env(), f"{prefix}_STATE_DIR": str(state_dir)}
     command = subprocess.Popen(
         [str(binary), "passkeys", "add", "--principal", principal, "--valid-for-secs", str(valid)],
         env=env,
