@@ -15,6 +15,8 @@ pub enum ApprovedBy {
     /// The same call was made twice, the second quoting the token the first returned. This
     /// proves nothing more than that.
     Token,
+    /// The person approved the server-held record on the approval page, with their passkey.
+    Page,
 }
 
 /// Proof that exactly this target was approved: by a person in a dialog, or by the two-call

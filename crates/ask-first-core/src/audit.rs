@@ -33,16 +33,19 @@ pub enum Route {
     Token,
     /// No one needed to be asked (a conditional target whose condition did not hold).
     Exempt,
+    /// The approval page: a server-held record the person decides with their passkey.
+    Page,
 }
 
 impl Route {
-    /// The route's name in the audit log: `dialog`, `input_required`, `token`, `exempt`.
+    /// The route's name in the audit log: `dialog`, `input_required`, `token`, `exempt`, `page`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Dialog => "dialog",
             Self::InputRequired => "input_required",
             Self::Token => "token",
             Self::Exempt => "exempt",
+            Self::Page => "page",
         }
     }
 }

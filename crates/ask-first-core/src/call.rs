@@ -58,6 +58,7 @@ pub struct GuardCall {
     pub(crate) input_responses: Option<InputResponses>,
     pub(crate) confirm_token: Option<String>,
     pub(crate) person_required: bool,
+    pub(crate) verified: bool,
     pub(crate) audit: AuditSlot,
 }
 
@@ -77,6 +78,7 @@ impl GuardCall {
             input_responses,
             confirm_token,
             person_required: false,
+            verified: false,
             audit: AuditSlot::default(),
         }
     }
@@ -85,6 +87,15 @@ impl GuardCall {
     /// can be shown it is refused, saying why and what would let it run, and a quoted
     /// `confirm_token` is never accepted. `#[guarded(..., person_required)]` calls this.
     pub fn require_person(mut self) -> Self {
+        self.person_required = true;
+        self
+    }
+
+    /// Marks the call as one that runs only after a yes a model cannot give: the approval
+    /// page with a passkey. No form dialog and no token will do; with no page ready it is
+    /// refused, naming what enables one. `#[guarded(always, verified)]` calls this.
+    pub fn require_verified(mut self) -> Self {
+        self.verified = true;
         self.person_required = true;
         self
     }
@@ -142,6 +153,7 @@ impl<S> FromContextPart<ToolCallContext<'_, S>> for GuardCall {
             input_responses: context.input_responses.take(),
             confirm_token,
             person_required: false,
+            verified: false,
             audit: AuditSlot::default(),
         })
     }

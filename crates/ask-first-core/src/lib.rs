@@ -40,6 +40,8 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod approval;
+mod approval_record;
+mod approval_store;
 mod audit;
 mod bind_value;
 mod call;
@@ -62,13 +64,21 @@ mod target;
 pub mod testing;
 
 pub use approval::{Approved, ApprovedBy, Clearance, Exempt};
+pub use approval_record::{
+    ApprovalPages, ApprovalRecord, ApprovalStore, DecideRefused, RecordFuture, RecordId,
+    RecordState, RecordStoreError,
+};
+pub use approval_store::{
+    APPROVALS_DIR, FileApprovalStore, FileApprovalStoreError, MemoryApprovalStore,
+};
 pub use audit::{AuditEvent, AuditOutcome, AuditSink, OUTCOME_META_KEY, Route, outcome_of};
 pub use bind_value::{BindText, BindValue};
 pub use call::{CONFIRM_TOKEN_ARG, CONFIRM_TOKEN_DESCRIPTION, GuardCall};
 pub use dialog::{DialogCarrier, DialogSlot};
 pub use engine::{
-    APPROVAL_INPUT_KEY, APPROVE_PROPERTY, Caller, Guard, GuardBuilder, HasGuard, InputError,
-    Interruption, InterruptionKind, MAX_ASK_ROUNDS, PERSON_REQUIRED_META_KEY, PrincipalFn, Resolve,
+    APPROVAL_INPUT_KEY, APPROVAL_URL_KEY, APPROVE_PROPERTY, ApprovalRoute, Caller,
+    ELICITATION_COMPLETE_METHOD, Guard, GuardBuilder, HasGuard, InputError, Interruption,
+    InterruptionKind, MAX_ASK_ROUNDS, PERSON_REQUIRED_META_KEY, PrincipalFn, Resolve,
     approval_dialog, default_principal,
 };
 pub use engine::{AlteredState, token_reply};

@@ -67,6 +67,9 @@ pub enum SealKind {
     RequestState = 1,
     /// The two-call confirmation token.
     ConfirmToken = 2,
+    /// The `requestState` naming an approval record on the page (its nonce is the record's
+    /// id).
+    PageRecord = 3,
 }
 
 /// A single-use number carried by every seal.
@@ -149,6 +152,18 @@ pub fn seal(
 ) -> String {
     let mut nonce = [0u8; 16];
     rand::rng().fill_bytes(&mut nonce);
+    seal_nonce(key, kind, scope, round, expires_at, nonce)
+}
+
+/// Seals the given `nonce` (an approval record's id) for `scope`, valid until `expires_at`.
+pub fn seal_nonce(
+    key: &SealKey,
+    kind: SealKind,
+    scope: &SealScope<'_>,
+    round: u8,
+    expires_at: u64,
+    nonce: Nonce,
+) -> String {
     let mut payload = Vec::with_capacity(PAYLOAD_LEN + TAG_LEN);
     payload.push(kind as u8);
     payload.push(round);

@@ -126,11 +126,18 @@ fn expand(options: &Options, function: &ImplItemFn) -> syn::Result<TokenStream> 
         };
     };
     // `person_required`: the call never falls back to the two-call token.
-    let require_person = options.person_required.then(|| {
-        quote! {
-            let #call = ::ask_first::__private::GuardCall::require_person(#call);
-        }
-    });
+    // `verified`: only the approval page with a passkey, a yes a model cannot give.
+    let require_person = if options.verified {
+        Some(quote! {
+            let #call = ::ask_first::__private::GuardCall::require_verified(#call);
+        })
+    } else {
+        options.person_required.then(|| {
+            quote! {
+                let #call = ::ask_first::__private::GuardCall::require_person(#call);
+            }
+        })
+    };
 
     // Ask: `approve` for `always`, `clear` with the predicate's verdict for `when`.
     let guard_span = mode.span();
@@ -407,6 +414,26 @@ mod tests {
         let options = crate::options::parse(args).expect("options");
         let function = syn::parse2::<ImplItemFn>(item).expect("function");
         expand(&options, &function).expect("expansion").to_string()
+    }
+
+    #[test]
+    fn verified_takes_only_the_page_and_is_marked_person_required() {
+        let out = expand_ok(
+            quote!(always, verified),
+            quote! {
+                #[tool(description = "Delete")]
+                async fn delete(&self, Parameters(a): Parameters<A>, ok: Approved<D>) -> String {
+                    todo!()
+                }
+            },
+        );
+        assert!(!out.contains("input_schema_with_confirm_token"), "{out}");
+        assert!(out.contains("person_required_meta"), "{out}");
+        assert!(
+            out.contains("GuardCall :: require_verified (__ask_first_call)"),
+            "{out}"
+        );
+        assert!(!out.contains("require_person"), "{out}");
     }
 
     #[test]

@@ -71,6 +71,10 @@
 //!   say it in the description too, for models that read only that. It is listed to every
 //!   client (a 2026-07-28 client declares its capabilities per request, so the list cannot
 //!   know), and answered with the refusal where no dialog can be shown.
+//! - `verified` (`#[guarded(always, verified)]`): stricter still, the tool takes only a yes a
+//!   model cannot give: the approval page with a passkey (`ask-first-serve`'s feature
+//!   `passkeys`). No dialog and no `confirm_token` will do; with no passkey enrolled the call is
+//!   refused, naming how to enable the page. It is marked and listed as `person_required`.
 //!
 //! # The expansion (decided)
 //!
@@ -175,7 +179,7 @@
 //! | Mistake | Reported on | Message (start) |
 //! |---|---|---|
 //! | `#[guarded]` without an option | the attribute | `#[guarded] needs one option` |
-//! | an unknown option | the option | ``unknown option `x`: #[guarded] accepts `always` or `when = "predicate"`, and optionally `person_required` `` |
+//! | an unknown option | the option | ``unknown option `x`: #[guarded] accepts `always` or `when = "predicate"`, and optionally `person_required` or `verified` `` |
 //! | `person_required` alone | the attribute | `` `person_required` says who must answer, not when to ask `` |
 //! | `person_required = …`, or it twice | the option | what `person_required` takes |
 //! | `always` and `when` together, or one twice | the second option | `` `always` and `when` exclude each other `` |

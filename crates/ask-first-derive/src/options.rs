@@ -13,6 +13,8 @@ pub(crate) struct Options {
     pub(crate) mode: Mode,
     /// `person_required`: never fall back to the two-call token.
     pub(crate) person_required: bool,
+    /// `verified`: only a yes a model cannot give (the approval page with a passkey).
+    pub(crate) verified: bool,
 }
 
 /// When the attribute asks.
@@ -47,8 +49,7 @@ impl Mode {
     }
 }
 
-const ACCEPTED: &str =
-    "#[guarded] accepts `always` or `when = \"predicate\"`, and optionally `person_required`";
+const ACCEPTED: &str = "#[guarded] accepts `always` or `when = \"predicate\"`, and optionally `person_required` or `verified`";
 
 /// Parses the attribute's arguments: exactly one of `always` or `when = "ident"`, and at most
 /// one `person_required`.
@@ -68,7 +69,18 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Options> {
         })?;
     let mut mode: Option<Mode> = None;
     let mut person_required = false;
+    let mut verified = false;
     for meta in metas {
+        if meta.path().is_ident("verified") {
+            if !matches!(meta, Meta::Path(_)) || verified {
+                return Err(syn::Error::new_spanned(
+                    meta,
+                    "`verified` takes no value and is written once: `#[guarded(always, verified)]`",
+                ));
+            }
+            verified = true;
+            continue;
+        }
         if meta.path().is_ident("person_required") {
             if !matches!(meta, Meta::Path(_)) {
                 return Err(syn::Error::new_spanned(
@@ -102,7 +114,7 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Options> {
         mode = Some(this);
     }
     let mode = mode.ok_or_else(|| {
-        let message = if person_required {
+        let message = if person_required || verified {
             "`person_required` says who must answer, not when to ask: add `always` or \
              `when = \"predicate\"`, e.g. `#[guarded(always, person_required)]`"
                 .to_owned()
@@ -113,7 +125,8 @@ pub(crate) fn parse(args: TokenStream) -> syn::Result<Options> {
     })?;
     Ok(Options {
         mode,
-        person_required,
+        person_required: person_required || verified,
+        verified,
     })
 }
 

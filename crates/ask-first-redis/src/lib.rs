@@ -39,6 +39,8 @@ use ask_first_core::Nonce;
 use ask_first_core::{NonceStore, NonceStoreError, SpendFuture};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
+mod approval;
+
 /// The key prefix used unless [`RedisNonceStoreBuilder::key_prefix`] says otherwise.
 pub const DEFAULT_KEY_PREFIX: &str = "ask-first:spent:";
 /// How long connecting to Redis may take before a spend fails. Default of

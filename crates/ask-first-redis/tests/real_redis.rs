@@ -225,3 +225,93 @@ async fn a_stopped_redis_fails_closed_and_a_restarted_one_is_used_again_without_
         }
     }
 }
+
+ask_first_core::wording! {
+    struct RecordQuestion = "Delete note {}?";
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server: scripts/replica-env install; run with --ignored"]
+async fn an_approval_record_is_decided_once_and_spent_once_across_replicas() {
+    use ask_first_core::{
+        ApprovalRecord, ApprovalStore, DecideRefused, Fact, Fingerprint, Id, Question, RecordId,
+        RecordState,
+    };
+    let redis = Redis::start(None);
+    let stores: Vec<Arc<RedisNonceStore>> = (0..3)
+        .map(|_| Arc::new(RedisNonceStore::open(&redis.url()).expect("store")))
+        .collect();
+    let shown = |id: &str| {
+        Fingerprint::of_question(&Question::new::<RecordQuestion>([Fact::id(
+            Id::new(id).expect("id"),
+        )]))
+    };
+    let (a, b) = (shown("n1"), shown("n2"));
+    let record = ApprovalRecord {
+        id: RecordId::random(),
+        principal: "token:alice".to_owned(),
+        tool: "delete_note".to_owned(),
+        operation: "delete_note".to_owned(),
+        target: a.to_string(),
+        shown: a.to_string(),
+        question: "Delete note n1?".to_owned(),
+        route: "page".to_owned(),
+        expires_at: now() + 60,
+        state: RecordState::Pending,
+    };
+    stores[0].create(&record).await.expect("created");
+    // Another replica finds it, for exactly this call only, and it is pending.
+    let found = stores[1]
+        .find_open("token:alice", "delete_note", &a, &a, now())
+        .await
+        .expect("found");
+    assert_eq!(
+        found.map(|r| (r.id, r.state)),
+        Some((record.id, RecordState::Pending))
+    );
+    for (principal, target) in [("token:bob", &a), ("token:alice", &b)] {
+        let other = stores[1]
+            .find_open(principal, "delete_note", target, target, now())
+            .await
+            .expect("answers");
+        assert_eq!(other, None, "{principal}");
+    }
+    assert!(
+        !ApprovalStore::spend(&*stores[2], &record.id, now())
+            .await
+            .expect("answers"),
+        "pending never spends"
+    );
+    assert_eq!(
+        stores[1]
+            .decide(&record.id, true, now())
+            .await
+            .expect("answers"),
+        Ok(())
+    );
+    assert_eq!(
+        stores[2]
+            .decide(&record.id, false, now())
+            .await
+            .expect("answers"),
+        Err(DecideRefused::AlreadyDecided)
+    );
+    // Thirty spends at once on three replicas: exactly one wins.
+    let mut tasks = Vec::new();
+    for i in 0..30 {
+        let store = stores[i % 3].clone();
+        let id = record.id;
+        tasks.push(tokio::spawn(async move {
+            ApprovalStore::spend(&*store, &id, now()).await
+        }));
+    }
+    let mut won = 0;
+    for task in tasks {
+        if task.await.expect("joined").expect("answers") {
+            won += 1;
+        }
+    }
+    assert_eq!(won, 1);
+    let read = stores[0].get(&record.id, now()).await.expect("answers");
+    assert_eq!(read.map(|r| r.state), Some(RecordState::Spent));
+}

@@ -36,6 +36,8 @@ use std::sync::Arc;
 
 use ask_first_core::{AuditSink, Guard, GuardBuilder, HasGuard, NonceStore};
 
+#[cfg(feature = "passkeys")]
+pub mod approve;
 pub mod audit;
 #[cfg(feature = "http")]
 pub mod http;
@@ -87,6 +89,10 @@ pub enum ServeError {
     /// The stdio session failed.
     #[error(transparent)]
     Stdio(#[from] stdio::StdioError),
+    /// The approval page's settings cannot be used.
+    #[cfg(feature = "passkeys")]
+    #[error(transparent)]
+    Approval(#[from] approve::ApprovalSettingError),
     /// The spent-answer log cannot be used.
     #[error(transparent)]
     SpentLog(#[from] ask_first_core::FileNonceStoreError),
@@ -157,6 +163,46 @@ fn spent_log(
     Ok(store)
 }
 
+/// The approval page of a server whose state directory holds enrolled passkeys: its records
+/// there too. Read at start: a server started before the first passkey was enrolled asks as
+/// before until it is restarted.
+#[cfg(feature = "passkeys")]
+fn approval_page(
+    name: &str,
+    settings: &ServeSettings,
+    shared_records: Option<Arc<dyn ask_first_core::ApprovalStore>>,
+) -> Result<(Option<approve::ApprovalPage>, approve::ApprovalSettings), ServeError> {
+    let names = &settings.names;
+    let prefix = names.state_dir.strip_suffix("_STATE_DIR").unwrap_or("MCP");
+    let approval = approve::ApprovalSettings::from_env(prefix)?;
+    let Some(dir) = settings
+        .state_dir
+        .clone()
+        .or_else(|| settings::default_state_dir(name))
+    else {
+        return Ok((None, approval));
+    };
+    // Without an enrolled passkey nothing changes, and nothing is created on disk.
+    if !dir.join(approve::PASSKEYS_FILE).exists() {
+        if approval.routes.is_some() {
+            tracing::warn!(
+                "{} is set but no passkey is enrolled: enrol one with `{name} passkeys add`",
+                approval.routes_setting
+            );
+        }
+        return Ok((None, approval));
+    }
+    let records = match shared_records {
+        Some(records) => records,
+        None => Arc::new(
+            ask_first_core::FileApprovalStore::open(&dir, &names.state_dir)
+                .map_err(approve::ApprovalSettingError::from)?,
+        ),
+    };
+    let page = approve::ApprovalPage::new(name, &dir, &names.state_dir, records, &approval.addr);
+    Ok((Some(page), approval))
+}
+
 /// One process's serving: its settings read, its replica pieces (seal key, spent-answer store,
 /// audit log) built, ready to give its guard ([`Serving::guard_builder`]) and to serve
 /// ([`Serving::serve`]).
@@ -169,6 +215,8 @@ pub struct Serving {
     audit: Option<Arc<dyn AuditSink>>,
     #[cfg(feature = "http")]
     authenticator: Option<Arc<dyn http::Authenticate>>,
+    #[cfg(feature = "passkeys")]
+    approval: (Option<approve::ApprovalPage>, approve::ApprovalSettings),
 }
 
 impl std::fmt::Debug for Serving {
@@ -232,6 +280,15 @@ impl Serving {
             let store: Arc<dyn NonceStore> = Arc::new(spent_log(name, &settings)?);
             nonces = Some(store);
         }
+        // Replicas sharing Redis share their approval records there too.
+        #[cfg(all(feature = "passkeys", feature = "redis"))]
+        let shared_records = redis
+            .as_ref()
+            .map(|store| Arc::new(store.clone()) as Arc<dyn ask_first_core::ApprovalStore>);
+        #[cfg(all(feature = "passkeys", not(feature = "redis")))]
+        let shared_records = None;
+        #[cfg(feature = "passkeys")]
+        let approval = approval_page(name, &settings, shared_records)?;
         Ok(Self {
             name: name.to_owned(),
             settings,
@@ -241,6 +298,8 @@ impl Serving {
             audit,
             #[cfg(feature = "http")]
             authenticator: None,
+            #[cfg(feature = "passkeys")]
+            approval,
         })
     }
 
@@ -303,6 +362,11 @@ impl Serving {
         }
         if let Some(sink) = &self.audit {
             builder = builder.audit(sink.clone());
+        }
+        #[cfg(feature = "passkeys")]
+        {
+            let (page, settings) = &self.approval;
+            builder = settings.configure(builder, &self.name, page.as_ref());
         }
         builder
     }

@@ -289,6 +289,13 @@ enum Command {
         #[command(subcommand)]
         action: TokensAction,
     },
+    /// Passkeys for the approval page: `passkeys add [--principal P] [--name N]` prints a
+    /// one-time enrolment link.
+    Passkeys {
+        /// `add` and its options.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -339,11 +346,21 @@ fn init_logging() {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Some(Command::Tokens {
-        action: TokensAction::Add { name, file },
-    }) = cli.command
-    {
-        return tokens_add(&name, file);
+    match cli.command {
+        Some(Command::Tokens {
+            action: TokensAction::Add { name, file },
+        }) => return tokens_add(&name, file),
+        Some(Command::Passkeys { args }) => {
+            let names = ask_first_serve::SettingNames::with_prefix(PREFIX);
+            let state_dir = std::env::var_os(&names.state_dir)
+                .filter(|dir| !dir.is_empty())
+                .map(std::path::PathBuf::from);
+            let code =
+                ask_first_serve::approve::run_passkeys_command(NAME, PREFIX, state_dir, &args)
+                    .await;
+            return ExitCode::from(u8::try_from(code).unwrap_or(1));
+        }
+        None => {}
     }
     init_logging();
     match run(cli).await {
@@ -358,9 +375,23 @@ async fn main() -> ExitCode {
 /// The serving: settings, guard, then stdio or HTTP, all through the framework.
 async fn run(cli: Cli) -> Result<(), ask_first::ServeError> {
     let serving = Serving::from_env(NAME, PREFIX)?.http_addr(cli.http);
-    let guard = with_principal_header(&serving)?.build();
+    let guard = with_principal_header(&serving)?
+        .verified_tools(verified_tools())
+        .build();
     let store = Arc::new(Store::seeded());
     serving.serve(NotesServer { guard, store }).await
+}
+
+/// `NOTES_VERIFIED_TOOLS=delete_note,...`: tools that run only after the person's yes on the
+/// approval page with a passkey (none by default).
+fn verified_tools() -> Vec<String> {
+    std::env::var("NOTES_VERIFIED_TOOLS")
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|tool| !tool.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// `NOTES_PRINCIPAL_HEADER=x-user`: a custom principal rule, as a server behind an

@@ -17,6 +17,12 @@ fn fail(message: impl std::fmt::Display, code: i32) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    // `passkeys add`: the framework's enrolment for the approval page, before any setting is
+    // read (it needs only the state directory) and out of a model's reach (a terminal's).
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().map(String::as_str) == Some("passkeys") {
+        return passkeys(&argv[1..]);
+    }
     let mut args = CliArgs::parse_process();
     // `client-config CLIENT --http URL`: the flag names the server a client reaches, not an
     // address to bind here.
@@ -61,6 +67,28 @@ fn main() -> ExitCode {
         }
         None => runtime.block_on(serve(config)),
     }
+}
+
+/// `passkeys add [--principal P] [--name N] [--valid-for-secs S]`: a one-time link on this
+/// terminal that enrols a passkey for the approval page, kept in `OPENGIST_MCP_STATE_DIR`.
+fn passkeys(args: &[String]) -> ExitCode {
+    let state_dir = std::env::var_os("OPENGIST_MCP_STATE_DIR")
+        .filter(|dir| !dir.is_empty())
+        .map(std::path::PathBuf::from);
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => return fail(format!("could not start the async runtime: {error}"), 1),
+    };
+    let code = runtime.block_on(ask_first_serve::approve::run_passkeys_command(
+        SERVER_NAME,
+        "OPENGIST_MCP",
+        state_dir,
+        args,
+    ));
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 /// `client-config`: the configuration on stdout, where it goes on stderr.

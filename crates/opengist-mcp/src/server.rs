@@ -114,7 +114,10 @@ impl OpengistServer {
             }
             _ => None,
         };
-        let guard = guard.dialog_timeout(config.dialog_timeout).build();
+        let guard = guard
+            .dialog_timeout(config.dialog_timeout)
+            .verified_tools(config.verified_tools.iter().cloned())
+            .build();
         let shared = Shared {
             client,
             base_url: config.opengist_url.as_ref().map(|u| u.url().clone()),

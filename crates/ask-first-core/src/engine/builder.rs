@@ -8,7 +8,9 @@ use rmcp::RoleServer;
 use rmcp::service::RequestContext;
 use sha2::{Digest, Sha256};
 
-use super::{APPROVAL_INPUT_KEY, AlteredState, Guard, Inner};
+use super::{APPROVAL_INPUT_KEY, AlteredState, ApprovalRoute, Guard, Inner};
+use crate::approval_record::{ApprovalPages, ApprovalStore};
+use crate::approval_store::MemoryApprovalStore;
 use crate::audit::AuditSink;
 use crate::identity::Identity;
 use crate::nonce::{MemoryNonceStore, NonceStore};
@@ -75,6 +77,11 @@ pub struct GuardBuilder {
     input_key: String,
     altered_state: AlteredState,
     audit: Option<Arc<dyn AuditSink>>,
+    pages: Option<Arc<dyn ApprovalPages>>,
+    records: Option<Arc<dyn ApprovalStore>>,
+    routes: Option<Vec<ApprovalRoute>>,
+    verified_tools: Vec<String>,
+    page_setup: Option<String>,
 }
 
 impl GuardBuilder {
@@ -92,7 +99,47 @@ impl GuardBuilder {
             input_key: APPROVAL_INPUT_KEY.to_owned(),
             altered_state: AlteredState::AskAgain,
             audit: None,
+            pages: None,
+            records: None,
+            routes: None,
+            verified_tools: Vec::new(),
+            page_setup: None,
         }
+    }
+
+    /// The approval page: where a question is shown as a server-held record the person
+    /// decides with their passkey. Without one (the default) the guard asks by form dialog
+    /// and two-call token only.
+    pub fn approval_pages(mut self, pages: Arc<dyn ApprovalPages>) -> Self {
+        self.pages = Some(pages);
+        self
+    }
+
+    /// Where approval records are kept; shared by replicas. Default: in memory.
+    pub fn approval_store(mut self, store: Arc<dyn ApprovalStore>) -> Self {
+        self.records = Some(store);
+        self
+    }
+
+    /// The routes the guard may ask on, in order (`<PREFIX>_APPROVAL_ROUTES`). Default:
+    /// `page, form, token` when the page is ready (a passkey enrolled), else `form, token`.
+    pub fn approval_routes(mut self, routes: Vec<ApprovalRoute>) -> Self {
+        self.routes = Some(routes);
+        self
+    }
+
+    /// Tools that run only after a yes a model cannot give (the approval page), as
+    /// `#[guarded(always, verified)]` does for one tool; for a list the operator sets.
+    pub fn verified_tools(mut self, tools: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.verified_tools = tools.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// How the operator enables the approval page, as the end of the sentence "To enable it:"
+    /// (serving names its own command and settings).
+    pub fn page_setup(mut self, how: impl Into<String>) -> Self {
+        self.page_setup = Some(how.into());
+        self
     }
 
     /// The seal key; shared by replicas that answer each other's questions. Default: a random
@@ -189,6 +236,15 @@ impl GuardBuilder {
                 input_key: self.input_key,
                 altered_state: self.altered_state,
                 audit: self.audit,
+                pages: self.pages,
+                records: self
+                    .records
+                    .unwrap_or_else(|| Arc::new(MemoryApprovalStore::new())),
+                routes: self.routes,
+                verified_tools: self.verified_tools,
+                page_setup: self.page_setup.unwrap_or_else(|| {
+                    "give the guard an approval page (GuardBuilder::approval_pages) and enrol a passkey".to_owned()
+                }),
             }),
         }
     }

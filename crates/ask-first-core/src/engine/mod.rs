@@ -10,6 +10,7 @@
 
 mod builder;
 mod input_required;
+mod page;
 mod pushed;
 mod recheck;
 mod rejection;
@@ -24,13 +25,16 @@ use rmcp::model::{
 use serde_json::Value;
 
 use crate::approval::{Approved, ApprovedBy, Clearance, Exempt};
+use crate::approval_record::{ApprovalPages, ApprovalStore};
 use crate::audit::{AuditOutcome, AuditSink, AuditTicket, Route};
-use crate::call::GuardCall;
+use crate::call::{CONFIRM_TOKEN_ARG, GuardCall};
 use crate::nonce::NonceStore;
 use crate::seal::{self, SealKey, SealScope};
 use crate::target::{Approval, Conditional, Fingerprint, Target, binding_fingerprint};
 
 pub use builder::{Caller, GuardBuilder, PrincipalFn, default_principal};
+use page::PageVia;
+pub use page::{APPROVAL_URL_KEY, ELICITATION_COMPLETE_METHOD};
 pub use recheck::MAX_ASK_ROUNDS;
 pub use rejection::{InputError, Interruption, InterruptionKind};
 use token::NoDialog;
@@ -72,6 +76,62 @@ struct Inner {
     input_key: String,
     altered_state: AlteredState,
     audit: Option<Arc<dyn AuditSink>>,
+    pages: Option<Arc<dyn ApprovalPages>>,
+    records: Arc<dyn ApprovalStore>,
+    routes: Option<Vec<ApprovalRoute>>,
+    verified_tools: Vec<String>,
+    page_setup: String,
+}
+
+/// One way the guard may ask, in the order the operator sets (`<PREFIX>_APPROVAL_ROUTES`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalRoute {
+    /// The approval page: a server-held record the person decides with their passkey. A model
+    /// cannot complete it.
+    Page,
+    /// The form dialog the client shows (pushed on 2025-11-25, `input_required` on
+    /// 2026-07-28). It proves the client showed a dialog and something answered it.
+    Form,
+    /// The two-call `confirm_token`. It proves only that the same call was made twice.
+    Token,
+}
+
+impl ApprovalRoute {
+    /// The route's name in the setting: `page`, `form`, `token`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Page => "page",
+            Self::Form => "form",
+            Self::Token => "token",
+        }
+    }
+
+    /// Reads a comma-separated list such as `page,form,token`; the error names the word not
+    /// understood.
+    pub fn parse_list(text: &str) -> Result<Vec<Self>, String> {
+        let mut routes = Vec::new();
+        for word in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            let route = match word.to_ascii_lowercase().as_str() {
+                "page" => Self::Page,
+                "form" => Self::Form,
+                "token" => Self::Token,
+                _ => {
+                    return Err(format!(
+                        "`{word}` is not a route; use a comma-separated list of page, form and token"
+                    ));
+                }
+            };
+            if !routes.contains(&route) {
+                routes.push(route);
+            }
+        }
+        if routes.is_empty() {
+            return Err(
+                "no route is named; use a comma-separated list of page, form and token".to_owned(),
+            );
+        }
+        Ok(routes)
+    }
 }
 
 /// What a 2026-07-28 retry gets when its `requestState` does not open: altered, forged, for
@@ -169,6 +229,11 @@ pub trait Resolve<S: ?Sized, A>: Target + Sized {
         Self::resolve(server, args)
     }
 }
+/// Now, in Unix seconds (the clock records and seals are dated by).
+pub(crate) fn now() -> u64 {
+    now_unix()
+}
+
 fn now_unix() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -221,6 +286,11 @@ fn read_answer(action: &ElicitationAction, content: Option<&Value>) -> Answer {
 /// The route a decision took: the token path says so in its result; otherwise the era's
 /// dialog route.
 fn route_of(modern: bool, result: &Result<ApprovedBy, Interruption>) -> Route {
+    if matches!(result, Ok(ApprovedBy::Page))
+        || matches!(result, Err(i) if i.kind == InterruptionKind::ApprovalPending)
+    {
+        return Route::Page;
+    }
     if let Err(i) = result
         && i.kind == InterruptionKind::PersonRequired
     {
@@ -260,7 +330,10 @@ fn decision_outcome<X>(result: &Result<X, Interruption>) -> AuditOutcome {
             InterruptionKind::StateRejected | InterruptionKind::TargetChanged => {
                 AuditOutcome::Refused
             }
-            InterruptionKind::PersonRequired => AuditOutcome::NotAsked,
+            InterruptionKind::PersonRequired | InterruptionKind::VerifiedUnavailable => {
+                AuditOutcome::NotAsked
+            }
+            InterruptionKind::ApprovalPending => AuditOutcome::Asked,
             InterruptionKind::TimedOut => AuditOutcome::Expired,
             InterruptionKind::NotAsked => AuditOutcome::NotAsked,
             InterruptionKind::StoreFailed => AuditOutcome::StoreUnavailable,
@@ -477,16 +550,108 @@ impl Guard {
                 .peer_info()
                 .map(|info| info.capabilities.clone())
         };
-        let declared = capabilities
-            .and_then(|c| c.elicitation)
+        let elicitation = capabilities.and_then(|c| c.elicitation);
+        let declared = elicitation
+            .as_ref()
             .is_some_and(|e| e.form.is_some() || e.url.is_none());
-        let result = match (self.inner.elicitation, declared, modern) {
-            (false, _, _) => self.no_dialog(call, target, NoDialog::SwitchedOff).await,
-            (true, false, _) => self.no_dialog(call, target, NoDialog::NotDeclared).await,
-            (true, true, true) => self.input_required_path(call, target).await,
-            (true, true, false) => self.push_path(call, target, changed).await,
+        // A pushed URL elicitation needs the session the handshake opened.
+        let url_mode = elicitation.as_ref().is_some_and(|e| e.url.is_some())
+            && (modern || call.context.peer.peer_info().is_some());
+        let verified = call.verified || self.inner.verified_tools.iter().any(|t| *t == call.tool);
+        let page = self.page().is_some();
+        let mut result = None;
+        for route in self.routes(page) {
+            result = match route {
+                ApprovalRoute::Page if page => {
+                    let via = match (url_mode, modern) {
+                        (true, true) => PageVia::InputRequired,
+                        (true, false) => PageVia::Pushed,
+                        (false, _) => PageVia::Link,
+                    };
+                    Some(self.page_path(call, target, via, changed).await)
+                }
+                ApprovalRoute::Form if !verified && self.inner.elicitation && declared => {
+                    Some(if modern {
+                        self.input_required_path(call, target).await
+                    } else {
+                        self.push_path(call, target, changed).await
+                    })
+                }
+                ApprovalRoute::Token if !verified => {
+                    let why = if self.inner.elicitation {
+                        NoDialog::NotDeclared
+                    } else {
+                        NoDialog::SwitchedOff
+                    };
+                    Some(self.no_dialog(call, target, why).await)
+                }
+                _ => None,
+            };
+            if result.is_some() {
+                break;
+            }
+        }
+        let result = match result {
+            Some(result) => result,
+            None if verified => Err(self.verified_unavailable(call, page)),
+            None => Err(self.no_route(call)),
         };
         (route_of(modern, &result), result)
+    }
+
+    /// The routes in the operator's order; by default `page,form,token` with a page ready,
+    /// else `form,token`.
+    fn routes(&self, page: bool) -> Vec<ApprovalRoute> {
+        match &self.inner.routes {
+            Some(routes) => routes.clone(),
+            None if page => vec![
+                ApprovalRoute::Page,
+                ApprovalRoute::Form,
+                ApprovalRoute::Token,
+            ],
+            None => vec![ApprovalRoute::Form, ApprovalRoute::Token],
+        }
+    }
+
+    /// The refusal of a tool that only a route a model cannot complete may clear, when none
+    /// can be used.
+    fn verified_unavailable(&self, call: &GuardCall, page: bool) -> Interruption {
+        let server = &self.inner.server;
+        let tool = &call.tool;
+        let why = if page {
+            "the operator's routes leave the approval page out"
+        } else if self.inner.pages.is_some() {
+            "no passkey is enrolled for its approval page"
+        } else {
+            "it has no approval page"
+        };
+        tracing::info!(tool = %tool, "a verified tool and no route a model cannot complete: refusing");
+        Interruption::text(
+            InterruptionKind::VerifiedUnavailable,
+            format!(
+                "Nothing was changed: {server} runs `{tool}` only after the person approves it on its approval page with a passkey, a yes a model cannot give; no dialog and no {CONFIRM_TOKEN_ARG} will do, and {why}. To enable it: {setup}.",
+                setup = self.inner.page_setup,
+            ),
+        )
+    }
+
+    /// The refusal when none of the operator's routes can ask this client.
+    fn no_route(&self, call: &GuardCall) -> Interruption {
+        let routes: Vec<&str> = self
+            .routes(self.page().is_some())
+            .iter()
+            .map(|r| r.as_str())
+            .collect();
+        Interruption::text(
+            InterruptionKind::NotAsked,
+            format!(
+                "Nothing was changed: {} could not ask anyone about `{}`: none of its approval routes ({}) can reach this client. To enable one: {}.",
+                self.inner.server,
+                call.tool,
+                routes.join(", "),
+                self.inner.page_setup,
+            ),
+        )
     }
 
     fn scope<'a, T: Target>(&self, approval: &'a Approval, principal: &'a str) -> SealScope<'a> {

@@ -44,7 +44,13 @@ impl Guard {
             };
             // Only a pushed dialog is answered while the call waits; every other yes came with
             // a target resolved in this very call and a seal that carried what was shown.
-            if route != Route::Dialog || by != ApprovedBy::Dialog {
+            // The page's yes came while the call waited (2025-11-25) or on a retry: read
+            // again, as after a dialog, so the operation runs on the target as it reads now.
+            let waited = matches!(
+                (route, by),
+                (Route::Dialog, ApprovedBy::Dialog) | (Route::Page, ApprovedBy::Page)
+            );
+            if !waited {
                 return (route, Ok((target, by)));
             }
             let shown = Approval::of(&target);

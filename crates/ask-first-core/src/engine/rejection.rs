@@ -79,6 +79,12 @@ pub enum InterruptionKind {
     /// The tool needs a person's approval (`#[guarded(..., person_required)]`) and no dialog
     /// could be shown: it never falls back to the two-call token.
     PersonRequired,
+    /// The question waits on the approval page: the result carries its link, and the call
+    /// runs on a retry once the person approved it there.
+    ApprovalPending,
+    /// The tool runs only after a yes a model cannot give (`#[guarded(always, verified)]`, or
+    /// the server's list of verified tools), and no such route is configured.
+    VerifiedUnavailable,
 }
 
 /// The answer to send instead of running the operation.

@@ -84,6 +84,9 @@ pub struct Config {
     pub dialog_timeout: Duration,
     /// `OPENGIST_MCP_REQUEST_TIMEOUT_SECS` / `--request-timeout-secs`.
     pub request_timeout: Duration,
+    /// `OPENGIST_MCP_VERIFIED_TOOLS`: tools that run only after the person's yes on the
+    /// approval page with a passkey (none by default).
+    pub verified_tools: Vec<String>,
     /// `OPENGIST_MCP_OPENGIST_MAX_REQUESTS`, `OPENGIST_MCP_OPENGIST_MAX_REQUESTS_PER_PRINCIPAL`
     /// and `OPENGIST_MCP_OPENGIST_QUEUE_SECS` (and their flags): how many requests go to
     /// Opengist at once, in all and per MCP principal, and how long one waits for a turn.
@@ -175,6 +178,7 @@ impl Config {
         } = Connection::parse(&source, &mut warnings)?;
         let ToolSelection { read_only, tools } = ToolSelection::parse(&source)?;
         let dialog_timeout = guard::dialog_timeout(&source)?;
+        let verified_tools = guard::verified_tools(&source, &mut warnings);
         let serve = serving::parse(&source, &mut warnings)?;
         let ResultSettings {
             max_result_bytes,
@@ -200,6 +204,7 @@ impl Config {
                 max_result_bytes,
                 dialog_timeout,
                 request_timeout,
+                verified_tools,
                 opengist_limits,
                 cache_bytes,
                 resources,

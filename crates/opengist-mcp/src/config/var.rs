@@ -24,6 +24,8 @@ pub const OPENGIST_MCP_SEAL_KEY: &str = "OPENGIST_MCP_SEAL_KEY";
 pub const OPENGIST_MCP_HTTP_TOKEN: &str = "OPENGIST_MCP_HTTP_TOKEN";
 /// Result-size ceiling.
 pub const OPENGIST_MCP_MAX_RESULT_BYTES: &str = "OPENGIST_MCP_MAX_RESULT_BYTES";
+/// Tools that run only after the person's yes on the approval page with a passkey.
+pub const OPENGIST_MCP_VERIFIED_TOOLS: &str = "OPENGIST_MCP_VERIFIED_TOOLS";
 /// How long a confirmation dialog may wait for a person.
 pub const OPENGIST_MCP_DIALOG_TIMEOUT_SECS: &str = "OPENGIST_MCP_DIALOG_TIMEOUT_SECS";
 /// Timeout of each Opengist request.

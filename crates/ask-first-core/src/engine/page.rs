@@ -1,0 +1,409 @@
+//! The approval page: the question becomes a server-held [`ApprovalRecord`] and the person
+//! decides it on a page that needs their passkey. Only the record approves.
+//!
+//! - 2025-11-25, a client that declares URL elicitation on a session: a pushed
+//!   `elicitation/create` with mode `url`; the call waits, bounded, for the record to be
+//!   decided (the client's `accept` only means the person agreed to open the link), then
+//!   `notifications/elicitation/complete`, and the call runs on an approved record.
+//! - 2026-07-28, a request that declares URL elicitation: `input_required` with the URL
+//!   request and a sealed `requestState` naming the record; a retry runs once the record is
+//!   approved, and asks again while it is pending.
+//! - any other client: the result carries the link; an identical retry runs only once the
+//!   record is approved, never because it was repeated.
+
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolResult, ContentBlock, CustomNotification, ElicitRequest, ElicitRequestParams,
+    ElicitationAction, InputRequest, InputRequests, InputRequiredResult, ServerNotification,
+};
+use serde_json::Value;
+
+use super::token::{minutes, token_reply};
+use super::{Caller, Guard, Interruption, InterruptionKind, now_unix};
+use crate::approval::ApprovedBy;
+use crate::approval_record::{ApprovalPages, ApprovalRecord, RecordId, RecordState};
+use crate::audit::{AuditOutcome, Route};
+use crate::call::GuardCall;
+use crate::dialog::Pushed;
+use crate::seal::{self, SealKind, SealScope};
+use crate::target::{Approval, Target};
+
+/// The notification that tells a client a URL elicitation it opened has been completed.
+pub const ELICITATION_COMPLETE_METHOD: &str = "notifications/elicitation/complete";
+
+/// What the result of a call waiting on the page says, under `structuredContent.status`.
+pub(super) const STATUS_PENDING: &str = "approval_pending";
+
+/// How a client can be shown the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PageVia {
+    /// 2025-11-25: a pushed URL elicitation on the session.
+    Pushed,
+    /// 2026-07-28: `input_required` with the URL request.
+    InputRequired,
+    /// The link in the tool's result; an identical retry is answered from the record.
+    Link,
+}
+
+impl Guard {
+    /// The page, when one is configured and a passkey is enrolled.
+    pub(super) fn page(&self) -> Option<&dyn ApprovalPages> {
+        self.inner.pages.as_deref().filter(|pages| pages.ready())
+    }
+
+    /// Asks about `target` on the approval page, shown `via`.
+    pub(super) async fn page_path<T: Target>(
+        &self,
+        call: &GuardCall,
+        target: &T,
+        via: PageVia,
+        changed: bool,
+    ) -> Result<ApprovedBy, Interruption> {
+        let approval = Approval::of(target);
+        let principal = (self.inner.principal)(&Caller::of(&call.context));
+        let scope = self.scope::<T>(&approval, &principal);
+        let now = now_unix();
+        let mut changed = changed;
+        // A retry answered from a record: the state that names it, or (no state) the open
+        // record about exactly this call.
+        let known = match via {
+            PageVia::InputRequired => match call.request_state.as_deref() {
+                Some(state) => {
+                    match seal::open(&self.inner.key, SealKind::PageRecord, &scope, state, now) {
+                        Ok(opened) => {
+                            self.load_record(&RecordId::from_bytes(opened.nonce))
+                                .await?
+                        }
+                        Err(reason) => {
+                            changed |= matches!(
+                                reason,
+                                seal::SealError::TargetChanged | seal::SealError::OtherTarget
+                            );
+                            None
+                        }
+                    }
+                }
+                None => None,
+            },
+            PageVia::Link => self
+                .records_store()
+                .find_open(
+                    &principal,
+                    T::OPERATION,
+                    &approval.binding,
+                    &approval.shown,
+                    now,
+                )
+                .await
+                .map_err(store_failed)?,
+            PageVia::Pushed => None,
+        };
+        let known = known
+            .filter(|r| r.is_for(&principal, T::OPERATION, &approval.binding, &approval.shown));
+        if let Some(record) = &known {
+            match record.state {
+                RecordState::Approved => {
+                    if self.spend_record(&record.id).await? {
+                        return Ok(ApprovedBy::Page);
+                    }
+                }
+                RecordState::Declined => return Err(declined_on_page()),
+                RecordState::Pending => {
+                    return Err(self.show(call, &scope, record, via, true).await);
+                }
+                RecordState::Spent => {}
+            }
+        }
+        let record = self
+            .new_record(call, target, &approval, &principal, changed)
+            .await?;
+        if let Some(ticket) = self.ticket(call, target, Route::Page) {
+            self.record(&ticket, AuditOutcome::Asked);
+        }
+        if via != PageVia::Pushed {
+            return Err(self.show(call, &scope, &record, via, false).await);
+        }
+        self.push_and_wait(call, &scope, &record).await
+    }
+
+    /// The record store (in memory unless the builder was given one).
+    fn records_store(&self) -> &dyn crate::approval_record::ApprovalStore {
+        self.inner.records.as_ref()
+    }
+
+    async fn load_record(&self, id: &RecordId) -> Result<Option<ApprovalRecord>, Interruption> {
+        self.records_store()
+            .get(id, now_unix())
+            .await
+            .map_err(store_failed)
+    }
+
+    async fn spend_record(&self, id: &RecordId) -> Result<bool, Interruption> {
+        self.records_store()
+            .spend(id, now_unix())
+            .await
+            .map_err(store_failed)
+    }
+
+    /// A fresh pending record for `target`, stored.
+    async fn new_record<T: Target>(
+        &self,
+        call: &GuardCall,
+        target: &T,
+        approval: &Approval,
+        principal: &str,
+        changed: bool,
+    ) -> Result<ApprovalRecord, Interruption> {
+        // The form dialog's own message: the page shows the question byte for byte as a
+        // dialog would.
+        let question = match Self::approval_form(target, changed)? {
+            ElicitRequestParams::FormElicitationParams { message, .. }
+            | ElicitRequestParams::UrlElicitationParams { message, .. } => message,
+            _ => Self::message(target),
+        };
+        let expires_at = now_unix().saturating_add(self.inner.state_ttl.as_secs());
+        let record = ApprovalRecord::pending(
+            principal,
+            &call.tool,
+            T::OPERATION,
+            &approval.binding,
+            &approval.shown,
+            question,
+            expires_at,
+        );
+        self.records_store()
+            .create(&record)
+            .await
+            .map_err(store_failed)?;
+        Ok(record)
+    }
+
+    async fn url(&self, record: &ApprovalRecord) -> Result<String, Interruption> {
+        let Some(pages) = self.inner.pages.as_deref() else {
+            return Err(Interruption::text(
+                InterruptionKind::NotAsked,
+                "Nothing was changed: this server has no approval page.".to_owned(),
+            ));
+        };
+        pages.url(&record.id).await.map_err(|why| {
+            tracing::warn!(%why, "the approval page cannot be opened");
+            Interruption::text(
+                InterruptionKind::NotAsked,
+                format!("Nothing was changed: the approval page cannot be opened: {why}."),
+            )
+        })
+    }
+
+    /// The interruption that shows `record`'s page: `input_required` with the URL request,
+    /// or the link in the result. `again`: the person has not decided yet.
+    async fn show(
+        &self,
+        call: &GuardCall,
+        scope: &SealScope<'_>,
+        record: &ApprovalRecord,
+        via: PageVia,
+        again: bool,
+    ) -> Interruption {
+        let url = match self.url(record).await {
+            Ok(url) => url,
+            Err(interruption) => return interruption,
+        };
+        let message = page_message(&self.inner.server, &record.question);
+        if via == PageVia::InputRequired {
+            let state = seal::seal_nonce(
+                &self.inner.key,
+                SealKind::PageRecord,
+                scope,
+                0,
+                record.expires_at,
+                *record.id.as_bytes(),
+            );
+            let request = InputRequest::Elicitation(ElicitRequest::new(
+                ElicitRequestParams::UrlElicitationParams {
+                    meta: None,
+                    message,
+                    url,
+                    elicitation_id: record.id.to_string(),
+                },
+            ));
+            let mut requests = InputRequests::new();
+            requests.insert(self.inner.input_key.clone(), request);
+            return Interruption {
+                kind: InterruptionKind::InputRequired,
+                response: Box::new(InputRequiredResult::new(Some(requests), Some(state)).into()),
+                error: None,
+            };
+        }
+        let server = &self.inner.server;
+        let tool = &call.tool;
+        let ttl = minutes(Duration::from_secs(
+            record.expires_at.saturating_sub(now_unix()),
+        ));
+        let status = if again {
+            "The person has not approved it yet: nothing was changed."
+        } else {
+            "Nothing was changed yet."
+        };
+        let text = format!(
+            "{status}\n\nWhat this call would do:\n{question}\n\n{server} asks the person to approve this on a page that needs their passkey. Ask the person to open this link and approve; then call `{tool}` again with exactly the same arguments:\n{url}\n\nOpening the link approves nothing, and calling again before the person approved changes nothing: only the person's yes on that page lets this call run, once. The link is valid for {ttl}.",
+            question = record.question,
+        );
+        let mut structured = serde_json::Map::new();
+        structured.insert(token_reply::STATUS.to_owned(), Value::from(STATUS_PENDING));
+        structured.insert(token_reply::TOOL.to_owned(), Value::from(tool.to_string()));
+        structured.insert(APPROVAL_URL_KEY.to_owned(), Value::from(url));
+        structured.insert(
+            token_reply::EXPIRES_IN_SECONDS.to_owned(),
+            Value::from(record.expires_at.saturating_sub(now_unix())),
+        );
+        let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+        result.structured_content = Some(Value::Object(structured));
+        Interruption {
+            kind: InterruptionKind::ApprovalPending,
+            response: Box::new(result.into()),
+            error: None,
+        }
+    }
+
+    /// 2025-11-25: push the URL elicitation, then wait for the record to be decided.
+    async fn push_and_wait(
+        &self,
+        call: &GuardCall,
+        scope: &SealScope<'_>,
+        record: &ApprovalRecord,
+    ) -> Result<ApprovedBy, Interruption> {
+        let url = self.url(record).await?;
+        let params = ElicitRequestParams::UrlElicitationParams {
+            meta: None,
+            message: page_message(&self.inner.server, &record.question),
+            url,
+            elicitation_id: record.id.to_string(),
+        };
+        let timeout = self.inner.dialog_timeout;
+        let deadline = tokio::time::Instant::now() + timeout;
+        match crate::dialog::push(&call.context, params, timeout).await {
+            Pushed::Answered(result) => match result.action {
+                ElicitationAction::Accept => {}
+                ElicitationAction::Decline => {
+                    return Err(Interruption::text(
+                        InterruptionKind::Declined,
+                        "The person at the client declined to open the approval page: nothing was changed.".to_owned(),
+                    ));
+                }
+                _ => {
+                    return Err(Interruption::text(
+                        InterruptionKind::Cancelled,
+                        "The approval page was dismissed at the client: nothing was changed."
+                            .to_owned(),
+                    ));
+                }
+            },
+            Pushed::CallCancelled => return Err(Interruption::cancelled_call()),
+            Pushed::Refused(refusal) => {
+                return Err(Interruption::text(InterruptionKind::NotAsked, refusal));
+            }
+            Pushed::Failed(error) => {
+                tracing::info!(%error, tool = %call.tool, "the URL elicitation failed; giving the link in the result");
+                return Err(self.show(call, scope, record, PageVia::Link, false).await);
+            }
+        }
+        // The client's accept says only that the person was offered the page: the record
+        // decides.
+        let state = loop {
+            let state = self.load_record(&record.id).await?.map(|r| r.state);
+            if !matches!(state, Some(RecordState::Pending)) {
+                break state;
+            }
+            let changed = async {
+                match self.inner.pages.as_deref() {
+                    Some(pages) => pages.changed(&record.id).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = changed => {}
+                () = call.context.ct.cancelled() => return Err(Interruption::cancelled_call()),
+                () = tokio::time::sleep_until(deadline) => {
+                    return Err(Interruption::text(
+                        InterruptionKind::TimedOut,
+                        format!("No decision came from the approval page within {}: nothing was changed.", minutes(timeout)),
+                    ));
+                }
+            }
+        };
+        let complete = CustomNotification::new(
+            ELICITATION_COMPLETE_METHOD,
+            Some(serde_json::json!({ "elicitationId": record.id.to_string() })),
+        );
+        if let Err(error) = call
+            .context
+            .peer
+            .send_notification(ServerNotification::CustomNotification(complete))
+            .await
+        {
+            tracing::info!(%error, "could not tell the client the approval page is done");
+        }
+        match state {
+            Some(RecordState::Approved) if self.spend_record(&record.id).await? => {
+                Ok(ApprovedBy::Page)
+            }
+            Some(RecordState::Declined) => Err(declined_on_page()),
+            _ => Err(Interruption::text(
+                InterruptionKind::NotAsked,
+                "Nothing was changed: the approval expired or was already used.".to_owned(),
+            )),
+        }
+    }
+}
+
+/// The key of a pending result's `structuredContent` that holds the page's URL.
+pub const APPROVAL_URL_KEY: &str = "approval_url";
+
+/// The message a URL elicitation carries: what the page is for, then the question.
+fn page_message(server: &str, question: &str) -> String {
+    format!(
+        "{server} asks you to approve this on its approval page, with your passkey:\n{question}"
+    )
+}
+
+fn declined_on_page() -> Interruption {
+    Interruption::text(
+        InterruptionKind::Declined,
+        "The person declined on the approval page: nothing was changed.".to_owned(),
+    )
+}
+
+fn store_failed(error: crate::approval_record::RecordStoreError) -> Interruption {
+    tracing::warn!(%error, "approval record store failed; refusing");
+    Interruption::text(
+        InterruptionKind::StoreFailed,
+        format!(
+            "Nothing was changed: the approval could not be checked, because {error}. Once the store answers again, repeat the call."
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ApprovalRoute;
+
+    #[test]
+    fn routes_parse_in_order_once_each_and_name_what_is_wrong() {
+        assert_eq!(
+            ApprovalRoute::parse_list(" page, FORM ,token,page"),
+            Ok(vec![
+                ApprovalRoute::Page,
+                ApprovalRoute::Form,
+                ApprovalRoute::Token
+            ])
+        );
+        assert_eq!(
+            ApprovalRoute::parse_list("form"),
+            Ok(vec![ApprovalRoute::Form])
+        );
+        let wrong = ApprovalRoute::parse_list("page,dialog").unwrap_err();
+        assert!(wrong.contains("`dialog`"), "{wrong}");
+        assert!(ApprovalRoute::parse_list(" , ").is_err());
+    }
+}

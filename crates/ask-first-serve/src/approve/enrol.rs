@@ -1,0 +1,328 @@
+//! `<server> passkeys add`: the operator enrols a passkey from the server's terminal. The
+//! command opens its own loopback listener, prints a one-time link valid for minutes, serves
+//! the enrolment page there until one passkey is enrolled or the link expires, writes the
+//! passkey into the state directory and exits. Nothing a model can call reaches it: the MCP
+//! server has no tool, route or page that enrols.
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use ask_first_core::RecordId;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path as UrlPath, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+
+use super::ceremony::{self, RegistrationStarted};
+use super::passkeys::PasskeyFile;
+use super::{Refusal, checked_post, html, now, own_origin, random_token};
+
+/// How long an enrolment link stays valid by default, and at most.
+const DEFAULT_VALID: Duration = Duration::from_secs(5 * 60);
+const MAX_VALID: Duration = Duration::from_secs(30 * 60);
+/// The cookie carrying the enrolment page's token.
+const ENROL_COOKIE: &str = "ask_first_page";
+
+const USAGE: &str = "usage: passkeys add [--principal PRINCIPAL] [--name NAME] [--valid-for-secs N]\n\
+  Prints a one-time link; open it on this machine to enrol a passkey that approves the\n\
+  questions of PRINCIPAL (default `local`, the principal of a stdio client) on the\n\
+  approval page. The link is valid for N seconds (default 300).";
+
+struct Enrolment {
+    server: String,
+    code: String,
+    principal: String,
+    name: String,
+    expires: Instant,
+    file: PasskeyFile,
+    state: Mutex<EnrolState>,
+    done: tokio::sync::Notify,
+}
+
+#[derive(Default)]
+struct EnrolState {
+    used: bool,
+    page_token: Option<String>,
+    ceremony: Option<RegistrationStarted>,
+}
+
+impl Enrolment {
+    fn lock(&self) -> std::sync::MutexGuard<'_, EnrolState> {
+        match self.state.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Why the link cannot be used now, if it cannot.
+    fn closed(&self, code: &str) -> Option<(StatusCode, &'static str)> {
+        if code != self.code {
+            return Some((StatusCode::NOT_FOUND, "There is no enrolment here."));
+        }
+        if self.lock().used {
+            return Some((
+                StatusCode::GONE,
+                "This enrolment link was already used: it works once. Run `passkeys add` again for another passkey.",
+            ));
+        }
+        if Instant::now() >= self.expires {
+            return Some((
+                StatusCode::GONE,
+                "This enrolment link has expired. Run `passkeys add` again.",
+            ));
+        }
+        None
+    }
+}
+
+/// Runs `<server> passkeys ...` with `args` (after `passkeys`), for the server named `server`
+/// whose settings are prefixed `prefix`; its passkeys go to `state_dir`, else to the default
+/// state directory. Returns the process exit code.
+pub async fn run_passkeys_command(
+    server: &str,
+    prefix: &str,
+    state_dir: Option<PathBuf>,
+    args: &[String],
+) -> i32 {
+    let state_setting = format!("{prefix}_STATE_DIR");
+    let mut principal = "local".to_owned();
+    let mut name = "passkey".to_owned();
+    let mut valid = DEFAULT_VALID;
+    let mut rest = args.iter();
+    match rest.next().map(String::as_str) {
+        Some("add") => {}
+        _ => {
+            eprintln!("{USAGE}");
+            return 2;
+        }
+    }
+    while let Some(flag) = rest.next() {
+        let value = rest.next();
+        match (flag.as_str(), value) {
+            ("--principal", Some(v)) if !v.is_empty() => principal.clone_from(v),
+            ("--name", Some(v)) if !v.is_empty() => name.clone_from(v),
+            ("--valid-for-secs", Some(v)) => match v.parse::<u64>() {
+                Ok(secs) if secs > 0 && Duration::from_secs(secs) <= MAX_VALID => {
+                    valid = Duration::from_secs(secs);
+                }
+                _ => {
+                    eprintln!(
+                        "--valid-for-secs takes a number of seconds from 1 to {}",
+                        MAX_VALID.as_secs()
+                    );
+                    return 2;
+                }
+            },
+            _ => {
+                eprintln!("{USAGE}");
+                return 2;
+            }
+        }
+    }
+    let Some(dir) = state_dir.or_else(|| crate::settings::default_state_dir(server)) else {
+        eprintln!("there is no state directory to keep passkeys in: set {state_setting}");
+        return 1;
+    };
+    let listener = match tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await
+    {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!("cannot open a loopback port for the enrolment page: {error}");
+            return 1;
+        }
+    };
+    let port = match listener.local_addr() {
+        Ok(addr) => addr.port(),
+        Err(error) => {
+            eprintln!("cannot open a loopback port for the enrolment page: {error}");
+            return 1;
+        }
+    };
+    let enrolment = Arc::new(Enrolment {
+        server: server.to_owned(),
+        code: RecordId::random().to_string(),
+        principal,
+        name,
+        expires: Instant::now() + valid,
+        file: PasskeyFile::new(&dir, &state_setting),
+        state: Mutex::new(EnrolState::default()),
+        done: tokio::sync::Notify::new(),
+    });
+    let router = Router::new()
+        .route("/enrol/{code}", get(page))
+        .route("/enrol/{code}/begin", post(begin))
+        .route("/enrol/{code}/finish", post(finish))
+        .with_state(enrolment.clone());
+    let link = format!(
+        "http://{}:{port}/enrol/{}",
+        ceremony::RP_HOST,
+        enrolment.code
+    );
+    println!(
+        "Open this link on this machine within {} to enrol a passkey that approves the questions of `{}` on {server}'s approval page (it works once):\n{link}",
+        minutes(valid),
+        enrolment.principal,
+    );
+    let _ = std::io::stdout().flush();
+    let waiter = enrolment.clone();
+    let finished = async move {
+        tokio::select! {
+            () = waiter.done.notified() => true,
+            () = tokio::time::sleep_until(waiter.expires.into()) => false,
+        }
+    };
+    let (tx, rx) = tokio::sync::oneshot::channel::<bool>();
+    let serve = axum::serve(listener, router).with_graceful_shutdown(async move {
+        let enrolled = finished.await;
+        let _ = tx.send(enrolled);
+    });
+    if let Err(error) = serve.await {
+        eprintln!("the enrolment page failed: {error}");
+        return 1;
+    }
+    if rx.await.unwrap_or(false) {
+        println!(
+            "Enrolled passkey `{}` for `{}` in {}.",
+            enrolment.name,
+            enrolment.principal,
+            dir.join(super::PASSKEYS_FILE).display()
+        );
+        0
+    } else {
+        eprintln!("The enrolment link expired: no passkey was enrolled.");
+        1
+    }
+}
+
+fn minutes(d: Duration) -> String {
+    let secs = d.as_secs();
+    if secs.is_multiple_of(60) {
+        format!("{} minute{}", secs / 60, if secs == 60 { "" } else { "s" })
+    } else {
+        format!("{secs} seconds")
+    }
+}
+
+async fn page(
+    State(enrolment): State<Arc<Enrolment>>,
+    UrlPath(code): UrlPath<String>,
+    headers: HeaderMap,
+) -> Response {
+    let nonce = random_token();
+    if own_origin(&headers).is_none() {
+        return html::text(
+            StatusCode::MISDIRECTED_REQUEST,
+            "This page is served on localhost only.",
+        );
+    }
+    if let Some((status, text)) = enrolment.closed(&code) {
+        let page = html::notice_page("Enrolment closed", text, &nonce);
+        return html::page_response(status, page, &nonce, None);
+    }
+    let token = random_token();
+    enrolment.lock().page_token = Some(token.clone());
+    let page = html::enrol_page(&enrolment.server, &enrolment.principal, &nonce, &token);
+    let cookie = format!("{ENROL_COOKIE}={token}; Path=/enrol/{code}; HttpOnly; SameSite=Strict");
+    html::page_response(StatusCode::OK, page, &nonce, Some(cookie))
+}
+
+/// The checks of both POSTs: the link open, the page's own origin and token.
+fn checked(
+    enrolment: &Enrolment,
+    code: &str,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<(String, serde_json::Value), Refusal> {
+    if let Some((status, text)) = enrolment.closed(code) {
+        return Err((status, text.to_owned()));
+    }
+    let (origin, body) = checked_post(headers, body)?;
+    let token = body.get("token").and_then(|t| t.as_str());
+    if token.is_none() || enrolment.lock().page_token.as_deref() != token {
+        return Err((
+            StatusCode::FORBIDDEN,
+            "Refused: this is not the page's own token; reload the link.".to_owned(),
+        ));
+    }
+    Ok((origin, body))
+}
+
+async fn begin(
+    State(enrolment): State<Arc<Enrolment>>,
+    UrlPath(code): UrlPath<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if let Err((status, text)) = checked(&enrolment, &code, &headers, &body) {
+        return html::text(status, text);
+    }
+    let started = match ceremony::start_registration(&enrolment.principal) {
+        Ok(started) => started,
+        Err(error) => return html::text(StatusCode::INTERNAL_SERVER_ERROR, error),
+    };
+    let options = started.options.clone();
+    enrolment.lock().ceremony = Some(started);
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    (StatusCode::OK, headers, options).into_response()
+}
+
+async fn finish(
+    State(enrolment): State<Arc<Enrolment>>,
+    UrlPath(code): UrlPath<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (origin, body) = match checked(&enrolment, &code, &headers, &body) {
+        Ok(checked) => checked,
+        Err((status, text)) => return html::text(status, text),
+    };
+    let Some(started) = enrolment.lock().ceremony.take() else {
+        return html::text(
+            StatusCode::FORBIDDEN,
+            "Refused: no enrolment was begun on this page; reload the link.",
+        );
+    };
+    let credential = body
+        .get("credential")
+        .map(|c| c.to_string())
+        .unwrap_or_default();
+    let enrolled = match ceremony::finish_registration(
+        started,
+        credential.as_bytes(),
+        &origin,
+        &enrolment.principal,
+        &enrolment.name,
+        now(),
+    ) {
+        Ok(enrolled) => enrolled,
+        Err(error) => return html::text(StatusCode::FORBIDDEN, format!("Not enrolled: {error}.")),
+    };
+    {
+        let mut state = enrolment.lock();
+        if state.used {
+            return html::text(StatusCode::GONE, "This enrolment link was already used.");
+        }
+        state.used = true;
+    }
+    if let Err(error) = enrolment.file.add(enrolled) {
+        eprintln!("{error}");
+        return html::text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "The passkey could not be saved; see the terminal.",
+        );
+    }
+    enrolment.done.notify_one();
+    html::text(
+        StatusCode::OK,
+        "Enrolled. This passkey now approves questions on the approval page; you may close this page.",
+    )
+}

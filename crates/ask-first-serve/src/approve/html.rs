@@ -1,0 +1,166 @@
+//! The approval and enrolment pages: one small document each, no external resource, its script
+//! and style allowed by a per-response nonce, served with headers that forbid framing,
+//! caching, sniffing and referrers.
+
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+/// The script of the approval page: a passkey ceremony for the decision the person clicked.
+const APPROVE_SCRIPT: &str = r#"const d=document.body.dataset,out=document.getElementById('out');
+async function post(path,body){const r=await fetch(location.pathname+path,{method:'POST',headers:{'content-type':'application/json'},body:JSON.stringify(body)});const t=await r.text();if(!r.ok)throw new Error(t);return t}
+async function go(decision){out.dataset.state='busy';out.textContent='Waiting for your passkey...';
+try{const o=JSON.parse(await post('/begin',{token:d.token,decision}));
+const c=await navigator.credentials.get({publicKey:PublicKeyCredential.parseRequestOptionsFromJSON(o.publicKey||o)});
+out.textContent=await post('/finish',{token:d.token,credential:c.toJSON()});out.dataset.state='done';
+for(const b of document.querySelectorAll('button'))b.disabled=true}
+catch(e){out.textContent='Not recorded: '+e.message;out.dataset.state='refused'}}
+for(const b of document.querySelectorAll('button'))b.addEventListener('click',()=>go(b.value));"#;
+
+/// The script of the enrolment page.
+const ENROL_SCRIPT: &str = r#"const d=document.body.dataset,out=document.getElementById('out');
+async function post(path,body){const r=await fetch(location.pathname+path,{method:'POST',headers:{'content-type':'application/json'},body:JSON.stringify(body)});const t=await r.text();if(!r.ok)throw new Error(t);return t}
+document.getElementById('enrol').addEventListener('click',async()=>{out.dataset.state='busy';
+try{const o=JSON.parse(await post('/begin',{token:d.token}));
+const c=await navigator.credentials.create({publicKey:PublicKeyCredential.parseCreationOptionsFromJSON(o.publicKey||o)});
+out.textContent=await post('/finish',{token:d.token,credential:c.toJSON()});out.dataset.state='done'}
+catch(e){out.textContent='Not enrolled: '+e.message;out.dataset.state='refused'}});"#;
+
+const STYLE: &str = "body{font:16px system-ui,sans-serif;max-width:44em;margin:2em auto;padding:0 1em}pre{white-space:pre-wrap;border:1px solid #999;padding:1em;background:#f6f6f6}button{font-size:1em;margin-right:1em;padding:.5em 1.5em}";
+
+/// Escapes text for an HTML element's content or a quoted attribute.
+pub(crate) fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+fn document(title: &str, nonce: &str, token: &str, body: &str, script: &str) -> String {
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>{title}</title><style nonce=\"{nonce}\">{STYLE}</style></head><body data-token=\"{token}\">{body}<p id=\"out\" role=\"status\"></p>{script}</body></html>",
+        title = escape(title),
+        token = escape(token),
+        script = if script.is_empty() {
+            String::new()
+        } else {
+            format!("<script nonce=\"{nonce}\">{script}</script>")
+        },
+    )
+}
+
+/// The approval page for one question: the question exactly as the form dialog shows it, and
+/// Approve and Decline, each a passkey ceremony.
+pub(crate) fn approval_page(
+    server: &str,
+    tool: &str,
+    question: &str,
+    nonce: &str,
+    token: &str,
+) -> String {
+    let body = format!(
+        "<h1>{server} asks for your approval</h1><p>A call to <code>{tool}</code> is waiting. It runs once, and only if you approve here with your passkey. Opening this page approves nothing.</p><pre id=\"question\">{question}</pre><p><button id=\"approve\" value=\"approve\">Approve</button><button id=\"decline\" value=\"decline\">Decline</button></p>",
+        server = escape(server),
+        tool = escape(tool),
+        question = escape(question),
+    );
+    document(
+        &format!("{server}: approve?"),
+        nonce,
+        token,
+        &body,
+        APPROVE_SCRIPT,
+    )
+}
+
+/// A page that only says something (no such question, already decided).
+pub(crate) fn notice_page(title: &str, text: &str, nonce: &str) -> String {
+    let body = format!(
+        "<h1>{}</h1><p id=\"notice\">{}</p>",
+        escape(title),
+        escape(text)
+    );
+    document(title, nonce, "", &body, "")
+}
+
+/// The enrolment page of `passkeys add`.
+pub(crate) fn enrol_page(server: &str, principal: &str, nonce: &str, token: &str) -> String {
+    let body = format!(
+        "<h1>Enrol a passkey for {server}</h1><p>The passkey will approve the questions of <code>{principal}</code> on {server}'s approval page. This link works once.</p><p><button id=\"enrol\">Enrol a passkey</button></p>",
+        server = escape(server),
+        principal = escape(principal),
+    );
+    document(
+        &format!("{server}: enrol a passkey"),
+        nonce,
+        token,
+        &body,
+        ENROL_SCRIPT,
+    )
+}
+
+/// A page response with the headers every page carries.
+pub(crate) fn page_response(
+    status: StatusCode,
+    html: String,
+    nonce: &str,
+    cookie: Option<String>,
+) -> Response {
+    let mut headers = HeaderMap::new();
+    let csp = format!(
+        "default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    );
+    for (name, value) in [
+        (header::CONTENT_TYPE, "text/html; charset=utf-8".to_owned()),
+        (header::CONTENT_SECURITY_POLICY, csp),
+        (header::X_FRAME_OPTIONS, "DENY".to_owned()),
+        (header::CACHE_CONTROL, "no-store".to_owned()),
+        (header::REFERRER_POLICY, "no-referrer".to_owned()),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_owned()),
+    ] {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            headers.insert(name, value);
+        }
+    }
+    if let Some(cookie) = cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
+        headers.insert(header::SET_COOKIE, cookie);
+    }
+    (status, headers, html).into_response()
+}
+
+/// A plain-text answer to one of the pages' POSTs.
+pub(crate) fn text(status: StatusCode, text: impl Into<String>) -> Response {
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    (status, headers, text.into()).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_questions_are_escaped_and_the_page_stays_small() {
+        let question = "This will delete note <script>alert(1)</script> & \"x\" 'y'.";
+        let page = approval_page("notes", "delete_note", question, "N", "T");
+        assert!(!page.contains("<script>alert"), "{page}");
+        assert!(
+            page.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;x&quot; &#39;y&#39;")
+        );
+        assert!(page.len() <= 30 * 1024, "{}", page.len());
+        // Only the nonce'd script and style: nothing loaded from anywhere.
+        assert!(!page.contains("src=") && !page.contains("href=") && !page.contains("http"));
+        assert_eq!(page.matches("<script nonce=\"N\">").count(), 1);
+    }
+}

@@ -1,0 +1,62 @@
+"""The approval page in opengist-mcp against a REAL Opengist (marker `opengist`): with
+`OPENGIST_MCP_VERIFIED_TOOLS=delete_gist`, a delete runs only after the person's passkey on the
+page, once; repeating the call or a form dialog's yes does not delete. Every outcome is read
+back through Opengist's REST API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cdp import Browser
+from live import api, marker
+from support import connect, text_of
+from test_approval_page import PageDialog, enrol
+
+pytestmark = [pytest.mark.anyio, pytest.mark.opengist]
+
+
+@pytest.fixture
+def browser(tmp_path: Path):
+    browser = Browser(tmp_path / "profile")
+    browser.add_authenticator()
+    try:
+        yield browser
+    finally:
+        browser.close()
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+async def test_a_verified_delete_runs_once_after_the_passkey(era, opengist_env, launcher, opengist_mcp_binary, browser, tmp_path):
+    og = api(opengist_env)
+    gist_id = og.create({"a.txt": "a\n"}, "private", title=marker())
+    state = tmp_path / "state"
+    enrol(opengist_mcp_binary, state, browser, prefix="OPENGIST_MCP")
+    env = {
+        "OPENGIST_URL": opengist_env["OPENGIST_E2E_URL"],
+        "OPENGIST_TOKEN": opengist_env["OPENGIST_E2E_TOKEN_FULL"],
+        "OPENGIST_MCP_STATE_DIR": str(state),
+        "OPENGIST_MCP_VERIFIED_TOOLS": "delete_gist,delete_gist_files",
+        # The form first: a verified tool skips it even for a client that shows dialogs.
+        "OPENGIST_MCP_APPROVAL_ROUTES": "form,page,token",
+    }
+    server = launcher.stdio(opengist_mcp_binary, env=env)
+    if era == "2026-07-28":
+        # A hook that accepts every URL without the page: nothing is deleted.
+        hook = PageDialog(None)
+        async with connect(server.params, era, dialog=hook) as client:
+            with pytest.raises(Exception):
+                await client.call_tool("delete_gist", {"gist_id": gist_id})
+        assert hook.urls and og.exists(gist_id)
+    # A client that shows dialogs: a verified tool never asks it by form; the person approves
+    # on the page it was sent to, and the delete runs.
+    person = PageDialog(browser)
+    async with connect(server.params, era, dialog=person) as client:
+        ran = await client.call_tool("delete_gist", {"gist_id": gist_id})
+        assert not ran.is_error, text_of(ran)
+    assert len(person.calls) == 1 and person.urls == [person.calls[0].url], "a form dialog was shown"
+    assert not og.exists(gist_id), "Opengist still holds the gist"
+    # Once: the same call again is a new question, and nothing else is deleted.
+    async with connect(server.params, era) as client:
+        again = await client.call_tool("delete_gist", {"gist_id": gist_id})
+        assert again.is_error, text_of(again)
