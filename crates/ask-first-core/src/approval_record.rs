@@ -103,8 +103,11 @@ impl RecordState {
 pub struct ApprovalRecord {
     /// Its unguessable id.
     pub id: RecordId,
-    /// Who asked (the guard's principal of the calling request).
+    /// Who asked (the guard's principal of the calling request): whose passkeys approve it.
     pub principal: String,
+    /// Which of that principal's credentials asked (the guard's holder of the calling
+    /// request): only a call made with it is answered from the record.
+    pub holder: String,
     /// The name of the tool that asked.
     pub tool: String,
     /// The target's operation ([`Target::OPERATION`](crate::Target::OPERATION)).
@@ -128,6 +131,7 @@ impl ApprovalRecord {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn pending(
         principal: &str,
+        holder: &str,
         tool: &str,
         operation: &str,
         target: &Fingerprint,
@@ -138,6 +142,7 @@ impl ApprovalRecord {
         Self {
             id: RecordId::random(),
             principal: principal.to_owned(),
+            holder: holder.to_owned(),
             tool: tool.to_owned(),
             operation: operation.to_owned(),
             target: target.to_string(),
@@ -169,6 +174,7 @@ impl ApprovalRecord {
         serde_json::json!({
             "id": self.id.to_string(),
             "principal": self.principal,
+            "holder": self.holder,
             "tool": self.tool,
             "operation": self.operation,
             "target": self.target,
@@ -187,6 +193,7 @@ impl ApprovalRecord {
         Some(Self {
             id: RecordId::parse(value.get("id")?.as_str()?)?,
             principal: text("principal")?,
+            holder: text("holder")?,
             tool: text("tool")?,
             operation: text("operation")?,
             target: text("target")?,
@@ -293,7 +300,8 @@ mod tests {
     #[test]
     fn records_round_trip_through_json() {
         let fp = Fingerprint::of_question(&crate::question::Question::new::<Q>([]));
-        let record = ApprovalRecord::pending("local", "t", "op", &fp, &fp, "Q <b>".into(), 9);
+        let record =
+            ApprovalRecord::pending("local", "local", "t", "op", &fp, &fp, "Q <b>".into(), 9);
         assert_eq!(
             ApprovalRecord::from_json(&record.to_json()),
             Some(record.clone())

@@ -369,7 +369,7 @@ mod tests {
     /// find only the record about exactly this call.
     fn lifecycle(store: &dyn ApprovalStore) {
         let (a, b) = fingerprints();
-        let record = ApprovalRecord::pending("p", "tool", "op", &a, &a, "Q".into(), 100);
+        let record = ApprovalRecord::pending("p", "p", "tool", "op", &a, &a, "Q".into(), 100);
         block(store.create(&record));
         assert_eq!(
             block(store.get(&record.id, 10)).map(|r| r.state),
@@ -399,7 +399,7 @@ mod tests {
         );
         assert_eq!(block(store.find_open("p", "op", &a, &a, 10)), None);
 
-        let declined = ApprovalRecord::pending("p", "tool", "op", &a, &a, "Q".into(), 100);
+        let declined = ApprovalRecord::pending("p", "p", "tool", "op", &a, &a, "Q".into(), 100);
         block(store.create(&declined));
         assert_eq!(block(store.decide(&declined.id, false, 10)), Ok(()));
         assert!(
@@ -407,7 +407,7 @@ mod tests {
             "a declined record never spends"
         );
 
-        let late = ApprovalRecord::pending("p", "tool", "op", &a, &a, "Q".into(), 20);
+        let late = ApprovalRecord::pending("p", "p", "tool", "op", &a, &a, "Q".into(), 20);
         block(store.create(&late));
         assert_eq!(block(store.decide(&late.id, true, 10)), Ok(()));
         assert!(
@@ -434,7 +434,7 @@ mod tests {
         // A second store over the same directory (another process) sees the same records,
         // and what one spent the other cannot.
         let (a, _) = fingerprints();
-        let record = ApprovalRecord::pending("p", "tool", "op", &a, &a, "Q".into(), 100);
+        let record = ApprovalRecord::pending("p", "p", "tool", "op", &a, &a, "Q".into(), 100);
         block(store.create(&record));
         let other = FileApprovalStore::open(&dir, "STATE_DIR").expect("opens");
         assert_eq!(block(other.decide(&record.id, true, 10)), Ok(()));

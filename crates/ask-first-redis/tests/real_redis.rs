@@ -250,6 +250,7 @@ async fn an_approval_record_is_decided_once_and_spent_once_across_replicas() {
     let record = ApprovalRecord {
         id: RecordId::random(),
         principal: "token:alice".to_owned(),
+        holder: "token:alice".to_owned(),
         tool: "delete_note".to_owned(),
         operation: "delete_note".to_owned(),
         target: a.to_string(),

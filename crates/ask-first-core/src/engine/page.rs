@@ -61,8 +61,12 @@ impl Guard {
         changed: bool,
     ) -> Result<ApprovedBy, Interruption> {
         let approval = Approval::of(target);
-        let principal = (self.inner.principal)(&Caller::of(&call.context));
-        let scope = self.scope::<T>(&approval, &principal);
+        // The record is approved by the principal's passkeys, and answers only the credential
+        // that asked: its sealed state is scoped to, and its lookup filtered by, the holder.
+        let caller = Caller::of(&call.context);
+        let principal = self.principal_of(&caller);
+        let holder = self.holder_of(&caller);
+        let scope = self.scope::<T>(&approval, &holder);
         let now = now_unix();
         let mut changed = changed;
         // A retry answered from a record: the state that names it, or (no state) the open
@@ -99,8 +103,10 @@ impl Guard {
                 .map_err(store_failed)?,
             PageVia::Pushed => None,
         };
-        let known = known
-            .filter(|r| r.is_for(&principal, T::OPERATION, &approval.binding, &approval.shown));
+        let known = known.filter(|r| {
+            r.holder == holder
+                && r.is_for(&principal, T::OPERATION, &approval.binding, &approval.shown)
+        });
         if let Some(record) = &known {
             match record.state {
                 RecordState::Approved => {
@@ -116,7 +122,7 @@ impl Guard {
             }
         }
         let record = self
-            .new_record(call, target, &approval, &principal, changed)
+            .new_record(call, target, &approval, (&principal, &holder), changed)
             .await?;
         if let Some(ticket) = self.ticket(call, target, Route::Page) {
             self.record(&ticket, AuditOutcome::Asked);
@@ -152,7 +158,7 @@ impl Guard {
         call: &GuardCall,
         target: &T,
         approval: &Approval,
-        principal: &str,
+        (principal, holder): (&str, &str),
         changed: bool,
     ) -> Result<ApprovalRecord, Interruption> {
         // The form dialog's own message: the page shows the question byte for byte as a
@@ -165,6 +171,7 @@ impl Guard {
         let expires_at = now_unix().saturating_add(self.inner.state_ttl.as_secs());
         let record = ApprovalRecord::pending(
             principal,
+            holder,
             &call.tool,
             T::OPERATION,
             &approval.binding,
