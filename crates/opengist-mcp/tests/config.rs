@@ -933,7 +933,12 @@ fn version_and_help() {
         "secret (default)  needs OPENGIST_MCP_HTTP_TOKEN",
         "none              refused: loopback only",
     ] {
-        assert!(help.contains(needle), "--help lacks {needle}:\n{help}");
+        // clap wraps lines at the terminal's width: compare with the whitespace collapsed.
+        let flat = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat(&help).contains(&flat(needle)),
+            "--help lacks {needle}:\n{help}"
+        );
     }
 }
 
