@@ -22,6 +22,10 @@
 //!   on a person per session, per principal and in all, and on long-lived streams per principal
 //!   and in all (below the connection cap), with an idle-stream timeout; enforced by
 //!   [`crate::http`]'s stream layer (see [`HttpBounds`]).
+//! - **Connections before identity** ([`HttpLimits::connections`]): per peer address,
+//!   unauthenticated in all, a deadline to present a credential, and places reserved for
+//!   authenticated connections; enforced at accept by [`crate::http::connections`] (see
+//!   [`ConnectionBounds`]).
 //!
 //! Every refusal names the setting to change as the server calls it ([`SettingNames`]).
 //!
@@ -46,8 +50,9 @@ use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
-pub use crate::settings::HttpBounds;
-use crate::settings::SettingNames;
+use super::connections::{Connections, Marked};
+pub use crate::settings::{ConnectionBounds, HttpBounds};
+use crate::settings::{ConnectionNames, SettingNames};
 pub use crate::settings::{
     DEFAULT_BODY_TIMEOUT_SECS, DEFAULT_HEADER_TIMEOUT_SECS, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECS,
@@ -73,6 +78,8 @@ pub struct HttpLimits {
     pub session_idle: Duration,
     /// Caps on guarded calls waiting on a person and on long-lived streams.
     pub bounds: HttpBounds,
+    /// Bounds on connections before their caller is identified.
+    pub connections: ConnectionBounds,
 }
 
 impl Default for HttpLimits {
@@ -84,6 +91,7 @@ impl Default for HttpLimits {
             max_sessions: DEFAULT_MAX_SESSIONS as usize,
             session_idle: Duration::from_secs(DEFAULT_SESSION_IDLE_SECS),
             bounds: HttpBounds::default(),
+            connections: ConnectionBounds::default(),
         }
     }
 }
@@ -231,18 +239,21 @@ fn refusal(status: StatusCode, code: &str, message: &str, close: bool) -> Respon
     response
 }
 
-/// Serves `router` on `listener` with the header timeout and the connection cap until
-/// `shutdown` completes, then lets open requests finish.
+/// Serves `router` on `listener` with the header timeout, the connection cap and the bounds on
+/// connections before identity ([`super::connections`], whose refusals name the settings
+/// `names`) until `shutdown` completes, then lets open requests finish.
 pub async fn serve<G>(
     listener: TcpListener,
     router: Router,
     limits: HttpLimits,
+    names: &ConnectionNames,
     shutdown: G,
 ) -> std::io::Result<()>
 where
     G: Future + Send + 'static,
 {
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let admission = Connections::new(&limits, names);
     let (stop, stopped) = watch::channel(false);
     let mut connections = JoinSet::new();
     let mut shutdown = pin!(shutdown);
@@ -259,8 +270,8 @@ where
             accepted = listener.accept() => accepted,
             _ = &mut shutdown => break,
         };
-        let tcp = match accepted {
-            Ok((tcp, _)) => tcp,
+        let (tcp, peer) = match accepted {
+            Ok(accepted) => accepted,
             Err(error) => {
                 // Out of file descriptors and the like: wait instead of spinning.
                 tracing::warn!(%error, "could not accept an HTTP connection");
@@ -273,7 +284,10 @@ where
         if let Err(error) = tcp.set_nodelay(true) {
             tracing::debug!(%error, "could not set TCP_NODELAY");
         }
-        let service = TowerToHyperService::new(router.clone());
+        let Some(admitted) = admission.admit(peer.ip(), &tcp) else {
+            continue;
+        };
+        let service = Marked::new(TowerToHyperService::new(router.clone()), admitted.mark());
         let mut stopped = stopped.clone();
         connections.spawn(async move {
             let _permit = permit;
@@ -291,6 +305,8 @@ where
                         tracing::debug!(%error, "an HTTP connection ended with an error");
                     }
                 }
+                // Dropping the connection closes it.
+                () = admitted.must_close() => {}
                 _ = async { let _ = stopped.wait_for(|stop| *stop).await; } => {
                     connection.as_mut().graceful_shutdown();
                     let _ = connection.await;

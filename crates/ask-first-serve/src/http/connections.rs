@@ -1,0 +1,379 @@
+//! Bounds on connections before their caller is identified, enforced where connections are
+//! accepted ([`ConnectionBounds`] names the settings):
+//!
+//! - **Per peer address**: one address holds at most [`ConnectionBounds::peer_cap`]
+//!   connections. A new connection from an address at its cap takes the place of that
+//!   address's oldest unauthenticated connection, which is closed; when every connection of the
+//!   address is authenticated, the new one is answered `503` and closed.
+//! - **Unauthenticated, in all**: at most [`ConnectionBounds::unauthenticated_cap`] connections
+//!   are open before one of their requests passed the gate. A new connection past it takes the
+//!   place of the oldest unauthenticated connection, which is closed: an idle connection that
+//!   presented nothing is the cheapest one to lose, and a client that sends its request at
+//!   once (every real one) is authenticated long before its place can be taken.
+//! - **Credential deadline**: a connection none of whose requests passed the gate within
+//!   [`ConnectionBounds::credential_deadline`] of its accept is closed. A refused request (a
+//!   `401`) does not count: the client may retry on the same connection within the deadline.
+//! - **Reserve**: unauthenticated connections never take the last
+//!   [`ConnectionBounds::reserve_of`] places of the connection cap, so authenticated
+//!   connections (open streams, kept-alive clients) find a place however many connections
+//!   nobody has identified.
+//!
+//! A connection becomes authenticated when a request of it reaches [`mark_authenticated`],
+//! which `crate::http` puts just inside the gate. Tower's and hyper's own limits are per
+//! service or per connection, not per peer or per authentication state, hence this module.
+
+use std::collections::{BTreeSet, HashMap};
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::Response;
+use tokio::net::TcpStream;
+use tokio::sync::Notify;
+
+use super::limits::HttpLimits;
+use crate::settings::ConnectionNames;
+
+/// The `Retry-After` of a connection refused at the per-peer cap, in seconds.
+pub const PEER_RETRY_AFTER_SECS: u64 = 5;
+
+/// Every connection open, by peer address and authentication state.
+pub(crate) struct Connections {
+    peer_cap: usize,
+    unauthenticated_cap: usize,
+    deadline: Duration,
+    /// The per-peer refusal, written before closing (names the setting).
+    peer_refusal: Vec<u8>,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    next_id: u64,
+    open: HashMap<u64, Open>,
+    /// Unauthenticated connections, oldest first (ids grow with time).
+    unauthenticated: BTreeSet<u64>,
+    peers: HashMap<IpAddr, Peer>,
+}
+
+struct Open {
+    peer: IpAddr,
+    authenticated: bool,
+    close: Arc<Notify>,
+}
+
+#[derive(Default)]
+struct Peer {
+    open: usize,
+    unauthenticated: BTreeSet<u64>,
+}
+
+impl State {
+    /// Forgets connection `id` (idempotent).
+    fn release(&mut self, id: u64) {
+        let Some(open) = self.open.remove(&id) else {
+            return;
+        };
+        self.unauthenticated.remove(&id);
+        if let Some(peer) = self.peers.get_mut(&open.peer) {
+            peer.open = peer.open.saturating_sub(1);
+            peer.unauthenticated.remove(&id);
+            if peer.open == 0 {
+                self.peers.remove(&open.peer);
+            }
+        }
+    }
+
+    /// Closes connection `id` and gives its place away at once.
+    fn evict(&mut self, id: u64) {
+        if let Some(open) = self.open.get(&id) {
+            open.close.notify_one();
+        }
+        self.release(id);
+    }
+
+    fn authenticate(&mut self, id: u64) {
+        let Some(open) = self.open.get_mut(&id) else {
+            return;
+        };
+        if !open.authenticated {
+            open.authenticated = true;
+            self.unauthenticated.remove(&id);
+            if let Some(peer) = self.peers.get_mut(&open.peer) {
+                peer.unauthenticated.remove(&id);
+            }
+        }
+    }
+}
+
+impl Connections {
+    /// The bookkeeping for `limits`; refusals name the settings `names`.
+    pub(crate) fn new(limits: &HttpLimits, names: &ConnectionNames) -> Arc<Self> {
+        let bounds = limits.connections;
+        let peer_cap = bounds.peer_cap(limits.max_connections);
+        let body = serde_json::json!({
+            "error": "too_many_connections_from_this_address",
+            "message": format!(
+                "this address already holds {peer_cap} connections to this server ({}); close \
+                 one, or behind a reverse proxy raise the setting",
+                names.per_peer
+            ),
+        })
+        .to_string();
+        let peer_refusal = format!(
+            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
+             retry-after: {PEER_RETRY_AFTER_SECS}\r\nconnection: close\r\n\
+             content-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes();
+        Arc::new(Self {
+            peer_cap,
+            unauthenticated_cap: bounds.unauthenticated_cap(limits.max_connections),
+            deadline: bounds.credential_deadline,
+            peer_refusal,
+            state: Mutex::new(State::default()),
+        })
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // Every update leaves the maps consistent, so a panic elsewhere cannot corrupt them.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Admits a connection just accepted from `peer`, closing an older unauthenticated one
+    /// where a cap is reached; `None`: refused (its address holds only authenticated
+    /// connections, as many as it may), and `tcp` was sent the refusal.
+    pub(crate) fn admit(self: &Arc<Self>, peer: IpAddr, tcp: &TcpStream) -> Option<Admitted> {
+        let peer = peer.to_canonical();
+        let close = Arc::new(Notify::new());
+        let id = {
+            let mut state = self.state();
+            let held = state.peers.get(&peer).map_or(0, |p| p.open);
+            if held >= self.peer_cap {
+                let oldest = state
+                    .peers
+                    .get(&peer)
+                    .and_then(|p| p.unauthenticated.first().copied());
+                match oldest {
+                    Some(oldest) => state.evict(oldest),
+                    None => {
+                        drop(state);
+                        tracing::debug!("refused a connection: its address holds its cap");
+                        // Best effort: the socket is new, so its send buffer is empty.
+                        let _ = tcp.try_write(&self.peer_refusal);
+                        return None;
+                    }
+                }
+            }
+            if state.unauthenticated.len() >= self.unauthenticated_cap
+                && let Some(oldest) = state.unauthenticated.first().copied()
+            {
+                tracing::debug!("closed the oldest unauthenticated connection for a new one");
+                state.evict(oldest);
+            }
+            let id = state.next_id;
+            state.next_id += 1;
+            state.open.insert(
+                id,
+                Open {
+                    peer,
+                    authenticated: false,
+                    close: close.clone(),
+                },
+            );
+            state.unauthenticated.insert(id);
+            let entry = state.peers.entry(peer).or_default();
+            entry.open += 1;
+            entry.unauthenticated.insert(id);
+            id
+        };
+        Some(Admitted {
+            mark: ConnectionMark(Arc::new(Mark {
+                id,
+                connections: self.clone(),
+                authenticated: AtomicBool::new(false),
+            })),
+            close,
+            deadline: self.deadline,
+        })
+    }
+}
+
+/// A connection's place, held by its task: given back when dropped.
+pub(crate) struct Admitted {
+    mark: ConnectionMark,
+    close: Arc<Notify>,
+    deadline: Duration,
+}
+
+impl Admitted {
+    /// What each request of the connection carries, for [`mark_authenticated`].
+    pub(crate) fn mark(&self) -> ConnectionMark {
+        self.mark.clone()
+    }
+
+    /// Completes when the connection must be closed: its place was given to a newer
+    /// connection, or the deadline passed with no request through the gate.
+    pub(crate) async fn must_close(&self) {
+        let deadline = async {
+            tokio::time::sleep(self.deadline).await;
+            if self.mark.0.authenticated.load(Ordering::Acquire) {
+                std::future::pending::<()>().await;
+            }
+            tracing::debug!("closed a connection that presented no credential in time");
+        };
+        tokio::select! {
+            () = self.close.notified() => {}
+            () = deadline => {}
+        }
+    }
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        let mark = &self.mark.0;
+        mark.connections.state().release(mark.id);
+    }
+}
+
+/// Which connection a request came on (a request extension set at accept).
+#[derive(Clone)]
+pub(crate) struct ConnectionMark(Arc<Mark>);
+
+struct Mark {
+    id: u64,
+    connections: Arc<Connections>,
+    authenticated: AtomicBool,
+}
+
+/// Marks the request's connection authenticated: put it just inside the gate, so that only a
+/// request that passed it marks its connection.
+pub(crate) async fn mark_authenticated(request: Request, next: Next) -> Response {
+    if let Some(ConnectionMark(mark)) = request.extensions().get::<ConnectionMark>()
+        && !mark.authenticated.swap(true, Ordering::AcqRel)
+    {
+        mark.connections.state().authenticate(mark.id);
+    }
+    next.run(request).await
+}
+
+/// A hyper service that gives every request its connection's [`ConnectionMark`].
+pub(crate) struct Marked<S> {
+    inner: S,
+    mark: ConnectionMark,
+}
+
+impl<S> Marked<S> {
+    /// `inner`, its requests carrying `mark`.
+    pub(crate) fn new(inner: S, mark: ConnectionMark) -> Self {
+        Self { inner, mark }
+    }
+}
+
+impl<S, B> hyper::service::Service<http::Request<B>> for Marked<S>
+where
+    S: hyper::service::Service<http::Request<B>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn call(&self, mut request: http::Request<B>) -> Self::Future {
+        request.extensions_mut().insert(self.mark.clone());
+        self.inner.call(request)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::ConnectionBounds;
+
+    fn connections(per_peer: usize, unauthenticated: usize) -> Arc<Connections> {
+        let limits = HttpLimits {
+            max_connections: 100,
+            connections: ConnectionBounds {
+                per_peer,
+                max_unauthenticated: unauthenticated,
+                reserve: Some(0),
+                ..ConnectionBounds::default()
+            },
+            ..HttpLimits::default()
+        };
+        Connections::new(&limits, &ConnectionNames::with_prefix("NOTES"))
+    }
+
+    async fn socket() -> (TcpStream, TcpStream) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (client, server) = tokio::join!(TcpStream::connect(addr), listener.accept());
+        (client.expect("connect"), server.expect("accept").0)
+    }
+
+    fn ip(last: u8) -> IpAddr {
+        IpAddr::from([10, 0, 0, last])
+    }
+
+    fn authenticate(admitted: &Admitted) {
+        let mark = &admitted.mark.0;
+        mark.authenticated.store(true, Ordering::Release);
+        mark.connections.state().authenticate(mark.id);
+    }
+
+    #[tokio::test]
+    async fn a_peer_at_its_cap_loses_its_oldest_unauthenticated_connection() {
+        let connections = connections(2, 100);
+        let (_client, tcp) = socket().await;
+        let first = connections.admit(ip(1), &tcp).expect("first");
+        let second = connections.admit(ip(1), &tcp).expect("second");
+        // Another address is not counted with this one.
+        let _other = connections.admit(ip(2), &tcp).expect("another address");
+        let third = connections.admit(ip(1), &tcp).expect("third takes a place");
+        // The oldest one was told to close, the others were not.
+        first.must_close().await;
+        assert!(futures::FutureExt::now_or_never(second.must_close()).is_none());
+        assert!(futures::FutureExt::now_or_never(third.must_close()).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_peer_whose_connections_are_all_authenticated_is_refused() {
+        let connections = connections(1, 100);
+        let (mut client, tcp) = socket().await;
+        let first = connections.admit(ip(1), &tcp).expect("first");
+        authenticate(&first);
+        assert!(connections.admit(ip(1), &tcp).is_none(), "refused");
+        let mut answer = vec![0u8; 32];
+        let read = tokio::io::AsyncReadExt::read(&mut client, &mut answer)
+            .await
+            .expect("read");
+        assert!(answer[..read].starts_with(b"HTTP/1.1 503"));
+        // Once it is gone, the address has a place again.
+        drop(first);
+        assert!(connections.admit(ip(1), &tcp).is_some());
+    }
+
+    #[tokio::test]
+    async fn the_unauthenticated_cap_gives_the_oldest_place_away_and_spares_the_authenticated() {
+        let connections = connections(100, 2);
+        let (_client, tcp) = socket().await;
+        let signed = connections.admit(ip(1), &tcp).expect("signed");
+        authenticate(&signed);
+        let idle_a = connections.admit(ip(2), &tcp).expect("a");
+        let idle_b = connections.admit(ip(3), &tcp).expect("b");
+        let newer = connections.admit(ip(4), &tcp).expect("newer");
+        idle_a.must_close().await;
+        assert!(futures::FutureExt::now_or_never(idle_b.must_close()).is_none());
+        assert!(futures::FutureExt::now_or_never(newer.must_close()).is_none());
+        assert!(futures::FutureExt::now_or_never(signed.must_close()).is_none());
+        assert_eq!(connections.state().unauthenticated.len(), 2);
+        drop((idle_a, idle_b, newer, signed));
+        let state = connections.state();
+        assert!(state.open.is_empty() && state.peers.is_empty());
+    }
+}
