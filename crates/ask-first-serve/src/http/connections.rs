@@ -7,16 +7,19 @@
 //!   address is authenticated, the new one is answered `503` and closed.
 //! - **Unauthenticated, in all**: at most [`ConnectionBounds::unauthenticated_cap`] connections
 //!   are open before one of their requests passed the gate. A new connection past it takes the
-//!   place of the oldest unauthenticated connection, which is closed: an idle connection that
-//!   presented nothing is the cheapest one to lose, and a client that sends its request at
-//!   once (every real one) is authenticated long before its place can be taken.
+//!   place of an unauthenticated connection, which is closed: the oldest of the address that
+//!   holds the most. An idle connection that presented nothing is the cheapest one to lose,
+//!   the address flooding the server loses its own first, and a client that sends its request
+//!   at once (every real one) is authenticated long before its place can be taken.
 //! - **Credential deadline**: a connection none of whose requests passed the gate within
 //!   [`ConnectionBounds::credential_deadline`] of its accept is closed. A refused request (a
 //!   `401`) does not count: the client may retry on the same connection within the deadline.
 //! - **Reserve**: unauthenticated connections never take the last
 //!   [`ConnectionBounds::reserve_of`] places of the connection cap, so authenticated
-//!   connections (open streams, kept-alive clients) find a place however many connections
-//!   nobody has identified.
+//!   connections (open streams, kept-alive clients) keep their places however many
+//!   connections nobody has identified. At the connection cap itself, a new connection takes
+//!   the place of an unauthenticated one, chosen as above (`crate::http::limits::serve`): only
+//!   authenticated connections make a newcomer wait.
 //!
 //! A connection becomes authenticated when a request of it reaches [`mark_authenticated`],
 //! which `crate::http` puts just inside the gate. Tower's and hyper's own limits are per
@@ -95,6 +98,17 @@ impl State {
         self.release(id);
     }
 
+    /// The unauthenticated connection to close when a cap in all is reached: the oldest of
+    /// the address that holds the most. Oldest alone would favour whoever re-opens fastest (a
+    /// client that re-opens each connection closed always holds the newest ones).
+    fn victim(&self) -> Option<u64> {
+        self.peers
+            .values()
+            .filter_map(|peer| Some((peer.unauthenticated.len(), *peer.unauthenticated.first()?)))
+            .max_by_key(|&(count, oldest)| (count, std::cmp::Reverse(oldest)))
+            .map(|(_, oldest)| oldest)
+    }
+
     fn authenticate(&mut self, id: u64) {
         let Some(open) = self.open.get_mut(&id) else {
             return;
@@ -144,6 +158,17 @@ impl Connections {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Closes one unauthenticated connection (the oldest of the address holding the most), if
+    /// any, so that a new one can
+    /// take its place at the connection cap.
+    pub(crate) fn close_one_unauthenticated(&self) {
+        let mut state = self.state();
+        if let Some(victim) = state.victim() {
+            tracing::debug!("closed an unauthenticated connection at the connection cap");
+            state.evict(victim);
+        }
+    }
+
     /// Admits a connection just accepted from `peer`, closing an older unauthenticated one
     /// where a cap is reached; `None`: refused (its address holds only authenticated
     /// connections, as many as it may), and `tcp` was sent the refusal.
@@ -170,10 +195,10 @@ impl Connections {
                 }
             }
             if state.unauthenticated.len() >= self.unauthenticated_cap
-                && let Some(oldest) = state.unauthenticated.first().copied()
+                && let Some(victim) = state.victim()
             {
-                tracing::debug!("closed the oldest unauthenticated connection for a new one");
-                state.evict(oldest);
+                tracing::debug!("closed an unauthenticated connection for a new one");
+                state.evict(victim);
             }
             let id = state.next_id;
             state.next_id += 1;
@@ -337,8 +362,7 @@ mod tests {
         let third = connections.admit(ip(1), &tcp).expect("third takes a place");
         // The oldest one was told to close, the others were not.
         first.must_close().await;
-        assert!(futures::FutureExt::now_or_never(second.must_close()).is_none());
-        assert!(futures::FutureExt::now_or_never(third.must_close()).is_none());
+        assert!(kept(&second) && kept(&third));
     }
 
     #[tokio::test]
@@ -358,6 +382,10 @@ mod tests {
         assert!(connections.admit(ip(1), &tcp).is_some());
     }
 
+    fn kept(admitted: &Admitted) -> bool {
+        futures::FutureExt::now_or_never(admitted.must_close()).is_none()
+    }
+
     #[tokio::test]
     async fn the_unauthenticated_cap_gives_the_oldest_place_away_and_spares_the_authenticated() {
         let connections = connections(100, 2);
@@ -368,12 +396,25 @@ mod tests {
         let idle_b = connections.admit(ip(3), &tcp).expect("b");
         let newer = connections.admit(ip(4), &tcp).expect("newer");
         idle_a.must_close().await;
-        assert!(futures::FutureExt::now_or_never(idle_b.must_close()).is_none());
-        assert!(futures::FutureExt::now_or_never(newer.must_close()).is_none());
-        assert!(futures::FutureExt::now_or_never(signed.must_close()).is_none());
+        assert!(kept(&idle_b) && kept(&newer) && kept(&signed));
         assert_eq!(connections.state().unauthenticated.len(), 2);
         drop((idle_a, idle_b, newer, signed));
         let state = connections.state();
         assert!(state.open.is_empty() && state.peers.is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_address_holding_the_most_loses_first_however_new_its_connections() {
+        let connections = connections(100, 3);
+        let (_client, tcp) = socket().await;
+        let caller = connections.admit(ip(1), &tcp).expect("caller");
+        let flood_a = connections.admit(ip(9), &tcp).expect("a");
+        let flood_b = connections.admit(ip(9), &tcp).expect("b");
+        let flood_c = connections.admit(ip(9), &tcp).expect("c");
+        flood_a.must_close().await;
+        connections.close_one_unauthenticated();
+        flood_b.must_close().await;
+        // The positive control: the caller's connection, the oldest of all, is kept.
+        assert!(kept(&caller) && kept(&flood_c));
     }
 }

@@ -8,9 +8,10 @@
 //!   tower-http's `RequestBodyTimeout` is not used: it restarts its clock at every frame, so a
 //!   body trickled one byte every few seconds is never cut. MCP bodies are JSON that rmcp reads
 //!   whole anyway, so reading it here first costs no extra memory at rest.
-//! - **Connection cap** ([`HttpLimits::max_connections`]): at the cap, no more connections are
-//!   accepted until one closes; new ones wait in the kernel's listen backlog (and are served
-//!   once a slow connection is cut) instead of taking file descriptors.
+//! - **Connection cap** ([`HttpLimits::max_connections`]): at the cap, a connection just
+//!   accepted takes the place of the oldest connection none of whose requests passed the gate;
+//!   when every connection is authenticated, it waits for one to close, and the connections
+//!   after it wait in the kernel's listen backlog instead of taking file descriptors.
 //! - **Session cap** ([`HttpLimits::max_sessions`]): a legacy `initialize` that would open one
 //!   session too many gets `503 Service Unavailable` with `Retry-After`; requests on existing
 //!   sessions and stateless 2026-07-28 requests are not affected. Concurrent `initialize`s at
@@ -259,13 +260,6 @@ where
     let mut shutdown = pin!(shutdown);
     loop {
         while connections.try_join_next().is_some() {}
-        let permit = tokio::select! {
-            permit = permits.clone().acquire_owned() => match permit {
-                Ok(permit) => permit,
-                Err(_) => break,
-            },
-            _ = &mut shutdown => break,
-        };
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
             _ = &mut shutdown => break,
@@ -284,6 +278,20 @@ where
         if let Err(error) = tcp.set_nodelay(true) {
             tracing::debug!(%error, "could not set TCP_NODELAY");
         }
+        // At the cap, the oldest connection that presented no credential gives its place.
+        let permit = match permits.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                admission.close_one_unauthenticated();
+                tokio::select! {
+                    permit = permits.clone().acquire_owned() => match permit {
+                        Ok(permit) => permit,
+                        Err(_) => break,
+                    },
+                    _ = &mut shutdown => break,
+                }
+            }
+        };
         let Some(admitted) = admission.admit(peer.ip(), &tcp) else {
             continue;
         };
