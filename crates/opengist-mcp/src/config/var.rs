@@ -148,6 +148,10 @@ mod tests {
             &bounds.streams_per_principal,
             &bounds.stream_idle,
             &bounds.sessions_per_principal,
+            &names.connections.per_peer,
+            &names.connections.max_unauthenticated,
+            &names.connections.reserve,
+            &names.connections.credential_deadline,
         ] {
             let bare = ask_first_serve::settings::bare_name(name);
             let declared = super::super::settings::setting(bare)
