@@ -3,12 +3,12 @@
 //!
 //! - **Per peer address**: one address holds at most [`ConnectionBounds::peer_cap`]
 //!   connections. A new connection from an address at its cap takes the place of that
-//!   address's oldest unauthenticated connection, which is closed; when every connection of the
-//!   address is authenticated, the new one is answered `503` and closed.
+//!   address's oldest idle unauthenticated connection, which is closed; when it has none, the
+//!   new one is answered `503` and closed.
 //! - **Unauthenticated, in all**: at most [`ConnectionBounds::unauthenticated_cap`] connections
 //!   are open before one of their requests passed the gate. A new connection past it takes the
-//!   place of an unauthenticated connection, which is closed: the oldest of the address that
-//!   holds the most. An idle connection that presented nothing is the cheapest one to lose,
+//!   place of an idle unauthenticated connection, which is closed: the oldest of the address
+//!   that holds the most. An idle connection that presented nothing is the cheapest one to lose,
 //!   the address flooding the server loses its own first, and a client that sends its request
 //!   at once (every real one) is authenticated long before its place can be taken.
 //! - **Credential deadline**: a connection none of whose requests passed the gate within
@@ -18,15 +18,21 @@
 //!   [`ConnectionBounds::reserve_of`] places of the connection cap, so authenticated
 //!   connections (open streams, kept-alive clients) keep their places however many
 //!   connections nobody has identified. At the connection cap itself, a new connection takes
-//!   the place of an unauthenticated one, chosen as above (`crate::http::limits::serve`): only
-//!   authenticated connections make a newcomer wait.
+//!   the place of an idle unauthenticated one, chosen as above (`crate::http::limits::serve`):
+//!   only authenticated and presenting connections make a newcomer wait.
 //!
 //! A connection becomes authenticated when a request of it reaches [`mark_authenticated`],
-//! which `crate::http` puts just inside the gate. Tower's and hyper's own limits are per
+//! which `crate::http` puts just inside the gate. While a request of an unauthenticated
+//! connection is before the gate or being answered, that connection is *presenting* and is
+//! never the one closed for a newcomer (a caller's first request is not cut); when every
+//! unauthenticated place is presenting, a newcomer is answered `503` and closed. After a
+//! refused request the connection is idle again. Tower's and hyper's own limits are per
 //! service or per connection, not per peer or per authentication state, hence this module.
 
 use std::collections::{BTreeSet, HashMap};
+use std::future::Future;
 use std::net::IpAddr;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -50,6 +56,8 @@ pub(crate) struct Connections {
     deadline: Duration,
     /// The per-peer refusal, written before closing (names the setting).
     peer_refusal: Vec<u8>,
+    /// The refusal when every unauthenticated place is presenting (names the setting).
+    busy_refusal: Vec<u8>,
     state: Mutex<State>,
 }
 
@@ -57,21 +65,34 @@ pub(crate) struct Connections {
 struct State {
     next_id: u64,
     open: HashMap<u64, Open>,
-    /// Unauthenticated connections, oldest first (ids grow with time).
-    unauthenticated: BTreeSet<u64>,
+    /// Connections open that no request has authenticated yet (idle or presenting).
+    unauthenticated: usize,
     peers: HashMap<IpAddr, Peer>,
 }
 
 struct Open {
     peer: IpAddr,
-    authenticated: bool,
+    stage: Stage,
     close: Arc<Notify>,
+}
+
+/// Where a connection stands with the gate.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// No request yet, or the last one was refused: may be closed for a newcomer.
+    Idle,
+    /// A request of it is before the gate or being answered: kept, so that a caller's first
+    /// request is never cut for a newcomer.
+    Presenting,
+    /// A request of it passed the gate.
+    Authenticated,
 }
 
 #[derive(Default)]
 struct Peer {
     open: usize,
-    unauthenticated: BTreeSet<u64>,
+    /// Its idle unauthenticated connections, oldest first (ids grow with time).
+    idle: BTreeSet<u64>,
 }
 
 impl State {
@@ -80,10 +101,12 @@ impl State {
         let Some(open) = self.open.remove(&id) else {
             return;
         };
-        self.unauthenticated.remove(&id);
+        if open.stage != Stage::Authenticated {
+            self.unauthenticated = self.unauthenticated.saturating_sub(1);
+        }
         if let Some(peer) = self.peers.get_mut(&open.peer) {
             peer.open = peer.open.saturating_sub(1);
-            peer.unauthenticated.remove(&id);
+            peer.idle.remove(&id);
             if peer.open == 0 {
                 self.peers.remove(&open.peer);
             }
@@ -98,26 +121,35 @@ impl State {
         self.release(id);
     }
 
-    /// The unauthenticated connection to close when a cap in all is reached: the oldest of
-    /// the address that holds the most. Oldest alone would favour whoever re-opens fastest (a
-    /// client that re-opens each connection closed always holds the newest ones).
+    /// The idle unauthenticated connection to close when a cap in all is reached: the oldest
+    /// of the address that holds the most. Oldest alone would favour whoever re-opens fastest
+    /// (a client that re-opens each connection closed always holds the newest ones).
     fn victim(&self) -> Option<u64> {
         self.peers
             .values()
-            .filter_map(|peer| Some((peer.unauthenticated.len(), *peer.unauthenticated.first()?)))
+            .filter_map(|peer| Some((peer.idle.len(), *peer.idle.first()?)))
             .max_by_key(|&(count, oldest)| (count, std::cmp::Reverse(oldest)))
             .map(|(_, oldest)| oldest)
     }
 
-    fn authenticate(&mut self, id: u64) {
+    /// Moves connection `id` from its stage to `stage` (never back from authenticated).
+    fn set_stage(&mut self, id: u64, stage: Stage) {
         let Some(open) = self.open.get_mut(&id) else {
             return;
         };
-        if !open.authenticated {
-            open.authenticated = true;
-            self.unauthenticated.remove(&id);
-            if let Some(peer) = self.peers.get_mut(&open.peer) {
-                peer.unauthenticated.remove(&id);
+        let was = open.stage;
+        if was == stage || was == Stage::Authenticated {
+            return;
+        }
+        open.stage = stage;
+        if stage == Stage::Authenticated {
+            self.unauthenticated = self.unauthenticated.saturating_sub(1);
+        }
+        if let Some(peer) = self.peers.get_mut(&open.peer) {
+            if stage == Stage::Idle {
+                peer.idle.insert(id);
+            } else {
+                peer.idle.remove(&id);
             }
         }
     }
@@ -137,18 +169,21 @@ impl Connections {
             ),
         })
         .to_string();
-        let peer_refusal = format!(
-            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
-             retry-after: {PEER_RETRY_AFTER_SECS}\r\nconnection: close\r\n\
-             content-length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .into_bytes();
+        let busy = serde_json::json!({
+            "error": "too_many_unauthenticated_connections",
+            "message": format!(
+                "this server holds as many connections without a credential as it may ({}), \
+                 all of them being checked; try again",
+                names.max_unauthenticated
+            ),
+        })
+        .to_string();
         Arc::new(Self {
             peer_cap,
             unauthenticated_cap: bounds.unauthenticated_cap(limits.max_connections),
             deadline: bounds.credential_deadline,
-            peer_refusal,
+            peer_refusal: refusal(&body),
+            busy_refusal: refusal(&busy),
             state: Mutex::new(State::default()),
         })
     }
@@ -158,9 +193,8 @@ impl Connections {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Closes one unauthenticated connection (the oldest of the address holding the most), if
-    /// any, so that a new one can
-    /// take its place at the connection cap.
+    /// Closes one idle unauthenticated connection (the oldest of the address holding the
+    /// most), if any, so that a new one can take its place at the connection cap.
     pub(crate) fn close_one_unauthenticated(&self) {
         let mut state = self.state();
         if let Some(victim) = state.victim() {
@@ -169,9 +203,10 @@ impl Connections {
         }
     }
 
-    /// Admits a connection just accepted from `peer`, closing an older unauthenticated one
-    /// where a cap is reached; `None`: refused (its address holds only authenticated
-    /// connections, as many as it may), and `tcp` was sent the refusal.
+    /// Admits a connection just accepted from `peer`, closing an idle unauthenticated one
+    /// where a cap is reached; `None`: refused (its address, or the server, holds as many
+    /// unauthenticated connections as it may and none of them idle, or its address holds only
+    /// authenticated connections, as many as it may), and `tcp` was sent the refusal.
     pub(crate) fn admit(self: &Arc<Self>, peer: IpAddr, tcp: &TcpStream) -> Option<Admitted> {
         let peer = peer.to_canonical();
         let close = Arc::new(Notify::new());
@@ -179,10 +214,7 @@ impl Connections {
             let mut state = self.state();
             let held = state.peers.get(&peer).map_or(0, |p| p.open);
             if held >= self.peer_cap {
-                let oldest = state
-                    .peers
-                    .get(&peer)
-                    .and_then(|p| p.unauthenticated.first().copied());
+                let oldest = state.peers.get(&peer).and_then(|p| p.idle.first().copied());
                 match oldest {
                     Some(oldest) => state.evict(oldest),
                     None => {
@@ -194,11 +226,21 @@ impl Connections {
                     }
                 }
             }
-            if state.unauthenticated.len() >= self.unauthenticated_cap
-                && let Some(victim) = state.victim()
-            {
-                tracing::debug!("closed an unauthenticated connection for a new one");
-                state.evict(victim);
+            if state.unauthenticated >= self.unauthenticated_cap {
+                match state.victim() {
+                    Some(victim) => {
+                        tracing::debug!("closed an unauthenticated connection for a new one");
+                        state.evict(victim);
+                    }
+                    None => {
+                        drop(state);
+                        tracing::debug!(
+                            "refused a connection: every unauthenticated place is presenting"
+                        );
+                        let _ = tcp.try_write(&self.busy_refusal);
+                        return None;
+                    }
+                }
             }
             let id = state.next_id;
             state.next_id += 1;
@@ -206,14 +248,14 @@ impl Connections {
                 id,
                 Open {
                     peer,
-                    authenticated: false,
+                    stage: Stage::Idle,
                     close: close.clone(),
                 },
             );
-            state.unauthenticated.insert(id);
+            state.unauthenticated += 1;
             let entry = state.peers.entry(peer).or_default();
             entry.open += 1;
-            entry.unauthenticated.insert(id);
+            entry.idle.insert(id);
             id
         };
         Some(Admitted {
@@ -275,15 +317,57 @@ struct Mark {
     authenticated: AtomicBool,
 }
 
+/// A `503` that closes the connection, with `body` (JSON).
+fn refusal(body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
+         retry-after: {PEER_RETRY_AFTER_SECS}\r\nconnection: close\r\n\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+impl Mark {
+    fn set_stage(&self, stage: Stage) {
+        self.connections.state().set_stage(self.id, stage);
+    }
+}
+
 /// Marks the request's connection authenticated: put it just inside the gate, so that only a
 /// request that passed it marks its connection.
 pub(crate) async fn mark_authenticated(request: Request, next: Next) -> Response {
     if let Some(ConnectionMark(mark)) = request.extensions().get::<ConnectionMark>()
         && !mark.authenticated.swap(true, Ordering::AcqRel)
     {
-        mark.connections.state().authenticate(mark.id);
+        mark.set_stage(Stage::Authenticated);
     }
     next.run(request).await
+}
+
+/// While a request of a connection that has not authenticated is before the gate or being
+/// answered, that connection is kept from being closed for a newcomer; after it, a connection
+/// the gate refused is idle again.
+struct Presenting(Option<Arc<Mark>>);
+
+impl Presenting {
+    fn start(mark: &ConnectionMark) -> Self {
+        if mark.0.authenticated.load(Ordering::Acquire) {
+            return Self(None);
+        }
+        mark.0.set_stage(Stage::Presenting);
+        Self(Some(mark.0.clone()))
+    }
+}
+
+impl Drop for Presenting {
+    fn drop(&mut self) {
+        if let Some(mark) = &self.0
+            && !mark.authenticated.load(Ordering::Acquire)
+        {
+            mark.set_stage(Stage::Idle);
+        }
+    }
 }
 
 /// A hyper service that gives every request its connection's [`ConnectionMark`].
@@ -302,14 +386,21 @@ impl<S> Marked<S> {
 impl<S, B> hyper::service::Service<http::Request<B>> for Marked<S>
 where
     S: hyper::service::Service<http::Request<B>>,
+    S::Future: Send + 'static,
 {
     type Response = S::Response;
     type Error = S::Error;
-    type Future = S::Future;
+    type Future = Pin<Box<dyn Future<Output = Result<S::Response, S::Error>> + Send>>;
 
     fn call(&self, mut request: http::Request<B>) -> Self::Future {
+        let presenting = Presenting::start(&self.mark);
         request.extensions_mut().insert(self.mark.clone());
-        self.inner.call(request)
+        let answer = self.inner.call(request);
+        Box::pin(async move {
+            let answer = answer.await;
+            drop(presenting);
+            answer
+        })
     }
 }
 
@@ -348,7 +439,7 @@ mod tests {
     fn authenticate(admitted: &Admitted) {
         let mark = &admitted.mark.0;
         mark.authenticated.store(true, Ordering::Release);
-        mark.connections.state().authenticate(mark.id);
+        mark.set_stage(Stage::Authenticated);
     }
 
     #[tokio::test]
@@ -397,10 +488,40 @@ mod tests {
         let newer = connections.admit(ip(4), &tcp).expect("newer");
         idle_a.must_close().await;
         assert!(kept(&idle_b) && kept(&newer) && kept(&signed));
-        assert_eq!(connections.state().unauthenticated.len(), 2);
+        assert_eq!(connections.state().unauthenticated, 2);
         drop((idle_a, idle_b, newer, signed));
         let state = connections.state();
         assert!(state.open.is_empty() && state.peers.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_connection_whose_request_is_being_answered_is_kept_and_idle_again_after_a_refusal() {
+        let connections = connections(100, 2);
+        let (mut client, tcp) = socket().await;
+        let first = connections.admit(ip(1), &tcp).expect("first");
+        let second = connections.admit(ip(2), &tcp).expect("second");
+        let presenting = Presenting::start(&first.mark());
+        // Both places taken, the older one presenting: the newer, idle one gives its place.
+        let third = connections.admit(ip(3), &tcp).expect("third");
+        second.must_close().await;
+        assert!(kept(&first));
+        let _third_presenting = Presenting::start(&third.mark());
+        // Now both are presenting: a newcomer is refused, naming the setting.
+        assert!(connections.admit(ip(4), &tcp).is_none());
+        let mut answer = vec![0u8; 512];
+        let read = tokio::io::AsyncReadExt::read(&mut client, &mut answer)
+            .await
+            .expect("read");
+        let answer = String::from_utf8_lossy(&answer[..read]);
+        assert!(
+            answer.contains("NOTES_HTTP_MAX_UNAUTHENTICATED"),
+            "{answer}"
+        );
+        // The request was refused by the gate: idle again, and the oldest to go.
+        drop(presenting);
+        let _fourth = connections.admit(ip(4), &tcp).expect("fourth");
+        first.must_close().await;
+        assert!(kept(&third));
     }
 
     #[tokio::test]
