@@ -634,8 +634,14 @@ async fn start_process(binary: &Path, prefix: &str, env: &[(&str, String)]) -> i
             format!("{prefix}_HTTP_SESSIONS_PER_PRINCIPAL"),
             CAP.to_string(),
         )
-        .env(format!("{prefix}_HTTP_CONNECTIONS_PER_PEER"), CAP.to_string())
-        .env(format!("{prefix}_HTTP_MAX_UNAUTHENTICATED"), CAP.to_string())
+        .env(
+            format!("{prefix}_HTTP_CONNECTIONS_PER_PEER"),
+            CAP.to_string(),
+        )
+        .env(
+            format!("{prefix}_HTTP_MAX_UNAUTHENTICATED"),
+            CAP.to_string(),
+        )
         .env("RUST_LOG", "warn")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
