@@ -1,21 +1,21 @@
 //! Bounds on connections before their caller is identified, enforced where connections are
-//! accepted ([`ConnectionBounds`] names the settings):
+//! accepted ([`ConnectionBounds`](crate::settings::ConnectionBounds) names the settings):
 //!
-//! - **Per peer address**: one address holds at most [`ConnectionBounds::peer_cap`]
+//! - **Per peer address**: one address holds at most [`ConnectionBounds::peer_cap`](crate::settings::ConnectionBounds::peer_cap)
 //!   connections. A new connection from an address at its cap takes the place of that
 //!   address's oldest idle unauthenticated connection, which is closed; when it has none, the
 //!   new one is answered `503` and closed.
-//! - **Unauthenticated, in all**: at most [`ConnectionBounds::unauthenticated_cap`] connections
+//! - **Unauthenticated, in all**: at most [`ConnectionBounds::unauthenticated_cap`](crate::settings::ConnectionBounds::unauthenticated_cap) connections
 //!   are open before one of their requests passed the gate. A new connection past it takes the
 //!   place of an idle unauthenticated connection, which is closed: the oldest of the address
 //!   that holds the most. An idle connection that presented nothing is the cheapest one to lose,
 //!   the address flooding the server loses its own first, and a client that sends its request
 //!   at once (every real one) is authenticated long before its place can be taken.
 //! - **Credential deadline**: a connection none of whose requests passed the gate within
-//!   [`ConnectionBounds::credential_deadline`] of its accept is closed. A refused request (a
+//!   [`ConnectionBounds::credential_deadline`](crate::settings::ConnectionBounds::credential_deadline) of its accept is closed. A refused request (a
 //!   `401`) does not count: the client may retry on the same connection within the deadline.
 //! - **Reserve**: unauthenticated connections never take the last
-//!   [`ConnectionBounds::reserve_of`] places of the connection cap, so authenticated
+//!   [`ConnectionBounds::reserve_of`](crate::settings::ConnectionBounds::reserve_of) places of the connection cap, so authenticated
 //!   connections (open streams, kept-alive clients) keep their places however many
 //!   connections nobody has identified. At the connection cap itself, a new connection takes
 //!   the place of an idle unauthenticated one, chosen as above (`crate::http::limits::serve`):

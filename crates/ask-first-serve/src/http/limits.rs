@@ -25,7 +25,7 @@
 //!   [`crate::http`]'s stream layer (see [`HttpBounds`]).
 //! - **Connections before identity** ([`HttpLimits::connections`]): per peer address,
 //!   unauthenticated in all, a deadline to present a credential, and places reserved for
-//!   authenticated connections; enforced at accept by [`crate::http::connections`] (see
+//!   authenticated connections; enforced at accept by `crate::http`'s connections module (see
 //!   [`ConnectionBounds`]).
 //!
 //! Every refusal names the setting to change as the server calls it ([`SettingNames`]).
@@ -241,7 +241,7 @@ fn refusal(status: StatusCode, code: &str, message: &str, close: bool) -> Respon
 }
 
 /// Serves `router` on `listener` with the header timeout, the connection cap and the bounds on
-/// connections before identity ([`super::connections`], whose refusals name the settings
+/// connections before identity (see [`ConnectionBounds`]; refusals name the settings
 /// `names`) until `shutdown` completes, then lets open requests finish.
 pub async fn serve<G>(
     listener: TcpListener,

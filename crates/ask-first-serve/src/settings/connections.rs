@@ -2,7 +2,7 @@
 //! holds, how many may be open without a credential, how long a connection may go without
 //! presenting one, and how many places only authenticated connections may take. Read with the
 //! other HTTP limits ([`ConnectionBounds::from_lookup`]) and enforced by
-//! [`crate::http::connections`] at the accept loop.
+//! `crate::http`'s accept loop.
 //!
 //! | setting | default | what it bounds |
 //! |---|---|---|
