@@ -298,7 +298,7 @@ pub const SETTINGS: &[Setting] = &[
         default: Some("256"),
         secret: false,
         required: false,
-        about: "HTTP only: connections served at once (1 to 65536); more wait in the listen backlog.",
+        about: "HTTP only: connections served at once (1 to 65536); at the cap a new connection takes the place of one that presented no credential, else it waits in the listen backlog.",
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_MAX_SESSIONS",
