@@ -245,10 +245,15 @@ def health(state, container: str, tries: int = 50) -> subprocess.CompletedProces
     return done
 
 
-@pytest.mark.parametrize("case", ["serving", "wrong port"])
+@pytest.mark.parametrize("case", ["serving", "wrong port", "serving a team"])
 def test_the_images_healthcheck_probes_its_http_server(state, run_args, case):
     extra = need_run(run_args)
     env = ["-e", "OPENGIST_MCP_HTTP_ADDR=0.0.0.0:8765", "-e", f"OPENGIST_MCP_HTTP_TOKEN={SECRET}"]
+    if case == "serving a team":
+        # Each person brings their own Opengist token: the probe has none, and the gate's
+        # 401 counts as up (no Opengist is reached for it).
+        env = ["-e", "OPENGIST_MCP_HTTP_ADDR=0.0.0.0:8765", "-e", "OPENGIST_MCP_HTTP_AUTH=opengist"]
+        env += ["-e", "OPENGIST_URL=http://127.0.0.1:9"]
     # "wrong port": the server serves 8766 (the flag wins over the variable) while the
     # healthcheck, which sees only the environment, probes 8765: it must report unhealthy.
     args = ["--http", "0.0.0.0:8766"] if case == "wrong port" else []
@@ -256,7 +261,7 @@ def test_the_images_healthcheck_probes_its_http_server(state, run_args, case):
     assert started.returncode == 0, started.stderr
     container = started.stdout.strip().splitlines()[-1]
     try:
-        if case == "serving":
+        if case.startswith("serving"):
             done = health(state, container)
             assert done.returncode == 0, f"unhealthy: {done.stdout}{done.stderr}"
             logs = podman(state, "logs", container)

@@ -298,3 +298,56 @@ async def test_a_head_git_had_to_tell_is_asked_once_per_change(opengist_env, liv
         result = await client.call_tool("get_gist_file", {"gist_id": gist_id, "filename": filename})
         assert not result.is_error, text_of(result)
         assert result.structured_content["content"] == f"moved {m}\n" == og.files(gist_id)[filename]
+
+
+def revision_reads(stderr_path: Path, gist_id: str, sha: str) -> int:
+    """How many times the server read this gist at revision `sha` (GET /api/gists/<id>/<sha>)."""
+    text = stderr_path.read_text(errors="replace") if stderr_path.exists() else ""
+    return len(re.findall(rf"/api/gists/{gist_id}/{sha}(?![0-9a-f/])", text))
+
+
+def commit_pages(stderr_path: Path, gist_id: str) -> int:
+    """How many pages of this gist's commits the server asked for (its re-validations)."""
+    text = stderr_path.read_text(errors="replace") if stderr_path.exists() else ""
+    return len(re.findall(rf"/api/gists/{gist_id}/commits", text))
+
+
+async def test_a_deleted_gist_is_not_served_from_the_cache_at_a_revision(opengist_env, live_server, era):
+    """A revision never changes, so the cache keeps it; whether Opengist still shows the gist
+    does change. `get_gist_file` with `sha` and `resources/read` at a revision re-validate
+    every cached read: once the owner deleted the gist, both say it is not found."""
+    from mcp.shared.exceptions import MCPError
+
+    m = marker()
+    og = api(opengist_env)
+    filename = f"{m}-kept.txt"
+    content = f"revision content {m}\n"
+    gist_id = og.create({filename: content}, title=f"cache revision {m}")
+    sha = og.commits(gist_id)[0]["version"]
+    assert len(sha) == 40, sha
+    handle = live_server(extra={**DEBUG_LOG, "OPENGIST_MCP_RESOURCES": "true"})
+    resource = f"opengist://gists/{gist_id}/{sha}/{filename}"
+    args = {"gist_id": gist_id, "filename": filename, "sha": sha}
+    async with connect(target_of(handle), era, Dialog("decline")) as client:
+        # The positive control: read at the revision, then again from the cache (Opengist is
+        # not asked for the revision a second time), each re-validated with a page of commits.
+        for _ in range(2):
+            result = await client.call_tool("get_gist_file", args)
+            assert not result.is_error, text_of(result)
+            assert result.structured_content["content"] == content
+        assert revision_reads(handle.stderr_path, gist_id, sha) == 1, "the second read did not come from the cache"
+        assert commit_pages(handle.stderr_path, gist_id) >= 1, "a cached read was not re-validated"
+        read = await client.read_resource(resource)
+        assert read.contents[0].text == content
+        assert revision_reads(handle.stderr_path, gist_id, sha) == 1
+
+        assert og.delete(gist_id) == 204
+        assert not og.exists(gist_id), "Opengist still has the deleted gist"
+
+        result = await client.call_tool("get_gist_file", args)
+        assert result.is_error, f"a deleted gist was served: {text_of(result)}"
+        assert f"gist {gist_id} does not exist or is not visible to this token" in text_of(result), text_of(result)
+        with pytest.raises(MCPError) as caught:
+            await client.read_resource(resource)
+        assert caught.value.code in (-32002, -32602), caught.value
+        assert content not in str(caught.value)

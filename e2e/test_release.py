@@ -192,6 +192,89 @@ async def test_healthcheck_sends_the_bearer_secret_and_fails_without_the_right_o
     assert missing.returncode == 1 and "answered 401" in missing.stderr, missing.stderr
 
 
+# The server's environment in each authentication mode, as the container gives it to both the
+# server and its HEALTHCHECK. Nothing here reaches Opengist or an OAuth issuer: the probe's 401
+# is the gate's, answered before either would be asked.
+NO_OPENGIST = "http://127.0.0.1:9"
+MODES = {
+    "secret": {"OPENGIST_URL": NO_OPENGIST, "OPENGIST_TOKEN": "og_unused"},
+    "none": {"OPENGIST_URL": NO_OPENGIST, "OPENGIST_TOKEN": "og_unused", "OPENGIST_MCP_HTTP_NO_AUTH": "true"},
+    "tokens": {"OPENGIST_URL": NO_OPENGIST, "OPENGIST_TOKEN": "og_unused"},
+    "oauth": {
+        "OPENGIST_URL": NO_OPENGIST,
+        "OPENGIST_MCP_HTTP_AUTH": "oauth",
+        "OPENGIST_MCP_OAUTH_ISSUER": "http://127.0.0.1:9/issuer",
+    },
+    "opengist": {"OPENGIST_URL": NO_OPENGIST, "OPENGIST_MCP_HTTP_AUTH": "opengist"},
+}
+
+
+def start_in_mode(launcher, binary, mode: str):
+    env = dict(MODES[mode])
+    if mode == "oauth":
+        # The resource names the server; its port is not checked against the bound one.
+        env["OPENGIST_MCP_OAUTH_RESOURCE"] = "http://127.0.0.1/mcp"
+    auth = {"secret": "token", "none": "none", "tokens": "tokens", "oauth": "minted", "opengist": "minted"}[mode]
+    return launcher.http(binary, env=env, auth=auth), env
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+async def test_healthcheck_says_up_in_every_authentication_mode(launcher, opengist_mcp_binary, mode):
+    server, env = start_in_mode(launcher, opengist_mcp_binary, mode)
+    # The probe runs with the server's own environment, as in the container.
+    probe_env = {**env, "OPENGIST_MCP_HTTP_ADDR": f"127.0.0.1:{server.port}"}
+    if mode == "secret":
+        probe_env["OPENGIST_MCP_HTTP_TOKEN"] = server.token
+    if mode == "tokens":
+        probe_env["OPENGIST_MCP_HTTP_AUTH"] = "tokens"
+        probe_env["OPENGIST_MCP_HTTP_TOKENS_FILE"] = str(server.tokens_file)
+    done = healthcheck(opengist_mcp_binary, probe_env)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    if mode in ("secret", "none"):
+        assert "/healthz answered 200" in done.stdout, done.stdout
+    else:
+        assert f"answered 401 to a probe without a credential, as a server with OPENGIST_MCP_HTTP_AUTH={mode} does" in done.stdout, done.stdout
+    assert "og_unused" not in done.stdout + done.stderr
+    # The negative control: the same probe where nothing serves says down.
+    down = healthcheck(opengist_mcp_binary, {**probe_env, "OPENGIST_MCP_HTTP_ADDR": f"127.0.0.1:{free_port()}"})
+    assert down.returncode == 1 and "nothing accepted the connection" in down.stderr, down.stderr
+    if mode == "tokens":
+        # Up means serving: a person's own token lists the tools.
+        async with connect(server.as_person("alice"), "2026-07-28") as client:
+            assert len((await client.list_tools()).tools) == 14
+
+
+def test_healthcheck_counts_only_the_gates_401(launcher, opengist_mcp_binary):
+    """A 401 without the gate's `WWW-Authenticate: Bearer` challenge (another program on the
+    port) is not the server: down, in a mode where the gate's 401 would count."""
+    import http.server
+    import threading
+
+    class Other(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (the standard library's name)
+            self.send_response(401)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Other)
+    thread = threading.Thread(target=other.serve_forever, daemon=True)
+    thread.start()
+    try:
+        env = {**MODES["opengist"], "OPENGIST_MCP_HTTP_ADDR": f"127.0.0.1:{other.server_address[1]}"}
+        done = healthcheck(opengist_mcp_binary, env)
+        assert done.returncode == 1 and "answered 401" in done.stderr, (done.stdout, done.stderr)
+    finally:
+        other.shutdown()
+        other.server_close()
+    # The positive control: the real gate's 401 in the same mode is up.
+    server, env = start_in_mode(launcher, opengist_mcp_binary, "opengist")
+    done = healthcheck(opengist_mcp_binary, {**env, "OPENGIST_MCP_HTTP_ADDR": f"127.0.0.1:{server.port}"})
+    assert done.returncode == 0, (done.stdout, done.stderr)
+
+
 def test_healthcheck_fails_when_nothing_serves(opengist_mcp_binary):
     address = f"127.0.0.1:{free_port()}"
     done = healthcheck(opengist_mcp_binary, {"OPENGIST_MCP_HTTP_ADDR": address})

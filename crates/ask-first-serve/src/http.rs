@@ -62,6 +62,7 @@ use crate::settings::{
 };
 
 pub mod auth;
+mod connections;
 pub mod limits;
 pub mod oauth;
 mod owners;
@@ -267,6 +268,7 @@ pub struct BoundHttp {
     local_addr: SocketAddr,
     router: Router,
     limits: HttpLimits,
+    connection_names: crate::settings::ConnectionNames,
     cancel: Box<dyn FnOnce() + Send>,
 }
 
@@ -295,10 +297,11 @@ impl BoundHttp {
             local_addr,
             router,
             limits,
+            connection_names,
             cancel,
         } = self;
         tracing::info!(address = %local_addr, path = MCP_PATH, "serving MCP over streamable HTTP");
-        limits::serve(listener, router, limits, async move {
+        limits::serve(listener, router, limits, &connection_names, async move {
             shutdown.await;
             tracing::info!("shutting down the HTTP server");
             // Ends SSE streams and sessions, so graceful shutdown does not wait on them.
@@ -383,6 +386,8 @@ where
         // Inside the gate: JSON-RPC errors for bodies rmcp would answer 415, the DELETE status.
         .layer(middleware::from_fn(wire::json_rpc_body));
     let router = limits::layer(router, options.limits, sessions, &options.names)
+        // Just inside the gate: a request that passed it marks its connection authenticated.
+        .layer(middleware::from_fn(connections::mark_authenticated))
         .layer(middleware::from_fn_with_state(Arc::new(gate), check));
     // Outside the gate: what the authenticator serves to anyone (e.g. OAuth metadata).
     let router = match public_routes {
@@ -397,6 +402,7 @@ where
         local_addr,
         router,
         limits: options.limits,
+        connection_names: options.names.connections.clone(),
         cancel: Box::new(move || token.cancel()),
     })
 }

@@ -50,7 +50,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ask_first::{Guard, HasGuard};
-use ask_first_serve::http::limits::HttpBounds;
+use ask_first_serve::http::limits::{ConnectionBounds, HttpBounds};
 use ask_first_serve::http::{HttpLimits, HttpOptions, bind_http};
 use ask_first_serve::settings::Secret;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
@@ -97,8 +97,10 @@ fn rmcp_config() -> StreamableHttpServerConfig {
         .with_max_request_body_bytes(4 * 1024 * 1024)
 }
 
-/// The connection, session and per-principal session caps of every server measured: above the
-/// most clients a run opens, so that no `initialize` is refused.
+/// The connection, session and per-principal session caps of every server measured, and the
+/// caps on connections from one address and without a credential yet (every client is on
+/// loopback): above the most clients a run opens, so that no connection or `initialize` is
+/// refused.
 const CAP: usize = 4096;
 
 /// `ping` through the framework's HTTP stack; `auth`: with the bearer secret required (else
@@ -113,6 +115,11 @@ async fn serve_framework(server: Ping, auth: bool) -> io::Result<SocketAddr> {
             bounds: HttpBounds {
                 sessions_per_principal: CAP,
                 ..HttpBounds::default()
+            },
+            connections: ConnectionBounds {
+                per_peer: CAP,
+                max_unauthenticated: CAP,
+                ..ConnectionBounds::default()
             },
             ..HttpLimits::default()
         },
@@ -625,6 +632,14 @@ async fn start_process(binary: &Path, prefix: &str, env: &[(&str, String)]) -> i
         .env(format!("{prefix}_HTTP_MAX_SESSIONS"), CAP.to_string())
         .env(
             format!("{prefix}_HTTP_SESSIONS_PER_PRINCIPAL"),
+            CAP.to_string(),
+        )
+        .env(
+            format!("{prefix}_HTTP_CONNECTIONS_PER_PEER"),
+            CAP.to_string(),
+        )
+        .env(
+            format!("{prefix}_HTTP_MAX_UNAUTHENTICATED"),
             CAP.to_string(),
         )
         .env("RUST_LOG", "warn")

@@ -66,6 +66,9 @@
 //!   `NOTES_HTTP_MAX_DIALOGS`, `NOTES_HTTP_STREAMS_PER_PRINCIPAL`, `NOTES_HTTP_MAX_STREAMS`,
 //!   `NOTES_HTTP_STREAM_IDLE_SECS`, `NOTES_HTTP_SESSIONS_PER_PRINCIPAL`: the caps on guarded
 //!   calls waiting on a person, on long-lived streams, and on one caller's sessions.
+//! - `NOTES_HTTP_CONNECTIONS_PER_PEER`, `NOTES_HTTP_MAX_UNAUTHENTICATED`,
+//!   `NOTES_HTTP_AUTHENTICATED_RESERVE`, `NOTES_HTTP_CREDENTIAL_DEADLINE_SECS`: the bounds on
+//!   connections before anyone is identified.
 //!
 //! Each replica keeps its own notes in memory: replicas share approvals, not notes.
 

@@ -53,8 +53,11 @@ pub enum Command {
     /// print what was found, and exit without serving.
     Doctor,
     /// Probe the HTTP server configured here (GET /healthz at OPENGIST_MCP_HTTP_ADDR or
-    /// --http, with OPENGIST_MCP_HTTP_TOKEN when set) and exit 0 on a 200, 1 otherwise: a
-    /// container HEALTHCHECK. Without an HTTP address (stdio) there is nothing to probe: exit 0.
+    /// --http, with OPENGIST_MCP_HTTP_TOKEN when set) and exit 0 when it is up, 1 otherwise: a
+    /// container HEALTHCHECK. Up: a 200; in the modes where each caller brings their own
+    /// credential (OPENGIST_MCP_HTTP_AUTH=tokens, oauth, opengist) the probe has none, and the
+    /// gate's 401 counts as up (nothing answers without a credential). Without an HTTP address
+    /// (stdio) there is nothing to probe: exit 0.
     Healthcheck,
     /// Print what CLIENT needs to start this binary over stdio (its real path, the variables,
     /// and --read-only, the tool lists and ELICITATION=false when given here; the token is

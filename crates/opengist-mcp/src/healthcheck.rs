@@ -2,17 +2,30 @@
 //! its health route. For a container `HEALTHCHECK` (packaging/container/): the image holds the
 //! static binary and nothing else, so there is no curl or wget to ask `/healthz` with.
 //!
-//! It reads the same settings as the server (`OPENGIST_MCP_HTTP_ADDR` or `--http`, and
-//! `OPENGIST_MCP_HTTP_TOKEN`), sends `GET /healthz` to that address (the loopback of the same
-//! family when the server binds an unspecified address such as `0.0.0.0`), and exits 0 on a
-//! `200` (on a team server, `OPENGIST_MCP_HTTP_AUTH=opengist`, also on the `401` its gate gives
-//! a request without a person's token), 1 otherwise, with one line saying what it found. Without an HTTP address the server
-//! serves stdio and there is nothing to probe: it says so and exits 0. It never talks to
-//! Opengist and never prints the bearer secret.
+//! It reads the same settings as the server (`OPENGIST_MCP_HTTP_ADDR` or `--http`,
+//! `OPENGIST_MCP_HTTP_AUTH` and `OPENGIST_MCP_HTTP_TOKEN`), sends `GET /healthz` to that
+//! address (the loopback of the same family when the server binds an unspecified address such
+//! as `0.0.0.0`), and exits 0 when the server is up, 1 otherwise, with one line saying what it
+//! found:
+//! - with the shared secret (`secret`, the default) the probe sends it and needs a `200`; a
+//!   `401` means the secret here is not the server's. With `none` it needs a `200` too.
+//! - in the modes where each caller brings their own credential (`tokens`, `oauth`,
+//!   `opengist`) the probe holds none, so the gate's `401` (with its `WWW-Authenticate: Bearer`
+//!   challenge) counts as alive. Chosen over a route that answers without a credential: nothing
+//!   the server serves answers an unauthenticated caller, so nothing about it can be learnt
+//!   without one, and no credential (a person's token, a short-lived OAuth token) has to be
+//!   given to the container for its health. The `401` comes from the whole serving path
+//!   (accept loop, Host check, the gate), as a `200` would.
+//!
+//! Without an HTTP address the server serves stdio and there is nothing to probe: it says so
+//! and exits 0. It never talks to Opengist (or to an OAuth issuer) and never prints the bearer
+//! secret.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::process::ExitCode;
 use std::time::Duration;
+
+use ask_first_serve::settings::AuthMode;
 
 use crate::config::Config;
 use crate::http::HEALTH_PATH;
@@ -69,16 +82,26 @@ pub async fn run(config: &Config) -> ExitCode {
             println!("opengist-mcp healthcheck: {url} answered 200");
             ExitCode::SUCCESS
         }
-        // A team server takes only people's own Opengist tokens, which the probe has none of:
-        // its gate's 401 (asked without a bearer, it asks Opengist nothing) is the answer of a
+        // Each caller brings their own credential, which the probe has none of: the gate's 401
+        // (asked without a bearer, it asks Opengist or the issuer nothing) is the answer of a
         // server that is up.
         Ok(answer)
-            if config.serves_team() && answer.status() == reqwest::StatusCode::UNAUTHORIZED =>
+            if answer.status() == reqwest::StatusCode::UNAUTHORIZED && gate_challenge(&answer) =>
         {
-            println!(
-                "opengist-mcp healthcheck: {url} answered 401 without a person's token, as a team server (OPENGIST_MCP_HTTP_AUTH=opengist) does: it is up"
-            );
-            ExitCode::SUCCESS
+            match callers_bring_credentials(config) {
+                Some(mode) => {
+                    println!(
+                        "opengist-mcp healthcheck: {url} answered 401 to a probe without a credential, as a server with OPENGIST_MCP_HTTP_AUTH={mode} does: it is up"
+                    );
+                    ExitCode::SUCCESS
+                }
+                None => {
+                    eprintln!(
+                        "opengist-mcp healthcheck: {url} answered 401: the OPENGIST_MCP_HTTP_TOKEN here is not the server's"
+                    );
+                    ExitCode::FAILURE
+                }
+            }
         }
         Ok(answer) => {
             let hint = match answer.status().as_u16() {
@@ -108,6 +131,25 @@ pub async fn run(config: &Config) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The mode, when the server configured here takes each caller's own credential (`tokens`,
+/// `oauth`, `opengist`): the probe has none to send. `None` for `secret` (the probe sends it)
+/// and `none`.
+fn callers_bring_credentials(config: &Config) -> Option<String> {
+    match &config.serve.auth.mode {
+        AuthMode::Secret | AuthMode::None => None,
+        mode => Some(mode.as_str().to_owned()),
+    }
+}
+
+/// Whether a `401` carries the gate's `WWW-Authenticate: Bearer` challenge.
+fn gate_challenge(answer: &reqwest::Response) -> bool {
+    answer
+        .headers()
+        .get(reqwest::header::WWW_AUTHENTICATE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("Bearer"))
 }
 
 #[cfg(test)]

@@ -1,14 +1,17 @@
 //! Bounded attacks on loopback against the HTTP server's limits: partial request heads, a
-//! trickled body, a connection cap, a session cap. Each test starts the real server
-//! (`bind_http` + `serve`, as the binary does) with short limits, attacks it with raw TCP, and
-//! checks that the attack is cut while an authenticated request still gets through. Figures
-//! (memory before and after) are printed by `scripts/http-attack`, not asserted here.
+//! trickled body, a connection cap, a session cap, and the bounds on connections before
+//! identity (per peer address, unauthenticated in all, the credential deadline, the reserve).
+//! Each test starts the real server (`bind_http` + `serve`, as the binary does) with short
+//! limits, attacks it with raw TCP, and checks that the attack is cut while an authenticated
+//! request still gets through. Figures (memory before and after, a legitimate call's latency)
+//! are printed by `scripts/http-attack` and `scripts/http-bounds-attack`, not asserted here.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use opengist_mcp::OpengistServer;
 use opengist_mcp::config::Secret;
+use opengist_mcp::http::limits::ConnectionBounds;
 use opengist_mcp::http::{HttpLimits, HttpOptions, bind_http, http_options};
 use rmcp::model::{ClientConfig, ProtocolVersion};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -49,6 +52,8 @@ async fn start(limits: HttpLimits) -> Running {
     Running { addr, _stop: stop }
 }
 
+/// Short timeouts, and no bound on connections before identity but the connection cap: the
+/// tests of the header timeout and of the cap see those alone.
 fn limits() -> HttpLimits {
     HttpLimits {
         header_timeout: Duration::from_secs(2),
@@ -56,7 +61,24 @@ fn limits() -> HttpLimits {
         max_connections: 1024,
         max_sessions: 1000,
         session_idle: Duration::from_secs(300),
+        connections: ConnectionBounds {
+            per_peer: 65_536,
+            max_unauthenticated: 65_536,
+            reserve: Some(0),
+            credential_deadline: Duration::from_secs(3600),
+        },
         ..HttpLimits::default()
+    }
+}
+
+/// Timeouts far beyond any test's wait, so that a connection closed during a test was closed
+/// by the connection bound under test, with `connections` as the bounds.
+fn bounded(max_connections: usize, connections: ConnectionBounds) -> HttpLimits {
+    HttpLimits {
+        header_timeout: Duration::from_secs(600),
+        max_connections,
+        connections,
+        ..limits()
     }
 }
 
@@ -135,30 +157,27 @@ async fn three_hundred_partial_heads_are_cut_and_an_authenticated_request_gets_t
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn at_the_connection_cap_slow_connections_wait_their_turn_and_a_real_request_is_served() {
-    let running = start(HttpLimits {
-        max_connections: 16,
-        ..limits()
-    })
+async fn at_the_connection_cap_a_new_connection_takes_the_place_of_one_that_presented_nothing() {
+    let running = start(bounded(
+        16,
+        ConnectionBounds {
+            reserve: Some(0),
+            ..limits().connections
+        },
+    ))
     .await;
-    let since = Instant::now();
-    let held = partial_heads(running.addr, 48).await;
-    // 48 slow connections, 16 at a time, each cut after 2 s: the request waits in the backlog
-    // for at most about three rounds.
-    assert_eq!(
-        healthz(running.addr, Duration::from_secs(12)).await,
-        Ok(200),
-        "an authenticated request at the connection cap"
-    );
-    let cuts = cut_times(held, since, Duration::from_secs(20)).await;
-    assert!(cuts.iter().all(Option::is_some), "still open: {cuts:?}");
-    let latest = cuts.iter().flatten().max().copied().unwrap_or_default();
-    // With no cap all 48 would be cut together after 2 s; served 16 at a time, the last
-    // round starts after two others.
+    let mut held = partial_heads(running.addr, 16).await;
+    // Every place is taken by a connection that presented nothing: a new, authenticated
+    // request is served, and the oldest of them was closed for it.
+    let mut tcp = connect_from(running.addr, LOOPBACK).await;
+    assert_eq!(exchange(&mut tcp, running.addr, Some(TOKEN)).await, 200);
+    let mut oldest = held.remove(0);
     assert!(
-        latest >= Duration::from_millis(3500),
-        "the connections were not served 16 at a time: the last was cut after {latest:?}"
+        closed(&mut oldest).await,
+        "the oldest connection was not closed"
     );
+    // The positive control: the newer ones keep their places.
+    assert!(held.iter().all(still_open), "a newer connection was closed");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -291,5 +310,214 @@ async fn sessions_beyond_the_cap_get_503_with_retry_after_until_idle_ones_close(
             "idle sessions never closed (idle timeout 2 s)"
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+// ------------------------------------------------------------ connections before identity
+
+const LOOPBACK: [u8; 4] = [127, 0, 0, 1];
+/// Another address of the loopback network: another peer.
+const OTHER_PEER: [u8; 4] = [127, 0, 0, 2];
+
+/// A connection to `addr` from the address `from`.
+async fn connect_from(addr: SocketAddr, from: [u8; 4]) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind(SocketAddr::from((from, 0)))
+        .expect("binds a loopback address");
+    socket.connect(addr).await.expect("connects")
+}
+
+/// Sends `GET /healthz` (with `token`, if any) on `tcp`, keeping the connection open, and
+/// returns the answer's status.
+async fn exchange(tcp: &mut TcpStream, addr: SocketAddr, token: Option<&str>) -> u16 {
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    tcp.write_all(format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\n{auth}\r\n").as_bytes())
+        .await
+        .expect("writes");
+    let answer = read_answer(tcp).await;
+    answer
+        .get(9..12)
+        .and_then(|status| status.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP answer: {answer:?}"))
+}
+
+/// One whole HTTP answer (head and `Content-Length` body) read from `tcp`.
+async fn read_answer(tcp: &mut TcpStream) -> String {
+    let mut bytes = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length = text[..end]
+                .lines()
+                .find_map(|line| {
+                    let (name, value) = line.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            if bytes.len() >= end + 4 + length {
+                return text;
+            }
+        }
+        let read = tokio::time::timeout(Duration::from_secs(30), tcp.read(&mut buf))
+            .await
+            .expect("an answer within 30 s")
+            .expect("reads");
+        assert!(read > 0, "closed before a whole answer: {text:?}");
+        bytes.extend_from_slice(&buf[..read]);
+    }
+}
+
+/// Whether the server closes `tcp` (reads to its end; a bound of 30 s, far below the
+/// timeouts of [`bounded`], so that a hang fails instead of blocking).
+async fn closed(tcp: &mut TcpStream) -> bool {
+    let mut rest = Vec::new();
+    matches!(
+        tokio::time::timeout(Duration::from_secs(30), tcp.read_to_end(&mut rest)).await,
+        Ok(Ok(_) | Err(_))
+    )
+}
+
+/// Whether `tcp` is still open with nothing to read, now.
+fn still_open(tcp: &TcpStream) -> bool {
+    let mut buf = [0u8; 1];
+    matches!(tcp.try_read(&mut buf), Err(error) if error.kind() == std::io::ErrorKind::WouldBlock)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_peer_address_holds_at_most_its_cap_of_connections() {
+    let running = start(bounded(
+        64,
+        ConnectionBounds {
+            per_peer: 2,
+            ..limits().connections
+        },
+    ))
+    .await;
+    let addr = running.addr;
+    // The positive control: under the cap, connections are served.
+    let mut silent = connect_from(addr, LOOPBACK).await;
+    let mut signed = connect_from(addr, LOOPBACK).await;
+    assert_eq!(exchange(&mut signed, addr, Some(TOKEN)).await, 200);
+    // At the cap, a new connection takes the place of the one that presented nothing.
+    let mut newcomer = connect_from(addr, LOOPBACK).await;
+    assert_eq!(exchange(&mut newcomer, addr, Some(TOKEN)).await, 200);
+    assert!(
+        closed(&mut silent).await,
+        "the silent connection kept its place"
+    );
+    assert!(
+        still_open(&signed),
+        "an authenticated connection was closed"
+    );
+    // Both places authenticated: a third connection is refused, naming the setting.
+    let mut third = connect_from(addr, LOOPBACK).await;
+    let mut refusal = String::new();
+    tokio::time::timeout(Duration::from_secs(30), third.read_to_string(&mut refusal))
+        .await
+        .expect("answered within 30 s")
+        .expect("reads");
+    assert!(refusal.starts_with("HTTP/1.1 503"), "{refusal}");
+    assert!(
+        refusal.contains("OPENGIST_MCP_HTTP_CONNECTIONS_PER_PEER"),
+        "{refusal}"
+    );
+    // Another address has places of its own.
+    let mut other = connect_from(addr, OTHER_PEER).await;
+    assert_eq!(exchange(&mut other, addr, Some(TOKEN)).await, 200);
+    // A connection closes: the address has a place again (wait on the event).
+    drop(signed);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let mut tcp = connect_from(addr, LOOPBACK).await;
+        let request = format!(
+            "GET /healthz HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n\r\n"
+        );
+        let mut status = [0u8; 12];
+        if tcp.write_all(request.as_bytes()).await.is_ok()
+            && tcp.read_exact(&mut status).await.is_ok()
+            && status.starts_with(b"HTTP/1.1 200")
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the closed connection's place never came back"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_connection_that_presents_no_credential_in_time_is_closed() {
+    let running = start(bounded(
+        64,
+        ConnectionBounds {
+            credential_deadline: Duration::from_secs(1),
+            ..limits().connections
+        },
+    ))
+    .await;
+    let addr = running.addr;
+    let mut signed = connect_from(addr, LOOPBACK).await;
+    assert_eq!(exchange(&mut signed, addr, Some(TOKEN)).await, 200);
+    let mut silent = connect_from(addr, LOOPBACK).await;
+    let mut refused = connect_from(addr, LOOPBACK).await;
+    assert_eq!(
+        exchange(&mut refused, addr, Some("not-the-secret-0123456789")).await,
+        401
+    );
+    assert!(
+        closed(&mut silent).await,
+        "a silent connection was never closed"
+    );
+    // A refused credential is not one: that connection is closed too.
+    assert!(
+        closed(&mut refused).await,
+        "a refused connection was never closed"
+    );
+    // The positive control: the connection that presented one is still served.
+    assert_eq!(exchange(&mut signed, addr, Some(TOKEN)).await, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_authenticated_call_gets_through_while_the_unauthenticated_places_are_full() {
+    // 8 places, 2 reserved: 3 may be unauthenticated.
+    let running = start(bounded(
+        8,
+        ConnectionBounds {
+            max_unauthenticated: 3,
+            reserve: Some(2),
+            ..limits().connections
+        },
+    ))
+    .await;
+    let addr = running.addr;
+    let mut silent = Vec::new();
+    for _ in 0..3 {
+        silent.push(connect_from(addr, OTHER_PEER).await);
+    }
+    let mut signed = connect_from(addr, LOOPBACK).await;
+    assert_eq!(exchange(&mut signed, addr, Some(TOKEN)).await, 200);
+    // The places were full: the oldest silent connection gave its place (the positive
+    // control of "full"), the newer ones kept theirs.
+    assert!(
+        closed(&mut silent[0]).await,
+        "the oldest silent connection kept its place"
+    );
+    assert!(silent[1..].iter().all(still_open));
+    // Authenticated connections are never given away: they fill the places unauthenticated
+    // ones cannot take, and are still served.
+    let mut more = Vec::new();
+    for _ in 0..4 {
+        let mut tcp = connect_from(addr, LOOPBACK).await;
+        assert_eq!(exchange(&mut tcp, addr, Some(TOKEN)).await, 200);
+        more.push(tcp);
+    }
+    assert_eq!(exchange(&mut signed, addr, Some(TOKEN)).await, 200);
+    for tcp in &mut more {
+        assert_eq!(exchange(tcp, addr, Some(TOKEN)).await, 200);
     }
 }

@@ -8,9 +8,10 @@
 //!   tower-http's `RequestBodyTimeout` is not used: it restarts its clock at every frame, so a
 //!   body trickled one byte every few seconds is never cut. MCP bodies are JSON that rmcp reads
 //!   whole anyway, so reading it here first costs no extra memory at rest.
-//! - **Connection cap** ([`HttpLimits::max_connections`]): at the cap, no more connections are
-//!   accepted until one closes; new ones wait in the kernel's listen backlog (and are served
-//!   once a slow connection is cut) instead of taking file descriptors.
+//! - **Connection cap** ([`HttpLimits::max_connections`]): at the cap, a connection just
+//!   accepted takes the place of the oldest connection none of whose requests passed the gate;
+//!   when every connection is authenticated, it waits for one to close, and the connections
+//!   after it wait in the kernel's listen backlog instead of taking file descriptors.
 //! - **Session cap** ([`HttpLimits::max_sessions`]): a legacy `initialize` that would open one
 //!   session too many gets `503 Service Unavailable` with `Retry-After`; requests on existing
 //!   sessions and stateless 2026-07-28 requests are not affected. Concurrent `initialize`s at
@@ -22,6 +23,10 @@
 //!   on a person per session, per principal and in all, and on long-lived streams per principal
 //!   and in all (below the connection cap), with an idle-stream timeout; enforced by
 //!   [`crate::http`]'s stream layer (see [`HttpBounds`]).
+//! - **Connections before identity** ([`HttpLimits::connections`]): per peer address,
+//!   unauthenticated in all, a deadline to present a credential, and places reserved for
+//!   authenticated connections; enforced at accept by `crate::http`'s connections module (see
+//!   [`ConnectionBounds`]).
 //!
 //! Every refusal names the setting to change as the server calls it ([`SettingNames`]).
 //!
@@ -46,11 +51,13 @@ use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
-use crate::settings::SettingNames;
+use super::connections::{Connections, Marked};
 pub use crate::settings::{
-    DEFAULT_BODY_TIMEOUT_SECS, DEFAULT_HEADER_TIMEOUT_SECS, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECS, HttpBounds, HttpLimits,
+    ConnectionBounds, DEFAULT_BODY_TIMEOUT_SECS, DEFAULT_HEADER_TIMEOUT_SECS,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECS, HttpBounds,
+    HttpLimits,
 };
+use crate::settings::{ConnectionNames, SettingNames};
 /// Largest request body read, in bytes (what rmcp accepts: [`crate::http::wire::MAX_BODY_BYTES`]);
 /// larger: `413`, before anything parses it.
 pub const MAX_BODY_BYTES: usize = crate::http::wire::MAX_BODY_BYTES;
@@ -202,36 +209,32 @@ fn refusal(status: StatusCode, code: &str, message: &str, close: bool) -> Respon
     response
 }
 
-/// Serves `router` on `listener` with the header timeout and the connection cap until
-/// `shutdown` completes, then lets open requests finish.
+/// Serves `router` on `listener` with the header timeout, the connection cap and the bounds on
+/// connections before identity (see [`ConnectionBounds`]; refusals name the settings
+/// `names`) until `shutdown` completes, then lets open requests finish.
 pub async fn serve<G>(
     listener: TcpListener,
     router: Router,
     limits: HttpLimits,
+    names: &ConnectionNames,
     shutdown: G,
 ) -> std::io::Result<()>
 where
     G: Future + Send + 'static,
 {
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let admission = Connections::new(&limits, names);
     let (stop, stopped) = watch::channel(false);
     let mut connections = JoinSet::new();
     let mut shutdown = pin!(shutdown);
     loop {
         while connections.try_join_next().is_some() {}
-        let permit = tokio::select! {
-            permit = permits.clone().acquire_owned() => match permit {
-                Ok(permit) => permit,
-                Err(_) => break,
-            },
-            _ = &mut shutdown => break,
-        };
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
             _ = &mut shutdown => break,
         };
-        let tcp = match accepted {
-            Ok((tcp, _)) => tcp,
+        let (tcp, peer) = match accepted {
+            Ok(accepted) => accepted,
             Err(error) => {
                 // Out of file descriptors and the like: wait instead of spinning.
                 tracing::warn!(%error, "could not accept an HTTP connection");
@@ -244,7 +247,24 @@ where
         if let Err(error) = tcp.set_nodelay(true) {
             tracing::debug!(%error, "could not set TCP_NODELAY");
         }
-        let service = TowerToHyperService::new(router.clone());
+        // At the cap, the oldest connection that presented no credential gives its place.
+        let permit = match permits.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                admission.close_one_unauthenticated();
+                tokio::select! {
+                    permit = permits.clone().acquire_owned() => match permit {
+                        Ok(permit) => permit,
+                        Err(_) => break,
+                    },
+                    _ = &mut shutdown => break,
+                }
+            }
+        };
+        let Some(admitted) = admission.admit(peer.ip(), &tcp) else {
+            continue;
+        };
+        let service = Marked::new(TowerToHyperService::new(router.clone()), admitted.mark());
         let mut stopped = stopped.clone();
         connections.spawn(async move {
             let _permit = permit;
@@ -262,6 +282,8 @@ where
                         tracing::debug!(%error, "an HTTP connection ended with an error");
                     }
                 }
+                // Dropping the connection closes it.
+                () = admitted.must_close() => {}
                 _ = async { let _ = stopped.wait_for(|stop| *stop).await; } => {
                     connection.as_mut().graceful_shutdown();
                     let _ = connection.await;

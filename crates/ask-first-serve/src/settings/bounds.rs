@@ -217,6 +217,8 @@ pub struct HttpLimits {
     pub session_idle: Duration,
     /// Caps on guarded calls waiting on a person and on long-lived streams.
     pub bounds: HttpBounds,
+    /// Bounds on connections before their caller is identified.
+    pub connections: super::ConnectionBounds,
 }
 
 impl Default for HttpLimits {
@@ -228,6 +230,7 @@ impl Default for HttpLimits {
             max_sessions: super::DEFAULT_MAX_SESSIONS as usize,
             session_idle: Duration::from_secs(super::DEFAULT_SESSION_IDLE_SECS),
             bounds: HttpBounds::default(),
+            connections: super::ConnectionBounds::default(),
         }
     }
 }

@@ -153,6 +153,19 @@ pub enum SettingError {
         /// The connection cap in force.
         connections: usize,
     },
+    /// The reserve for authenticated connections leaves no place for a new connection.
+    #[error(
+        "{setting} must be below {connections_setting} ({connections}), so that a new \
+         connection always finds a place; lower {setting} or raise {connections_setting}"
+    )]
+    ReserveNotBelowConnections {
+        /// The reserve's setting.
+        setting: String,
+        /// The connection cap's setting.
+        connections_setting: String,
+        /// The connection cap in force.
+        connections: usize,
+    },
     // --- issue 26 (auth): how HTTP requests are authenticated ---
     /// `<PREFIX>_HTTP_AUTH` names no mode.
     #[error("{setting} must be one of {accepted}")]

@@ -64,6 +64,8 @@ pub struct SettingNames {
     pub replica_id: String,
     /// The caps on dialogs and long-lived streams (`<PREFIX>_HTTP_MAX_DIALOGS`, ...).
     pub bounds: BoundNames,
+    /// The bounds on connections before identity (`<PREFIX>_HTTP_CONNECTIONS_PER_PEER`, ...).
+    pub connections: ConnectionNames,
     // --- issue 30 (gate): no anonymous HTTP, durable spent answers ---
     /// Serve HTTP without authentication, loopback only (`<PREFIX>_HTTP_NO_AUTH`).
     pub http_no_auth: String,
@@ -86,8 +88,8 @@ impl SettingNames {
     /// `<prefix>_HTTP_MAX_SESSIONS`, `<prefix>_HTTP_SESSION_IDLE_SECS`, `<prefix>_SEAL_KEY`,
     /// `<prefix>_REDIS_URL`, `<prefix>_AUDIT_LOG`, `<prefix>_REPLICA_ID`,
     /// `<prefix>_HTTP_NO_AUTH`, `<prefix>_STATE_DIR`, `<prefix>_HTTP_AUTH` and
-    /// `<prefix>_HTTP_TOKENS_FILE`, and the block of
-    /// [`BoundNames::with_prefix`].
+    /// `<prefix>_HTTP_TOKENS_FILE`, and the blocks of
+    /// [`BoundNames::with_prefix`] and [`ConnectionNames::with_prefix`].
     pub fn with_prefix(prefix: &str) -> Self {
         let name = |suffix: &str| format!("{prefix}_{suffix}");
         Self {
@@ -106,6 +108,7 @@ impl SettingNames {
             audit_log: name("AUDIT_LOG"),
             replica_id: name("REPLICA_ID"),
             bounds: BoundNames::with_prefix(prefix),
+            connections: ConnectionNames::with_prefix(prefix),
             http_no_auth: name("HTTP_NO_AUTH"),
             state_dir: name("STATE_DIR"),
             http_auth: name("HTTP_AUTH"),
@@ -143,6 +146,7 @@ impl SettingNames {
         .into_iter()
         .chain(self.bounds.each_mut())
         .chain(self.oauth.each_mut())
+        .chain(self.connections.each_mut())
     }
 }
 
@@ -155,12 +159,14 @@ impl Default for SettingNames {
 
 mod auth;
 mod bounds;
+mod connections;
 mod error;
 mod oauth;
 mod values;
 
 pub use auth::*;
 pub use bounds::*;
+pub use connections::*;
 pub use error::*;
 pub use oauth::*;
 pub use values::*;
@@ -332,6 +338,12 @@ impl ServeSettings {
                 )?),
                 bounds: HttpBounds::from_lookup(
                     &names.bounds,
+                    max_connections,
+                    &names.max_connections,
+                    &mut get,
+                )?,
+                connections: ConnectionBounds::from_lookup(
+                    &names.connections,
                     max_connections,
                     &names.max_connections,
                     &mut get,

@@ -11,7 +11,13 @@
 //!   `search_gists` can tell from the list alone which cached files are still the gist's
 //!   files, and `get_gist` from the `updated_at` it has just read which topics are the gist's.
 //! - **(gist, revision sha)**: the files of a gist at a full 40-hex commit sha, which never
-//!   change; and a whole raw file at such a revision.
+//!   change; and a whole raw file at such a revision. What can change is whether Opengist
+//!   still shows the gist to that token (deleted, made private, the token's scope narrowed):
+//!   every read served from such an entry is re-validated first with the smallest request
+//!   that answers it, a page of one commit, and a 404 there is the read's not-found error.
+//!   Re-validating rather than bounding the entry in time: a time bound would still serve a
+//!   deleted gist until it expired, and the request costs a few hundred bytes and no file
+//!   content, where the revision it saves carries up to 50 files of 512 KiB.
 //!
 //! Opengist keeps `updated_at` in whole seconds, so two changes within one second share one
 //! value. A read is therefore kept under its `updated_at` only when Opengist provably began

@@ -98,8 +98,10 @@ pub async fn gist_topics(
 }
 
 /// The files of gist `id` at revision `sha` (its commits included) for `get_gist_file`: from
-/// the cache when `sha` is a full sha read before, which no later change can alter; otherwise
-/// as [`read_gist`] reads them. Only the files and commits may be used from the answer.
+/// the cache when `sha` is a full sha read before, which no later change can alter, once
+/// Opengist confirmed it still shows the gist to this token ([`still_shown`]); otherwise as
+/// [`read_gist`] reads them. Only the files and commits may be used from the answer. A gist
+/// Opengist no longer shows is the same not-found error as a read of it.
 pub async fn read_gist_files(
     cache: &GistCache,
     client: &OpengistClient,
@@ -107,15 +109,26 @@ pub async fn read_gist_files(
     sha: Option<&Sha>,
 ) -> Result<Arc<GistDetail>, OpengistError> {
     if let Some(hit) = sha.and_then(|sha| cache.files_at_revision(id, sha.as_str())) {
+        still_shown(client, id).await?;
         return Ok(hit);
     }
     read_gist(cache, client, id, sha).await
 }
 
+/// Whether Opengist still shows gist `id` to this token, with the smallest request that
+/// answers it: a page of one commit (no file content), a 404 when the gist was deleted or is
+/// hidden from this token now.
+async fn still_shown(client: &OpengistClient, id: &GistId) -> Result<(), OpengistError> {
+    client.list_commits(id, 1, 1).await.map(drop)
+}
+
 /// A window of raw file `filename` of gist `id` at revision `sha`, as
 /// [`OpengistClient::raw_file`] reads it. When `sha` is a full sha and the file's size is
 /// known and small enough to keep ([`GistCache::max_raw_bytes`]), the whole file is read once,
-/// kept, and every window is cut from it; otherwise only the window is read.
+/// kept, and every window is cut from it; otherwise only the window is read. Call it after
+/// [`read_gist_files`] for the same request (as `get_gist_file` and `resources/read` do, for
+/// the file's size): that read confirmed Opengist still shows the gist, so a kept file is
+/// served without asking again.
 #[allow(clippy::too_many_arguments)]
 pub async fn raw_window(
     cache: &GistCache,
