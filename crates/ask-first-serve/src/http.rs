@@ -6,7 +6,9 @@
 //!   2026-07-28 requests are served statelessly by rmcp whatever the session setting.
 //! - `/healthz`: `GET` answers `200 ok`.
 //!
-//! Every request, `/healthz` included, passes the gate first, in this order:
+//! Every request, `/healthz` included, passes the gate first, in this order (steps 1 and 2 are
+//! [`host_origin::HostOriginLayer`], step 3 [`identity::IdentityLayer`]: tower layers a server
+//! can mount on its own axum `Router`):
 //! 1. `Host` (DNS-rebinding protection): `localhost`, `127.0.0.1` or `[::1]` with the bound
 //!    port, the bound address itself, or an extra host from the allowed-hosts setting; else
 //!    `403`. A missing or malformed `Host` is `400`.
@@ -45,8 +47,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::{self, Next};
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
@@ -55,12 +56,11 @@ use tokio::net::TcpListener;
 
 use ask_first_core::{Guard, HasGuard};
 
-use crate::settings::{
-    AllowedHost, AllowedOrigin, Origin, OriginPort, Secret, SettingNames, is_loopback,
-    normalise_host,
-};
+use crate::settings::{AllowedHost, AllowedOrigin, Secret, SettingNames, is_loopback};
 
 pub mod auth;
+pub mod host_origin;
+pub mod identity;
 pub mod limits;
 pub mod oauth;
 mod owners;
@@ -333,14 +333,19 @@ where
     .map_err(|source| HttpError::Bind { addr, source })?;
     let authenticator = credential.authenticator(&options.names);
     let public_routes = authenticator.public_routes();
-    let gate = Gate::new(local_addr, &options, authenticator);
+    let host_origin = host_origin::HostOriginLayer::new(
+        local_addr,
+        &options.allowed_hosts,
+        &options.allowed_origins,
+        &options.names,
+    );
     let config = StreamableHttpServerConfig::default()
         // Stateful sessions for legacy clients: a pushed elicitation needs a channel back.
         .with_legacy_session_mode(true)
         // The one body limit, also enforced (before any parse) by the limits layer.
         .with_max_request_body_bytes(wire::MAX_BODY_BYTES)
-        .with_allowed_hosts(gate.rmcp_allowed_hosts())
-        .with_allowed_origins(gate.rmcp_allowed_origins());
+        .with_allowed_hosts(host_origin.rmcp_allowed_hosts())
+        .with_allowed_origins(host_origin.rmcp_allowed_origins());
     let token = config.cancellation_token.clone();
     let sessions = Arc::new(options.limits.session_manager());
     let bounds = streams::Bounds::new(
@@ -380,8 +385,10 @@ where
         ))
         // Inside the gate: JSON-RPC errors for bodies rmcp would answer 415, the DELETE status.
         .layer(middleware::from_fn(wire::json_rpc_body));
+    // The gate: the Host and Origin checks first, then who is calling.
     let router = limits::layer(router, options.limits, sessions, &options.names)
-        .layer(middleware::from_fn_with_state(Arc::new(gate), check));
+        .layer(identity::IdentityLayer::new(authenticator))
+        .layer(host_origin);
     // Outside the gate: what the authenticator serves to anyone (e.g. OAuth metadata).
     let router = match public_routes {
         Some(public) => public.merge(router),
@@ -415,166 +422,6 @@ where
         .await?
         .serve(shutdown)
         .await
-}
-
-/// An accepted `Host`: a host and a port (`None`: any port).
-#[derive(Debug, Clone)]
-struct HostRule {
-    host: String,
-    port: Option<u16>,
-}
-
-/// The checks run before every route.
-struct Gate {
-    hosts: Vec<HostRule>,
-    origins: Vec<AllowedOrigin>,
-    /// The credential check.
-    auth: Arc<dyn Authenticate>,
-    port: u16,
-    /// The messages, naming the server's settings.
-    host_refused: String,
-    origin_refused: String,
-}
-
-const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
-
-impl Gate {
-    fn new(local_addr: SocketAddr, options: &HttpOptions, auth: Arc<dyn Authenticate>) -> Self {
-        let port = local_addr.port();
-        let mut hosts: Vec<HostRule> = LOOPBACK_NAMES
-            .iter()
-            .map(|name| HostRule {
-                host: (*name).to_owned(),
-                port: Some(port),
-            })
-            .collect();
-        let bound = normalise_host(&local_addr.ip().to_string());
-        if !hosts.iter().any(|rule| rule.host == bound) {
-            hosts.push(HostRule {
-                host: bound,
-                port: Some(port),
-            });
-        }
-        hosts.extend(options.allowed_hosts.iter().map(|extra| HostRule {
-            host: extra.host.clone(),
-            port: extra.port,
-        }));
-        let mut origins: Vec<AllowedOrigin> = ["http", "https"]
-            .iter()
-            .flat_map(|scheme| {
-                LOOPBACK_NAMES.iter().map(|host| AllowedOrigin::Tuple {
-                    scheme: (*scheme).to_owned(),
-                    host: (*host).to_owned(),
-                    port: OriginPort::Any,
-                })
-            })
-            .collect();
-        origins.extend(options.allowed_origins.iter().cloned());
-        Self {
-            hosts,
-            origins,
-            auth,
-            port,
-            host_refused: format!(
-                "this Host is not accepted (protection against DNS rebinding); to reach the \
-                 server under another name, add it to {}",
-                options.names.allowed_hosts
-            ),
-            origin_refused: format!(
-                "this Origin is not accepted; to allow a browser application, add its origin \
-                 to {}",
-                options.names.allowed_origins
-            ),
-        }
-    }
-
-    /// The same host list, in rmcp's syntax (an entry without a port matches any port there;
-    /// a `Host` without a port is compared as port 80 here, so on port 80 the bare names are
-    /// added for rmcp too).
-    fn rmcp_allowed_hosts(&self) -> Vec<String> {
-        let mut list: Vec<String> = self
-            .hosts
-            .iter()
-            .map(|rule| {
-                AllowedHost {
-                    host: rule.host.clone(),
-                    port: rule.port,
-                }
-                .to_string()
-            })
-            .collect();
-        if self.port == 80 {
-            list.extend(LOOPBACK_NAMES.iter().map(|name| {
-                AllowedHost {
-                    host: (*name).to_owned(),
-                    port: None,
-                }
-                .to_string()
-            }));
-        }
-        list
-    }
-
-    fn rmcp_allowed_origins(&self) -> Vec<String> {
-        self.origins.iter().map(ToString::to_string).collect()
-    }
-
-    /// The Host and Origin checks (the credential is checked after them, asynchronously).
-    fn check(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), InputError<'_>> {
-        self.check_host(headers, uri)?;
-        self.check_origin(headers)
-    }
-
-    fn check_host(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), InputError<'_>> {
-        let bad = || InputError {
-            status: StatusCode::BAD_REQUEST,
-            code: "bad_host",
-            message: "the Host header is missing or malformed",
-        };
-        let text = match headers.get(header::HOST) {
-            Some(value) => value.to_str().map_err(|_| bad())?,
-            // HTTP/2 carries the authority in the URI instead.
-            None => uri.authority().ok_or_else(bad)?.as_str(),
-        };
-        // The same parser as the configured entries: no user info, a port that fits 16 bits.
-        let AllowedHost { host, port } = AllowedHost::parse(text).ok_or_else(bad)?;
-        let effective_port = port.unwrap_or(80);
-        let allowed = self.hosts.iter().any(|rule| {
-            rule.host == host && rule.port.is_none_or(|allowed| allowed == effective_port)
-        });
-        if allowed {
-            Ok(())
-        } else {
-            tracing::warn!("refused an HTTP request whose Host header is not allowed");
-            Err(InputError {
-                status: StatusCode::FORBIDDEN,
-                code: "host_not_allowed",
-                message: &self.host_refused,
-            })
-        }
-    }
-
-    fn check_origin(&self, headers: &HeaderMap) -> Result<(), InputError<'_>> {
-        let Some(value) = headers.get(header::ORIGIN) else {
-            return Ok(());
-        };
-        let refused = || {
-            tracing::warn!("refused an HTTP request whose Origin header is not allowed");
-            InputError {
-                status: StatusCode::FORBIDDEN,
-                code: "origin_not_allowed",
-                message: &self.origin_refused,
-            }
-        };
-        let text = value.to_str().map_err(|_| refused())?;
-        // The one Origin parser and matcher, shared with CORS.
-        let origin = Origin::parse(text).ok_or_else(refused)?;
-        if origin.is_in(&self.origins) {
-            Ok(())
-        } else {
-            Err(refused())
-        }
-    }
 }
 
 /// The credential [`bind_http`] chose.
@@ -787,35 +634,6 @@ fn announce(credential: &Credential, local_addr: SocketAddr, names: &SettingName
     }
 }
 
-async fn check(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
-    if let Err(rejection) = gate.check(request.headers(), request.uri()) {
-        return rejection.into_response();
-    }
-    let (mut parts, body) = request.into_parts();
-    // Whatever a client sent, only the authenticator's verdict is an identity.
-    parts.extensions.remove::<Identity>();
-    match gate.auth.authenticate(&mut parts).await {
-        Ok(identity) => {
-            parts.extensions.insert(identity);
-        }
-        Err(refusal) => return refusal.into_response(),
-    }
-    next.run(Request::from_parts(parts, body)).await
-}
-
-/// Why the gate refused a request.
-struct InputError<'a> {
-    status: StatusCode,
-    code: &'static str,
-    message: &'a str,
-}
-
-impl IntoResponse for InputError<'_> {
-    fn into_response(self) -> Response {
-        json_error(self.status, self.code, self.message)
-    }
-}
-
 pub(crate) fn json_error(status: StatusCode, code: &str, message: &str) -> Response {
     let body = serde_json::json!({ "error": code, "message": message }).to_string();
     (
@@ -849,20 +667,23 @@ pub fn gate_verdict(
         (None, Some(secret)) => Credential::Configured(secret.clone()),
         (None, None) => Credential::None,
     };
-    let gate = Gate::new(
+    let host_origin = host_origin::HostOriginLayer::new(
         local_addr,
-        options,
-        credential.authenticator(&options.names),
+        &options.allowed_hosts,
+        &options.allowed_origins,
+        &options.names,
     );
-    gate.check(headers, uri)
-        .map_err(|rejection| rejection.status)?;
+    if let Some(status) = host_origin.refusal(headers, uri) {
+        return Err(status);
+    }
+    let auth = credential.authenticator(&options.names);
     let mut request = http::Request::builder()
         .uri(uri.clone())
         .body(())
         .map_err(|_| StatusCode::BAD_REQUEST)?;
     *request.headers_mut() = headers.clone();
     let (mut parts, ()) = request.into_parts();
-    match gate.auth.authenticate(&mut parts).now_or_never() {
+    match auth.authenticate(&mut parts).now_or_never() {
         Some(Ok(_)) => Ok(()),
         Some(Err(refusal)) => Err(refusal.status()),
         None => Err(StatusCode::SERVICE_UNAVAILABLE),
