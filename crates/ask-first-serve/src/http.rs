@@ -59,6 +59,7 @@ use ask_first_core::{Guard, HasGuard};
 use crate::settings::{AllowedHost, AllowedOrigin, Secret, SettingNames, is_loopback};
 
 pub mod auth;
+pub mod envelope;
 pub mod host_origin;
 pub mod identity;
 pub mod limits;
