@@ -50,7 +50,7 @@ use axum::body::Body;
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use http::{HeaderValue, StatusCode, header};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 
@@ -659,8 +659,8 @@ pub(crate) fn json_error(status: StatusCode, code: &str, message: &str) -> Respo
 pub fn gate_verdict(
     local_addr: SocketAddr,
     options: &HttpOptions,
-    headers: &HeaderMap,
-    uri: &Uri,
+    headers: &http::HeaderMap,
+    uri: &http::Uri,
 ) -> Result<(), StatusCode> {
     use futures::FutureExt as _;
     let credential = match (&options.authenticator, &options.bearer_token) {
