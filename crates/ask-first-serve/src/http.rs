@@ -53,6 +53,7 @@ use axum::routing::get;
 use http::{HeaderValue, StatusCode, header};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
 
 use ask_first_core::{Guard, HasGuard};
 
@@ -332,7 +333,42 @@ where
         announce(&credential, local_addr, &options.names)
     })
     .map_err(|source| HttpError::Bind { addr, source })?;
+    let routes = Router::new()
+        .route(HEALTH_PATH, get(|| async { "ok" }))
+        .fallback(|| async {
+            json_error(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                "nothing here: the MCP endpoint is /mcp and the health check is /healthz",
+            )
+        });
     let authenticator = credential.authenticator(&options.names);
+    let (router, token) = hardened(routes, local_addr, factory, &options, guard, authenticator);
+    Ok(BoundHttp {
+        listener,
+        local_addr,
+        router,
+        limits: options.limits,
+        cancel: Box::new(move || token.cancel()),
+    })
+}
+
+/// `routes` and the MCP endpoint behind the whole hardening, in order from the outside: CORS,
+/// the authenticator's public routes, the gate (Host and Origin, then who is calling), the
+/// body limits and session cap, the JSON-RPC wire checks, the session binding, the dialog and
+/// stream bounds. Also the token that ends every MCP session and stream.
+fn hardened<S, F>(
+    routes: Router,
+    local_addr: SocketAddr,
+    factory: F,
+    options: &HttpOptions,
+    guard: Guard,
+    authenticator: Arc<dyn Authenticate>,
+) -> (Router, CancellationToken)
+where
+    S: rmcp::ServerHandler + HasGuard + Send + 'static,
+    F: Fn() -> Result<S, std::io::Error> + Send + Sync + 'static,
+{
     let public_routes = authenticator.public_routes();
     let host_origin = host_origin::HostOriginLayer::new(
         local_addr,
@@ -368,16 +404,8 @@ where
     let service: StreamableHttpService<S, ReplicaSessionManager> =
         StreamableHttpService::new(factory, Arc::new(manager), config);
 
-    let router = Router::new()
-        .route(HEALTH_PATH, get(|| async { "ok" }))
+    let router = routes
         .nest_service(MCP_PATH, service)
-        .fallback(|| async {
-            json_error(
-                StatusCode::NOT_FOUND,
-                "not_found",
-                "nothing here: the MCP endpoint is /mcp and the health check is /healthz",
-            )
-        })
         // Inside the session binding: caps on dialogs and long-lived streams.
         .layer(middleware::from_fn_with_state(bounds, streams::bound))
         .layer(middleware::from_fn_with_state(
@@ -398,13 +426,76 @@ where
     // Outside the gate: a browser's preflight carries no Authorization.
     let router = wire::with_cors(router, &options.allowed_origins);
 
-    Ok(BoundHttp {
-        listener,
-        local_addr,
-        router,
-        limits: options.limits,
-        cancel: Box::new(move || token.cancel()),
-    })
+    (router, token)
+}
+
+/// The MCP endpoint (`/mcp`) behind the whole hardening, for a server that serves its own
+/// axum `Router` (see [`McpRoutes::new`]).
+#[derive(Debug)]
+pub struct McpRoutes {
+    /// `/mcp` (and what the authenticator serves to anyone, such as OAuth metadata), each
+    /// behind the gate, the limits and the bounds: merge it into the server's own router. The
+    /// server's own routes stay as they are.
+    pub router: Router,
+    /// Cancel it at shutdown: it ends every MCP session and stream, so a graceful shutdown
+    /// does not wait on them.
+    pub sessions: CancellationToken,
+}
+
+impl McpRoutes {
+    /// The routes for a server bound to `local_addr`, around a fresh `S` per MCP session, with
+    /// the credential `options` choose (announced on stderr as [`bind_http`] does). The accept
+    /// loop's own bounds (header timeout, connection cap) are [`bind_http`]'s: a server that
+    /// serves with `axum::serve` instead sets its own. Call it inside a Tokio runtime (it
+    /// starts the task that returns the memory of ended sessions).
+    ///
+    /// ```no_run
+    /// # use ask_first_core::{Guard, HasGuard};
+    /// # #[derive(Clone)] struct Notes { guard: Guard }
+    /// # impl HasGuard for Notes { fn guard(&self) -> &Guard { &self.guard } }
+    /// # impl rmcp::ServerHandler for Notes {}
+    /// use std::net::SocketAddr;
+    ///
+    /// use ask_first_serve::SettingNames;
+    /// use ask_first_serve::http::{HttpOptions, McpRoutes};
+    /// use axum::{Router, routing::get};
+    ///
+    /// # async fn run(notes: Notes) -> Result<(), Box<dyn std::error::Error>> {
+    /// let addr = SocketAddr::from(([127, 0, 0, 1], 8080));
+    /// let listener = tokio::net::TcpListener::bind(addr).await?;
+    /// let options = HttpOptions::new(SettingNames::with_prefix("NOTES"));
+    /// let mcp = McpRoutes::new(listener.local_addr()?, move || Ok(notes.clone()), options)?;
+    /// let app = Router::new().route("/status", get(|| async { "ok" })).merge(mcp.router);
+    /// axum::serve(listener, app).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn new<S, F>(
+        local_addr: SocketAddr,
+        factory: F,
+        options: HttpOptions,
+    ) -> Result<Self, HttpError>
+    where
+        S: rmcp::ServerHandler + HasGuard + Send + 'static,
+        F: Fn() -> Result<S, std::io::Error> + Send + Sync + 'static,
+    {
+        let credential = Credential::choose(local_addr, &options)?;
+        let guard: Guard = factory()
+            .map_err(|source| HttpError::Factory { source })?
+            .guard()
+            .clone();
+        announce(&credential, local_addr, &options.names);
+        let authenticator = credential.authenticator(&options.names);
+        let (router, sessions) = hardened(
+            Router::new(),
+            local_addr,
+            factory,
+            &options,
+            guard,
+            authenticator,
+        );
+        Ok(Self { router, sessions })
+    }
 }
 
 /// [`bind_http`] then [`BoundHttp::serve`].
@@ -694,6 +785,66 @@ pub fn gate_verdict(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Clone)]
+    struct Plain {
+        guard: Guard,
+    }
+    impl HasGuard for Plain {
+        fn guard(&self) -> &Guard {
+            &self.guard
+        }
+    }
+    impl rmcp::ServerHandler for Plain {}
+
+    /// The status line's code of one raw HTTP/1.1 request to `addr`.
+    async fn status_of(addr: SocketAddr, request: String) -> u16 {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        stream.write_all(request.as_bytes()).await.expect("write");
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head).await.expect("status line");
+        std::str::from_utf8(&head[9..12])
+            .expect("ascii")
+            .parse()
+            .expect("a status code")
+    }
+
+    #[tokio::test]
+    async fn mcp_routes_merged_into_a_servers_router_are_gated_and_its_own_routes_are_not() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let mut options = HttpOptions::new(SettingNames::with_prefix("T"));
+        options.bearer_token = Some(Secret::new("a-secret-of-at-least-16"));
+        let server = Plain {
+            guard: Guard::builder("t").build(),
+        };
+        let mcp = McpRoutes::new(addr, move || Ok(server.clone()), options).expect("routes");
+        let app = Router::new()
+            .route("/mine", get(|| async { "mine" }))
+            .merge(mcp.router);
+        let serving = tokio::spawn(async move { axum::serve(listener, app).await });
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+        let post = |host: &str, auth: &str| {
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{auth}Content-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{body}",
+                body.len()
+            )
+        };
+        let local = format!("127.0.0.1:{}", addr.port());
+        let bearer = "Authorization: Bearer a-secret-of-at-least-16\r\n";
+        // The server's own route: no credential needed.
+        let own = format!("GET /mine HTTP/1.1\r\nHost: {local}\r\nConnection: close\r\n\r\n");
+        assert_eq!(status_of(addr, own).await, 200);
+        // The MCP endpoint: the gate's refusals, and the request that passes (the control).
+        assert_eq!(status_of(addr, post(&local, "")).await, 401);
+        assert_eq!(status_of(addr, post("evil.example", bearer)).await, 403);
+        assert_eq!(status_of(addr, post(&local, bearer)).await, 200);
+        mcp.sessions.cancel();
+        serving.abort();
+    }
 
     #[tokio::test]
     async fn the_start_up_lines_are_written_before_the_port_accepts_connections() {
