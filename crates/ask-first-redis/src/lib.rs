@@ -17,8 +17,8 @@
 //! A server served by the facade's `Serving` gets this store from its `<PREFIX>_REDIS_URL`
 //! setting (feature `redis` of `ask-first`); replicas, the seal key they share and the gateway
 //! in front are in the guide,
-//! [Serving, safely by default](https://docs.rs/ask-first/latest/ask_first/#serving-safely-by-default)
-//! (also the repository's `crates/ask-first/README.md`). By hand, on a guard builder:
+//! [Serving, safely by default](https://docs.rs/ask-first/latest/ask_first/struct.Serving.html)
+//! (also the repository's `crates/ask-first-serve/SERVING.md`). By hand, on a guard builder:
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), ask_first_redis::RedisStoreError> {

@@ -6,7 +6,9 @@
 //!   2026-07-28 requests are served statelessly by rmcp whatever the session setting.
 //! - `/healthz`: `GET` answers `200 ok`.
 //!
-//! Every request, `/healthz` included, passes the gate first, in this order:
+//! Every request, `/healthz` included, passes the gate first, in this order (steps 1 and 2 are
+//! [`host_origin::HostOriginLayer`], step 3 [`identity::IdentityLayer`]: tower layers a server
+//! can mount on its own axum `Router`):
 //! 1. `Host` (DNS-rebinding protection): `localhost`, `127.0.0.1` or `[::1]` with the bound
 //!    port, the bound address itself, or an extra host from the allowed-hosts setting; else
 //!    `403`. A missing or malformed `Host` is `400`.
@@ -46,23 +48,23 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::{self, Next};
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use http::{HeaderValue, StatusCode, header};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
 
 use ask_first_core::{Guard, HasGuard};
 
-use crate::settings::{
-    AllowedHost, AllowedOrigin, Origin, OriginPort, Secret, SettingNames, is_loopback,
-    normalise_host,
-};
+use crate::settings::{AllowedHost, AllowedOrigin, Secret, SettingNames, is_loopback};
 
 pub mod auth;
 mod connections;
+pub mod envelope;
+pub mod host_origin;
+pub mod identity;
 pub mod limits;
 pub mod oauth;
 mod owners;
@@ -335,16 +337,57 @@ where
         announce(&credential, local_addr, &options.names)
     })
     .map_err(|source| HttpError::Bind { addr, source })?;
+    let routes = Router::new()
+        .route(HEALTH_PATH, get(|| async { "ok" }))
+        .fallback(|| async {
+            json_error(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                "nothing here: the MCP endpoint is /mcp and the health check is /healthz",
+            )
+        });
     let authenticator = credential.authenticator(&options.names);
+    let (router, token) = hardened(routes, local_addr, factory, &options, guard, authenticator);
+    Ok(BoundHttp {
+        listener,
+        local_addr,
+        router,
+        limits: options.limits,
+        connection_names: options.names.connections.clone(),
+        cancel: Box::new(move || token.cancel()),
+    })
+}
+
+/// `routes` and the MCP endpoint behind the whole hardening, in order from the outside: CORS,
+/// the authenticator's public routes, the gate (Host and Origin, then who is calling), the
+/// body limits and session cap, the JSON-RPC wire checks, the session binding, the dialog and
+/// stream bounds. Also the token that ends every MCP session and stream.
+fn hardened<S, F>(
+    routes: Router,
+    local_addr: SocketAddr,
+    factory: F,
+    options: &HttpOptions,
+    guard: Guard,
+    authenticator: Arc<dyn Authenticate>,
+) -> (Router, CancellationToken)
+where
+    S: rmcp::ServerHandler + HasGuard + Send + 'static,
+    F: Fn() -> Result<S, std::io::Error> + Send + Sync + 'static,
+{
     let public_routes = authenticator.public_routes();
-    let gate = Gate::new(local_addr, &options, authenticator.clone());
+    let host_origin = host_origin::HostOriginLayer::new(
+        local_addr,
+        &options.allowed_hosts,
+        &options.allowed_origins,
+        &options.names,
+    );
     let config = StreamableHttpServerConfig::default()
         // Stateful sessions for legacy clients: a pushed elicitation needs a channel back.
         .with_legacy_session_mode(true)
         // The one body limit, also enforced (before any parse) by the limits layer.
         .with_max_request_body_bytes(wire::MAX_BODY_BYTES)
-        .with_allowed_hosts(gate.rmcp_allowed_hosts())
-        .with_allowed_origins(gate.rmcp_allowed_origins());
+        .with_allowed_hosts(host_origin.rmcp_allowed_hosts())
+        .with_allowed_origins(host_origin.rmcp_allowed_origins());
     let token = config.cancellation_token.clone();
     let sessions = Arc::new(options.limits.session_manager());
     let bounds = streams::Bounds::new(
@@ -367,16 +410,8 @@ where
     let service: StreamableHttpService<S, ReplicaSessionManager> =
         StreamableHttpService::new(factory, Arc::new(manager), config);
 
-    let router = Router::new()
-        .route(HEALTH_PATH, get(|| async { "ok" }))
+    let router = routes
         .nest_service(MCP_PATH, service)
-        .fallback(|| async {
-            json_error(
-                StatusCode::NOT_FOUND,
-                "not_found",
-                "nothing here: the MCP endpoint is /mcp and the health check is /healthz",
-            )
-        })
         // Inside the session binding: caps on dialogs and long-lived streams.
         .layer(middleware::from_fn_with_state(bounds, streams::bound))
         .layer(middleware::from_fn_with_state(
@@ -385,10 +420,12 @@ where
         ))
         // Inside the gate: JSON-RPC errors for bodies rmcp would answer 415, the DELETE status.
         .layer(middleware::from_fn(wire::json_rpc_body));
+    // The gate: the Host and Origin checks first, then who is calling.
     let router = limits::layer(router, options.limits, sessions, &options.names)
         // Just inside the gate: a request that passed it marks its connection authenticated.
         .layer(middleware::from_fn(connections::mark_authenticated))
-        .layer(middleware::from_fn_with_state(Arc::new(gate), check));
+        .layer(identity::IdentityLayer::new(authenticator))
+        .layer(host_origin);
     // Outside the gate: what the authenticator serves to anyone (e.g. OAuth metadata).
     let router = match public_routes {
         Some(public) => public.merge(router),
@@ -397,14 +434,76 @@ where
     // Outside the gate: a browser's preflight carries no Authorization.
     let router = wire::with_cors(router, &options.allowed_origins);
 
-    Ok(BoundHttp {
-        listener,
-        local_addr,
-        router,
-        limits: options.limits,
-        connection_names: options.names.connections.clone(),
-        cancel: Box::new(move || token.cancel()),
-    })
+    (router, token)
+}
+
+/// The MCP endpoint (`/mcp`) behind the whole hardening, for a server that serves its own
+/// axum `Router` (see [`McpRoutes::new`]).
+#[derive(Debug)]
+pub struct McpRoutes {
+    /// `/mcp` (and what the authenticator serves to anyone, such as OAuth metadata), each
+    /// behind the gate, the limits and the bounds: merge it into the server's own router. The
+    /// server's own routes stay as they are.
+    pub router: Router,
+    /// Cancel it at shutdown: it ends every MCP session and stream, so a graceful shutdown
+    /// does not wait on them.
+    pub sessions: CancellationToken,
+}
+
+impl McpRoutes {
+    /// The routes for a server bound to `local_addr`, around a fresh `S` per MCP session, with
+    /// the credential `options` choose (announced on stderr as [`bind_http`] does). The accept
+    /// loop's own bounds (header timeout, connection cap) are [`bind_http`]'s: a server that
+    /// serves with `axum::serve` instead sets its own. Call it inside a Tokio runtime (it
+    /// starts the task that returns the memory of ended sessions).
+    ///
+    /// ```no_run
+    /// # use ask_first_core::{Guard, HasGuard};
+    /// # #[derive(Clone)] struct Notes { guard: Guard }
+    /// # impl HasGuard for Notes { fn guard(&self) -> &Guard { &self.guard } }
+    /// # impl rmcp::ServerHandler for Notes {}
+    /// use std::net::SocketAddr;
+    ///
+    /// use ask_first_serve::SettingNames;
+    /// use ask_first_serve::http::{HttpOptions, McpRoutes};
+    /// use axum::{Router, routing::get};
+    ///
+    /// # async fn run(notes: Notes) -> Result<(), Box<dyn std::error::Error>> {
+    /// let addr = SocketAddr::from(([127, 0, 0, 1], 8080));
+    /// let listener = tokio::net::TcpListener::bind(addr).await?;
+    /// let options = HttpOptions::new(SettingNames::with_prefix("NOTES"));
+    /// let mcp = McpRoutes::new(listener.local_addr()?, move || Ok(notes.clone()), options)?;
+    /// let app = Router::new().route("/status", get(|| async { "ok" })).merge(mcp.router);
+    /// axum::serve(listener, app).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn new<S, F>(
+        local_addr: SocketAddr,
+        factory: F,
+        options: HttpOptions,
+    ) -> Result<Self, HttpError>
+    where
+        S: rmcp::ServerHandler + HasGuard + Send + 'static,
+        F: Fn() -> Result<S, std::io::Error> + Send + Sync + 'static,
+    {
+        let credential = Credential::choose(local_addr, &options)?;
+        let guard: Guard = factory()
+            .map_err(|source| HttpError::Factory { source })?
+            .guard()
+            .clone();
+        announce(&credential, local_addr, &options.names);
+        let authenticator = credential.authenticator(&options.names);
+        let (router, sessions) = hardened(
+            Router::new(),
+            local_addr,
+            factory,
+            &options,
+            guard,
+            authenticator,
+        );
+        Ok(Self { router, sessions })
+    }
 }
 
 /// [`bind_http`] then [`BoundHttp::serve`].
@@ -423,166 +522,6 @@ where
         .await?
         .serve(shutdown)
         .await
-}
-
-/// An accepted `Host`: a host and a port (`None`: any port).
-#[derive(Debug, Clone)]
-struct HostRule {
-    host: String,
-    port: Option<u16>,
-}
-
-/// The checks run before every route.
-struct Gate {
-    hosts: Vec<HostRule>,
-    origins: Vec<AllowedOrigin>,
-    /// The credential check.
-    auth: Arc<dyn Authenticate>,
-    port: u16,
-    /// The messages, naming the server's settings.
-    host_refused: String,
-    origin_refused: String,
-}
-
-const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
-
-impl Gate {
-    fn new(local_addr: SocketAddr, options: &HttpOptions, auth: Arc<dyn Authenticate>) -> Self {
-        let port = local_addr.port();
-        let mut hosts: Vec<HostRule> = LOOPBACK_NAMES
-            .iter()
-            .map(|name| HostRule {
-                host: (*name).to_owned(),
-                port: Some(port),
-            })
-            .collect();
-        let bound = normalise_host(&local_addr.ip().to_string());
-        if !hosts.iter().any(|rule| rule.host == bound) {
-            hosts.push(HostRule {
-                host: bound,
-                port: Some(port),
-            });
-        }
-        hosts.extend(options.allowed_hosts.iter().map(|extra| HostRule {
-            host: extra.host.clone(),
-            port: extra.port,
-        }));
-        let mut origins: Vec<AllowedOrigin> = ["http", "https"]
-            .iter()
-            .flat_map(|scheme| {
-                LOOPBACK_NAMES.iter().map(|host| AllowedOrigin::Tuple {
-                    scheme: (*scheme).to_owned(),
-                    host: (*host).to_owned(),
-                    port: OriginPort::Any,
-                })
-            })
-            .collect();
-        origins.extend(options.allowed_origins.iter().cloned());
-        Self {
-            hosts,
-            origins,
-            auth,
-            port,
-            host_refused: format!(
-                "this Host is not accepted (protection against DNS rebinding); to reach the \
-                 server under another name, add it to {}",
-                options.names.allowed_hosts
-            ),
-            origin_refused: format!(
-                "this Origin is not accepted; to allow a browser application, add its origin \
-                 to {}",
-                options.names.allowed_origins
-            ),
-        }
-    }
-
-    /// The same host list, in rmcp's syntax (an entry without a port matches any port there;
-    /// a `Host` without a port is compared as port 80 here, so on port 80 the bare names are
-    /// added for rmcp too).
-    fn rmcp_allowed_hosts(&self) -> Vec<String> {
-        let mut list: Vec<String> = self
-            .hosts
-            .iter()
-            .map(|rule| {
-                AllowedHost {
-                    host: rule.host.clone(),
-                    port: rule.port,
-                }
-                .to_string()
-            })
-            .collect();
-        if self.port == 80 {
-            list.extend(LOOPBACK_NAMES.iter().map(|name| {
-                AllowedHost {
-                    host: (*name).to_owned(),
-                    port: None,
-                }
-                .to_string()
-            }));
-        }
-        list
-    }
-
-    fn rmcp_allowed_origins(&self) -> Vec<String> {
-        self.origins.iter().map(ToString::to_string).collect()
-    }
-
-    /// The Host and Origin checks (the credential is checked after them, asynchronously).
-    fn check(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), InputError<'_>> {
-        self.check_host(headers, uri)?;
-        self.check_origin(headers)
-    }
-
-    fn check_host(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), InputError<'_>> {
-        let bad = || InputError {
-            status: StatusCode::BAD_REQUEST,
-            code: "bad_host",
-            message: "the Host header is missing or malformed",
-        };
-        let text = match headers.get(header::HOST) {
-            Some(value) => value.to_str().map_err(|_| bad())?,
-            // HTTP/2 carries the authority in the URI instead.
-            None => uri.authority().ok_or_else(bad)?.as_str(),
-        };
-        // The same parser as the configured entries: no user info, a port that fits 16 bits.
-        let AllowedHost { host, port } = AllowedHost::parse(text).ok_or_else(bad)?;
-        let effective_port = port.unwrap_or(80);
-        let allowed = self.hosts.iter().any(|rule| {
-            rule.host == host && rule.port.is_none_or(|allowed| allowed == effective_port)
-        });
-        if allowed {
-            Ok(())
-        } else {
-            tracing::warn!("refused an HTTP request whose Host header is not allowed");
-            Err(InputError {
-                status: StatusCode::FORBIDDEN,
-                code: "host_not_allowed",
-                message: &self.host_refused,
-            })
-        }
-    }
-
-    fn check_origin(&self, headers: &HeaderMap) -> Result<(), InputError<'_>> {
-        let Some(value) = headers.get(header::ORIGIN) else {
-            return Ok(());
-        };
-        let refused = || {
-            tracing::warn!("refused an HTTP request whose Origin header is not allowed");
-            InputError {
-                status: StatusCode::FORBIDDEN,
-                code: "origin_not_allowed",
-                message: &self.origin_refused,
-            }
-        };
-        let text = value.to_str().map_err(|_| refused())?;
-        // The one Origin parser and matcher, shared with CORS.
-        let origin = Origin::parse(text).ok_or_else(refused)?;
-        if origin.is_in(&self.origins) {
-            Ok(())
-        } else {
-            Err(refused())
-        }
-    }
 }
 
 /// The credential [`bind_http`] chose.
@@ -795,35 +734,6 @@ fn announce(credential: &Credential, local_addr: SocketAddr, names: &SettingName
     }
 }
 
-async fn check(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
-    if let Err(rejection) = gate.check(request.headers(), request.uri()) {
-        return rejection.into_response();
-    }
-    let (mut parts, body) = request.into_parts();
-    // Whatever a client sent, only the authenticator's verdict is an identity.
-    parts.extensions.remove::<Identity>();
-    match gate.auth.authenticate(&mut parts).await {
-        Ok(identity) => {
-            parts.extensions.insert(identity);
-        }
-        Err(refusal) => return refusal.into_response(),
-    }
-    next.run(Request::from_parts(parts, body)).await
-}
-
-/// Why the gate refused a request.
-struct InputError<'a> {
-    status: StatusCode,
-    code: &'static str,
-    message: &'a str,
-}
-
-impl IntoResponse for InputError<'_> {
-    fn into_response(self) -> Response {
-        json_error(self.status, self.code, self.message)
-    }
-}
-
 pub(crate) fn json_error(status: StatusCode, code: &str, message: &str) -> Response {
     let body = serde_json::json!({ "error": code, "message": message }).to_string();
     (
@@ -848,8 +758,8 @@ pub(crate) fn json_error(status: StatusCode, code: &str, message: &str) -> Respo
 pub fn gate_verdict(
     local_addr: SocketAddr,
     options: &HttpOptions,
-    headers: &HeaderMap,
-    uri: &Uri,
+    headers: &http::HeaderMap,
+    uri: &http::Uri,
 ) -> Result<(), StatusCode> {
     use futures::FutureExt as _;
     let credential = match (&options.authenticator, &options.bearer_token) {
@@ -857,20 +767,23 @@ pub fn gate_verdict(
         (None, Some(secret)) => Credential::Configured(secret.clone()),
         (None, None) => Credential::None,
     };
-    let gate = Gate::new(
+    let host_origin = host_origin::HostOriginLayer::new(
         local_addr,
-        options,
-        credential.authenticator(&options.names),
+        &options.allowed_hosts,
+        &options.allowed_origins,
+        &options.names,
     );
-    gate.check(headers, uri)
-        .map_err(|rejection| rejection.status)?;
+    if let Some(status) = host_origin.refusal(headers, uri) {
+        return Err(status);
+    }
+    let auth = credential.authenticator(&options.names);
     let mut request = http::Request::builder()
         .uri(uri.clone())
         .body(())
         .map_err(|_| StatusCode::BAD_REQUEST)?;
     *request.headers_mut() = headers.clone();
     let (mut parts, ()) = request.into_parts();
-    match gate.auth.authenticate(&mut parts).now_or_never() {
+    match auth.authenticate(&mut parts).now_or_never() {
         Some(Ok(_)) => Ok(()),
         Some(Err(refusal)) => Err(refusal.status()),
         None => Err(StatusCode::SERVICE_UNAVAILABLE),
@@ -880,6 +793,66 @@ pub fn gate_verdict(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Clone)]
+    struct Plain {
+        guard: Guard,
+    }
+    impl HasGuard for Plain {
+        fn guard(&self) -> &Guard {
+            &self.guard
+        }
+    }
+    impl rmcp::ServerHandler for Plain {}
+
+    /// The status line's code of one raw HTTP/1.1 request to `addr`.
+    async fn status_of(addr: SocketAddr, request: String) -> u16 {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        stream.write_all(request.as_bytes()).await.expect("write");
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head).await.expect("status line");
+        std::str::from_utf8(&head[9..12])
+            .expect("ascii")
+            .parse()
+            .expect("a status code")
+    }
+
+    #[tokio::test]
+    async fn mcp_routes_merged_into_a_servers_router_are_gated_and_its_own_routes_are_not() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let mut options = HttpOptions::new(SettingNames::with_prefix("T"));
+        options.bearer_token = Some(Secret::new("a-secret-of-at-least-16"));
+        let server = Plain {
+            guard: Guard::builder("t").build(),
+        };
+        let mcp = McpRoutes::new(addr, move || Ok(server.clone()), options).expect("routes");
+        let app = Router::new()
+            .route("/mine", get(|| async { "mine" }))
+            .merge(mcp.router);
+        let serving = tokio::spawn(async move { axum::serve(listener, app).await });
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+        let post = |host: &str, auth: &str| {
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{auth}Content-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{body}",
+                body.len()
+            )
+        };
+        let local = format!("127.0.0.1:{}", addr.port());
+        let bearer = "Authorization: Bearer a-secret-of-at-least-16\r\n";
+        // The server's own route: no credential needed.
+        let own = format!("GET /mine HTTP/1.1\r\nHost: {local}\r\nConnection: close\r\n\r\n");
+        assert_eq!(status_of(addr, own).await, 200);
+        // The MCP endpoint: the gate's refusals, and the request that passes (the control).
+        assert_eq!(status_of(addr, post(&local, "")).await, 401);
+        assert_eq!(status_of(addr, post("evil.example", bearer)).await, 403);
+        assert_eq!(status_of(addr, post(&local, bearer)).await, 200);
+        mcp.sessions.cancel();
+        serving.abort();
+    }
 
     #[tokio::test]
     async fn the_start_up_lines_are_written_before_the_port_accepts_connections() {

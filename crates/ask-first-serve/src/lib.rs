@@ -2,10 +2,8 @@
 //! streamable HTTP behind a gate that binds every session to the principal that opened it.
 //!
 //! Most servers use this through the facade (`ask_first::Serving`, `ask_first::ServeError`); what
-//! serving brings (the HTTP gate, the limits, replicas, the settings table) is in the guide,
-//! [Serving, safely by default](https://docs.rs/ask-first/latest/ask_first/#serving-safely-by-default)
-//! (also the repository's `crates/ask-first/README.md`), beside the compiled example whose `main` is
-//! the whole serving code. This crate's pages are the reference:
+//! serving brings (the HTTP gate, the limits, replicas, the settings table) is on
+//! [`Serving`]'s page (also this crate's `SERVING.md`). This crate's pages are the reference:
 //!
 //! ```no_run
 //! # use ask_first_core::{Guard, HasGuard};
@@ -206,6 +204,8 @@ fn approval_page(
 /// One process's serving: its settings read, its replica pieces (seal key, spent-answer store,
 /// audit log) built, ready to give its guard ([`Serving::guard_builder`]) and to serve
 /// ([`Serving::serve`]).
+///
+#[doc = include_str!("../SERVING.md")]
 pub struct Serving {
     name: String,
     settings: ServeSettings,

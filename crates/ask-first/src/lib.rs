@@ -17,7 +17,11 @@ pub use ask_first_core::{
     AlteredState, Approved, ApprovedBy, Clearance, Exempt, Guard, GuardBuilder, HasGuard,
     InputError, Resolve, SealKey,
 };
-pub use ask_first_derive::{Target, guarded};
+// The macros' full references are on these re-exports, so they show on the facade's own pages.
+#[doc = include_str!("reference/derive_target.md")]
+pub use ask_first_derive::Target;
+#[doc = include_str!("reference/guarded.md")]
+pub use ask_first_derive::guarded;
 
 #[cfg(feature = "serve-stdio")]
 pub use ask_first_serve::{ServeError, Serving};

@@ -47,6 +47,8 @@ use http::{HeaderValue, Method, StatusCode, header};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
+
+use super::envelope::RequestMethod;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
@@ -118,7 +120,7 @@ async fn limit(State(state): State<Arc<LimitState>>, request: Request, next: Nex
     if !has_body {
         return next.run(request).await;
     }
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     let read = axum::body::to_bytes(body, MAX_BODY_BYTES);
     let bytes = match tokio::time::timeout(state.limits.body_timeout, read).await {
         Err(_) => {
@@ -147,9 +149,13 @@ async fn limit(State(state): State<Arc<LimitState>>, request: Request, next: Nex
         }
         Ok(Ok(bytes)) => bytes,
     };
+    // The one read of the JSON-RPC method, for every layer inside this one.
+    let method = RequestMethod::of(&bytes);
+    let opens_session = method.get() == Some("initialize");
+    parts.extensions.insert(method);
     if !parts.headers.contains_key("mcp-session-id")
+        && opens_session
         && state.sessions.sessions.read().await.len() >= state.limits.max_sessions
-        && is_initialize(&bytes)
     {
         tracing::warn!(
             max_sessions = state.limits.max_sessions,
@@ -179,15 +185,7 @@ async fn limit(State(state): State<Arc<LimitState>>, request: Request, next: Nex
 
 /// Whether a body is a JSON-RPC `initialize` request (the only request that opens a session).
 pub(crate) fn is_initialize(body: &[u8]) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Method<'a> {
-        #[serde(borrow)]
-        method: Option<std::borrow::Cow<'a, str>>,
-    }
-    serde_json::from_slice::<Method>(body)
-        .ok()
-        .and_then(|m| m.method)
-        .is_some_and(|method| method == "initialize")
+    RequestMethod::of(body).get() == Some("initialize")
 }
 
 fn refusal(status: StatusCode, code: &str, message: &str, close: bool) -> Response {

@@ -47,6 +47,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use crate::settings::{BoundNames, HttpBounds};
 
 use super::MCP_PATH;
+use super::envelope::RequestMethod;
 use super::limits::MAX_BODY_BYTES;
 
 /// The header rmcp names sessions with.
@@ -338,16 +339,21 @@ pub(crate) async fn bound(
             )
         }
         Method::POST => {
-            // Read from every body: a 2026-07-28 request is served statelessly even when it
-            // names a session, so a session header proves nothing about the method.
-            let (body, listen) = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
-                Ok(bytes) => {
-                    let listen = method_of(&bytes).as_deref() == Some(LISTEN_METHOD);
-                    (Body::from(bytes), listen)
-                }
-                // The limits layer read it already; whatever it is, rmcp answers it.
-                Err(_) => (Body::empty(), false),
+            // From every body: a 2026-07-28 request is served statelessly even when it names a
+            // session, so a session header proves nothing about the method. The body layer
+            // recorded it; without that record, the body is read here.
+            let (body, method) = match RequestMethod::recorded(&parts.extensions) {
+                Some(method) => (body, method.clone()),
+                None => match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+                    Ok(bytes) => {
+                        let method = RequestMethod::of(&bytes);
+                        (Body::from(bytes), method)
+                    }
+                    // Whatever it is, rmcp answers it.
+                    Err(_) => (Body::empty(), RequestMethod::of(b"")),
+                },
             };
+            let listen = method.get() == Some(LISTEN_METHOD);
             if listen {
                 let place = match bounds.open_stream(&principal) {
                     Ok(place) => place,
@@ -372,38 +378,6 @@ pub(crate) async fn bound(
         }
         _ => next.run(Request::from_parts(parts, body)).await,
     }
-}
-
-/// The `method` of a JSON-RPC body, read without building the rest of it. A key given twice
-/// counts as a JSON map keeps it: the last one.
-fn method_of(body: &[u8]) -> Option<String> {
-    use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
-
-    struct Method;
-    impl<'de> Visitor<'de> for Method {
-        type Value = Option<String>;
-
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a JSON-RPC message")
-        }
-
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut method = None;
-            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                if key == "method" {
-                    method = map.next_value::<Option<String>>().ok().flatten();
-                } else {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-            Ok(method)
-        }
-    }
-
-    serde_json::Deserializer::from_slice(body)
-        .deserialize_map(Method)
-        .ok()
-        .flatten()
 }
 
 /// Wraps an event-stream response's body so that `held` lives as long as the stream, `gone` is
@@ -661,24 +635,5 @@ mod tests {
             .expect("body");
         assert_eq!(&bytes[..], b"data: ack\n\n:\n\n");
         assert_eq!(bounds.counts(), (0, 0));
-    }
-
-    #[test]
-    fn the_method_is_read_from_any_body() {
-        assert_eq!(
-            method_of(br#"{"params":{"x":[1,2,{"y":null}]},"method":"subscriptions/listen"}"#)
-                .as_deref(),
-            Some(LISTEN_METHOD)
-        );
-        assert_eq!(
-            method_of(br#"{"method":"tools\/call"}"#).as_deref(),
-            Some("tools/call")
-        );
-        assert_eq!(
-            method_of(br#"{"method":"tools/call","method":"subscriptions/listen"}"#).as_deref(),
-            Some(LISTEN_METHOD)
-        );
-        assert_eq!(method_of(b"[1,2]"), None);
-        assert_eq!(method_of(b"not json"), None);
     }
 }

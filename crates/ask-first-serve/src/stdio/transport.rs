@@ -42,7 +42,7 @@
 use std::sync::Arc;
 
 use rmcp::RoleServer;
-use rmcp::model::{ClientRequest, JsonRpcMessage, NumberOrString};
+use rmcp::model::{ClientRequest, ErrorCode, JsonRpcMessage, NumberOrString};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde::Deserialize;
@@ -112,12 +112,14 @@ const CHECK_INLINE_BYTES: usize = 64 * 1024;
 /// How much of an over-long line is kept to look for its id.
 const PREFIX_BYTES: usize = 64 * 1024;
 
-/// JSON-RPC: the line is not JSON.
-pub const PARSE_ERROR: i64 = -32700;
-/// JSON-RPC: the line is JSON but not a request this server can take.
-pub const INVALID_REQUEST: i64 = -32600;
-/// JSON-RPC: the request's params do not fit its method.
-pub const INVALID_PARAMS: i64 = -32602;
+/// JSON-RPC: the line is not JSON (rmcp's [`ErrorCode::PARSE_ERROR`], -32700).
+pub const PARSE_ERROR: i64 = ErrorCode::PARSE_ERROR.0 as i64;
+/// JSON-RPC: the line is JSON but not a request this server can take
+/// ([`ErrorCode::INVALID_REQUEST`], -32600).
+pub const INVALID_REQUEST: i64 = ErrorCode::INVALID_REQUEST.0 as i64;
+/// JSON-RPC: the request's params do not fit its method ([`ErrorCode::INVALID_PARAMS`],
+/// -32602).
+pub const INVALID_PARAMS: i64 = ErrorCode::INVALID_PARAMS.0 as i64;
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
