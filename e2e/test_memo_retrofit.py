@@ -11,8 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import target_of
-from support import ROOT, TARGET, Dialog, connect, require_binary, text_of
+from support import ROOT, TARGET, Dialog, connect, require_binary, target_of, text_of
 
 pytestmark = pytest.mark.anyio
 
