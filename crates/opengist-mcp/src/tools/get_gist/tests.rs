@@ -1,3 +1,4 @@
+use super::shape::shape_gist;
 use super::*;
 use crate::result_budget::json_len;
 use crate::tools::common::fixtures::*;
