@@ -5,7 +5,7 @@
 //! The request body ([`GistPatch`] of [`FileChange`]s), the guard target ([`UpdateGist`]:
 //! its binding, its question and its condition), the check made before asking
 //! ([`OpengistClient::check_can_update`]), and the client method that takes the guard's
-//! clearance ([`OpengistClient::update_gist`]). The tool is `tools/update_gist.rs`.
+//! clearance ([`OpengistClient::update_gist`]). The tool is `tools/update_gist/`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
