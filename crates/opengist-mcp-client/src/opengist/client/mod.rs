@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use ask_first::fact::Configured;
 use chrono::{DateTime, SecondsFormat, Utc};
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{Method, Response, StatusCode, redirect};
@@ -118,6 +119,8 @@ struct Inner {
     /// What the connection pool is built from.
     http_setup: Arc<HttpSetup>,
     base: Url,
+    /// The base URL as a question shows it (no credentials, no query; see [`Self::site`]).
+    site: Configured,
     has_token: bool,
     request_timeout: Duration,
     connect_timeout: Duration,
@@ -275,6 +278,7 @@ impl OpengistClient {
                     connect_timeout,
                     insecure_tls,
                 }),
+                site: Configured::fixed(String::leak(display_base(&base))),
                 base,
                 has_token: api_auth.is_some(),
                 request_timeout,
@@ -308,6 +312,7 @@ impl OpengistClient {
                 http: Arc::clone(&inner.http),
                 http_setup: Arc::clone(&inner.http_setup),
                 base: inner.base.clone(),
+                site: inner.site.clone(),
                 has_token: api_auth.is_some(),
                 request_timeout: inner.request_timeout,
                 connect_timeout: inner.connect_timeout,
@@ -343,6 +348,14 @@ impl OpengistClient {
     /// The instance's base URL.
     pub fn base_url(&self) -> &Url {
         &self.inner.base
+    }
+
+    /// The instance's base URL as a question shows it: the operator's setting, without
+    /// credentials, query or a `/` at its end. Made once per configured client (clients made
+    /// with [`Self::with_token`] share it), so leaking it to a `&'static str` costs one string
+    /// per configuration, never one per request.
+    pub fn site(&self) -> &Configured {
+        &self.inner.site
     }
 
     /// Whether a token is sent with each request.
@@ -796,6 +809,25 @@ mod tests {
             limits: RequestLimits::default(),
         })
         .expect("client")
+    }
+
+    #[test]
+    fn the_site_a_question_links_carries_no_credentials_query_or_trailing_slash() {
+        let c = client(
+            "https://ana:hunter2@gist.example.com/og/?next=x#top",
+            None,
+            Duration::from_secs(5),
+        );
+        assert_eq!(c.site().as_str(), "https://gist.example.com/og");
+        // Every client made for a person's token shows the same site.
+        let person = c.with_token("og_person").expect("client");
+        assert_eq!(person.site(), c.site());
+        assert_eq!(
+            client("http://127.0.0.1:6157", None, Duration::from_secs(5))
+                .site()
+                .as_str(),
+            "http://127.0.0.1:6157"
+        );
     }
 
     #[test]
