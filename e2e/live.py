@@ -282,6 +282,14 @@ class WebSession:
         with self.opener.open(urllib.request.Request(self.base + path, data=data), timeout=30) as response:
             return response.read().decode(errors="replace"), response.geturl()
 
+    def page(self, path_or_url: str) -> str:
+        """The HTML Opengist serves at `path_or_url` (a path, or a full URL on this instance)
+        to this logged-in person."""
+        path = path_or_url.removeprefix(self.base)
+        assert path.startswith("/"), f"{path_or_url} is not on {self.base}"
+        with self.opener.open(self.base + path, timeout=30) as response:
+            return response.read().decode(errors="replace")
+
     def submit(self, form_page: str, action: str, fields: dict[str, str]) -> int:
         """POST `fields` to `action` with the CSRF token of the form on `form_page`."""
         data = urllib.parse.urlencode({**fields, "_csrf": self._csrf(form_page)}).encode()

@@ -6,7 +6,9 @@ gist whose uuid starts with `x` or whose custom URL is `x`. Another user may giv
 gist the custom URL `X`, where `X` is the token owner's private gist id; the link
 `<base>/<that user>/X` then shows THEIR gist, and the server must read that one (or refuse to
 delete it, since the token's account does not own it), never the token owner's private gist
-`X`. Every outcome is read back through Opengist's REST API directly.
+`X`. A question's link to the gist's page is `<base>/<owner>/<uuid>` for the same reason:
+the owner's name scopes it, and the uuid is Opengist's, never a custom URL someone chose.
+Every outcome is read back through Opengist's REST API directly.
 """
 
 from __future__ import annotations
@@ -75,8 +77,12 @@ async def test_delete_through_such_a_link_never_touches_the_owners_private_gist(
     assert len(dialog.calls) == 1, dialog.calls
     question = dialog.calls[0].message
     assert private_id in question and f"It belongs to the Opengist user {admin}." in question, question
-    # The gist's own page on the instance, from server-side facts only.
-    assert f"Its page on your Opengist: /{admin}/{private_id}" in question, question
+    # The question links the gist's own page: the owner's name and the uuid, never user2's
+    # decoy, though user2's custom URL is that uuid; Opengist shows the admin's gist there.
+    link = f"{base}/{admin}/{private_id}"
+    assert f"Its page on this Opengist: {link} (open it" in question, question
+    shown = WebSession(opengist_env, "admin").page(link)
+    assert "admin secret" in shown and "user2 public" not in shown, shown[:2000]
     # Nothing was deleted: both gists are still there, as Opengist holds them.
     assert og.exists(private_id)
     assert api(opengist_env, "user2").exists(their_id)
@@ -99,17 +105,28 @@ async def test_a_link_whose_user_does_not_own_the_id_is_an_input_error_naming_bo
 
 
 @DIAGONAL
-async def test_update_and_file_deletion_questions_name_the_owner(opengist_env, live_server, era):
+async def test_questions_name_the_owner_and_link_the_gists_page(opengist_env, live_server, era):
     base = opengist_env["OPENGIST_E2E_URL"].rstrip("/")
     admin = opengist_env.get("OPENGIST_E2E_ADMIN_USER", "admin")
     og = api(opengist_env)
-    gist_id = og.create({"a.txt": "a\n", "b.txt": "b\n"}, "private", title=marker())
+    title = marker()
+    gist_id = og.create({"a.txt": "a\n", "b.txt": "b\n"}, "private", title=title)
+    # A custom URL is the owner's free text: the question's link never uses it.
+    slug = f"approve-{title}"
+    give_custom_url(opengist_env, "admin", admin, gist_id, slug, title)
+    assert og.gist(gist_id)["slug_url"] == slug, "the custom URL was not set"
     dialog = Dialog("decline")
     async with session(live_server, era, dialog) as client:
-        await refused(client, "delete_gist_files", {"gist_id": f"{base}/{admin}/{gist_id}", "filenames": ["b.txt"]}, "declined")
+        await refused(client, "delete_gist_files", {"gist_id": f"{base}/{admin}/{slug}", "filenames": ["b.txt"]}, "declined")
         await refused(client, "update_gist", {"gist_id": gist_id, "visibility": "public"}, "declined")
-    assert len(dialog.calls) == 2, dialog.calls
+        await refused(client, "delete_gist", {"gist_id": gist_id}, "declined")
+    assert len(dialog.calls) == 3, dialog.calls
+    link = f"{base}/{admin}/{gist_id}"
     for call in dialog.calls:
         assert f"It belongs to the Opengist user {admin}." in call.message, call.message
+        assert f"Its page on this Opengist: {link} (open it" in call.message, call.message
+        assert slug not in call.message, call.message
+    # The link opens this gist on the instance (its title is on the page).
+    assert title in WebSession(opengist_env, "admin").page(link)
     assert og.files(gist_id) == {"a.txt": "a\n", "b.txt": "b\n"}
     assert og.gist(gist_id)["visibility"] == "private"

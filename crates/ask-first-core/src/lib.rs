@@ -86,7 +86,7 @@ pub use identity::Identity;
 pub use nonce::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
 pub use nonce_file::{FileNonceStore, FileNonceStoreError, SPENT_LOG_FILE};
 pub use question::{
-    Address, ByteSize, Configured, Count, Fact, Id, InvalidId, Moment, Name, NotConfigured,
+    Address, ByteSize, Configured, Count, Fact, Id, InvalidId, Link, Moment, Name, NotConfigured,
     PathName, Question, Span, ToFact, Wording,
 };
 pub use seal::{Nonce, SealKey, SealKeyTooShort};

@@ -36,14 +36,15 @@ pub use ask_first_serve::{ServeError, Serving};
 /// | [`fact::PathName`] | `caller-supplied path «reports»/«Q3.txt»`, absolute: `/«data»/«x.txt»` |
 /// | [`fact::Address`] | `caller-supplied address «ana@example.org»` |
 /// | [`fact::Configured`] | `eu-west-3 (server configuration)`: the operator's, never a request's |
+/// | [`fact::Link`] | `https://gist.example.org/alice/3f2a9c91e`: a [`fact::Configured`] base and [`fact::Id`]s |
 /// | [`fact::Count`], [`fact::ByteSize`] | `3`, `1.5 KiB` |
 /// | [`fact::Moment`], [`fact::Span`] | `2026-11-30 12:00 UTC`, `5 min 30 s` |
 ///
 /// Caller-supplied names are framed and escaped (see [`fact::Name`]); free text has no kind.
 pub mod fact {
     pub use ask_first_core::{
-        Address, ByteSize, Configured, Count, Id, Moment, Name, NotConfigured, PathName, Span,
-        ToFact,
+        Address, ByteSize, Configured, Count, Id, Link, Moment, Name, NotConfigured, PathName,
+        Span, ToFact,
     };
 }
 

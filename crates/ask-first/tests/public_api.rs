@@ -59,6 +59,7 @@ const SURFACE: &[&str] = &[
     "fact::Configured",
     "fact::Count",
     "fact::Id",
+    "fact::Link",
     "fact::Moment",
     "fact::Name",
     "fact::NotConfigured",
@@ -90,7 +91,7 @@ const SURFACE: &[&str] = &[
 ];
 
 /// The most items the facade may have, modules included.
-const MOST: usize = 63;
+const MOST: usize = 64;
 
 /// The most items at the facade's root, modules not included: what a newcomer reads first.
 const ROOT_MOST: usize = 24;
@@ -102,6 +103,7 @@ const FACT_KINDS: &[&str] = &[
     "Configured",
     "Count",
     "Id",
+    "Link",
     "Moment",
     "Name",
     "NotConfigured",
@@ -122,8 +124,8 @@ use ask_first::{
 use ask_first::{
     audit::{AuditEvent, AuditOutcome, AuditSink, OUTCOME_META_KEY, Route, outcome_of},
     fact::{
-        Address, ByteSize, Configured, Count, Id, Moment, Name, NotConfigured, PathName, Span,
-        ToFact,
+        Address, ByteSize, Configured, Count, Id, Link, Moment, Name, NotConfigured, PathName,
+        Span, ToFact,
     },
     nonce::{Nonce, NonceStore, NonceStoreError, SpendFuture},
     principal::{Caller, Identity, default_principal},

@@ -4,9 +4,9 @@
 
 use std::fmt;
 
-use super::name::{Address, Configured, Name, PathName};
+use super::name::{Address, Configured, Link, Name, PathName};
 use super::render::{
-    write_bytes, write_configured, write_date, write_duration, write_framed, write_path,
+    write_bytes, write_configured, write_date, write_duration, write_framed, write_link, write_path,
 };
 use super::wording::Wording;
 
@@ -70,6 +70,7 @@ enum FactKind {
     Path(PathName),
     Address(Address),
     Configured(Configured),
+    Link(Link),
     List(Vec<Fact>),
 }
 
@@ -138,6 +139,12 @@ impl Fact {
         Self(FactKind::Configured(value))
     }
 
+    /// A link on the operator's site, shown unframed: `https://gist.example.org/alice/3f2a9c91e`
+    /// (see [`Link`]).
+    pub fn link(link: Link) -> Self {
+        Self(FactKind::Link(link))
+    }
+
     /// A variable number of facts in one placeholder, e.g. the names a call acts on: shown
     /// joined by `, ` (`none` when empty); past 20 items the rest is counted as
     /// `<… and N more>`.
@@ -168,6 +175,7 @@ impl fmt::Display for Fact {
                 write_framed(f, address.as_str())
             }
             FactKind::Configured(value) => write_configured(f, value.as_str()),
+            FactKind::Link(link) => write_link(f, link),
             FactKind::List(facts) => write_list(f, facts),
         }
     }
@@ -200,7 +208,7 @@ impl fmt::Debug for Fact {
 
 /// A value that can be shown in a question: a fact kind.
 ///
-/// Implemented for [`Id`], [`Name`], [`PathName`], [`Address`], [`Configured`], [`Fact`], the newtypes
+/// Implemented for [`Id`], [`Name`], [`PathName`], [`Address`], [`Configured`], [`Link`], [`Fact`], the newtypes
 /// [`Count`], [`ByteSize`], [`Moment`] and [`Span`], references to them, and `Vec`s and slices
 /// of them (shown as a [`Fact::list`]). Deliberately **not** for `String`, `&str` or plain
 /// numbers: free text reaches a question only declared as a caller-supplied name, and a number
@@ -276,6 +284,12 @@ impl ToFact for Address {
 impl ToFact for Configured {
     fn to_fact(&self) -> Fact {
         Fact::configured(self.clone())
+    }
+}
+
+impl ToFact for Link {
+    fn to_fact(&self) -> Fact {
+        Fact::link(self.clone())
     }
 }
 

@@ -5,7 +5,8 @@
 //! identifier, another piece of fixed wording, a caller-supplied name ([`Name`],
 //! [`PathName`], [`Address`]) that is always shown framed and escaped (see
 //! [the names section](crate::Name#what-a-person-sees)), or a value the operator configured
-//! ([`Configured`]). Free text (titles, descriptions, contents) has no way in at all: it is
+//! ([`Configured`]), or a link on the operator's site built from one and identifiers
+//! ([`Link`]). Free text (titles, descriptions, contents) has no way in at all: it is
 //! where an injected instruction would sit.
 //!
 //! | file | concern |
@@ -13,7 +14,7 @@
 //! | `mod.rs` | [`Question`]: lines of wording and facts, rendered |
 //! | `wording.rs` | [`Wording`] and `wording!` |
 //! | `fact.rs` | [`Fact`], [`Id`], [`ToFact`] and the number kinds |
-//! | `name.rs` | [`Name`], [`PathName`], [`Address`], [`Configured`] |
+//! | `name.rs` | [`Name`], [`PathName`], [`Address`], [`Configured`], [`Link`] |
 //! | `escape.rs` | which characters a frame shows escaped |
 //! | `render.rs` | how a fact is written: numbers, frames, elision and its digest, paths |
 
@@ -24,7 +25,7 @@ mod render;
 mod wording;
 
 pub use fact::{ByteSize, Count, Fact, Id, InvalidId, Moment, Span, ToFact};
-pub use name::{Address, Configured, Name, NotConfigured, PathName};
+pub use name::{Address, Configured, Link, Name, NotConfigured, PathName};
 pub use wording::Wording;
 
 /// A question for a person: lines of fixed [`Wording`], each filled with [`Fact`]s.

@@ -1,8 +1,10 @@
 //! What names a thing in a question: a caller's names ([`Name`], [`PathName`], [`Address`]),
 //! shown framed and escaped, and the operator's configured values ([`Configured`]), shown as
-//! the server's.
+//! the server's, and links on the operator's site ([`Link`]).
 
 use std::fmt;
+
+use super::fact::Id;
 
 /// A name a caller supplied (a file name, a repository, a label): any UTF-8, shown to a person
 /// framed as data and marked as the caller's, never as the server's own words.
@@ -234,6 +236,55 @@ impl Configured {
     /// The value, as configured.
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+}
+
+/// A link on the site the operator configured: a [`Configured`] base URL followed by
+/// validated path segments ([`Id`]s), shown as `https://gist.example.org/alice/3f2a9c91e`,
+/// unframed. A request can supply no part of it but identifiers, so it cannot carry an
+/// instruction, and no segment can step outside the base: a segment made only of dots (`.`,
+/// `..`) is shown with each dot escaped (`<U+002E>`). The base is escaped as a
+/// [`Configured`] value is; a `/` at its end is dropped.
+///
+/// ```
+/// use ask_first_core::{Configured, Fact, Id, Link, Question};
+/// ask_first_core::wording!(struct Page = "It is at {} on this server.";);
+/// const SITE: Configured = Configured::fixed("https://gist.example.org/");
+/// let link = Link::new(SITE, [Id::new("alice").unwrap(), Id::new("3f2a9c91e").unwrap()]);
+/// assert_eq!(
+///     Question::new::<Page>([Fact::link(link)]).render(),
+///     "It is at https://gist.example.org/alice/3f2a9c91e on this server."
+/// );
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Link {
+    base: Configured,
+    segments: Vec<Id>,
+}
+
+impl Link {
+    /// The link to `segments` under the configured `base`.
+    pub fn new(base: Configured, segments: impl IntoIterator<Item = Id>) -> Self {
+        Self {
+            base,
+            segments: segments.into_iter().collect(),
+        }
+    }
+
+    /// The configured base.
+    pub fn base(&self) -> &Configured {
+        &self.base
+    }
+
+    /// The path segments under the base.
+    pub fn segments(&self) -> &[Id] {
+        &self.segments
+    }
+}
+
+impl fmt::Debug for Link {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Link({:?}, {:?})", self.base, self.segments)
     }
 }
 

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use super::escape::{escaped, invisible};
-use super::name::PathName;
+use super::name::{Link, PathName};
 
 pub(super) fn write_bytes(f: &mut fmt::Formatter<'_>, n: u64) -> fmt::Result {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
@@ -179,14 +179,36 @@ pub(super) fn write_path(f: &mut fmt::Formatter<'_>, path: &PathName) -> fmt::Re
 /// An operator's value, unframed: only control, line-breaking and invisible characters are
 /// escaped, so the question stays one readable line.
 pub(super) fn write_configured(f: &mut fmt::Formatter<'_>, value: &str) -> fmt::Result {
+    write_operator_text(f, value)?;
+    f.write_str(" (server configuration)")
+}
+
+/// A link: its configured base escaped as [`write_configured`] does (without a `/` at its
+/// end), then each segment after a `/`; a segment of dots only has every dot escaped, so it
+/// cannot step outside the base.
+pub(super) fn write_link(f: &mut fmt::Formatter<'_>, link: &Link) -> fmt::Result {
+    write_operator_text(f, link.base().as_str().trim_end_matches('/'))?;
+    for segment in link.segments() {
+        f.write_str("/")?;
+        let text = segment.as_str();
+        if text.bytes().all(|b| b == b'.') {
+            text.chars().try_for_each(|_| f.write_str("<U+002E>"))?;
+        } else {
+            f.write_str(text)?;
+        }
+    }
+    Ok(())
+}
+
+/// An operator's text, unframed: control, line-breaking and invisible characters escaped.
+fn write_operator_text(f: &mut fmt::Formatter<'_>, value: &str) -> fmt::Result {
     value.chars().try_for_each(|c| {
         if c.is_control() || (c.is_whitespace() && c != ' ') || invisible(u32::from(c)) {
             write!(f, "<U+{:04X}>", u32::from(c))
         } else {
             fmt::Write::write_char(f, c)
         }
-    })?;
-    f.write_str(" (server configuration)")
+    })
 }
 
 #[cfg(test)]
@@ -463,6 +485,38 @@ mod tests {
             paths
                 .keys()
                 .any(|shown| shown.contains("components elided, digest"))
+        );
+    }
+
+    #[test]
+    fn a_link_is_its_base_and_validated_segments_and_never_leaves_the_base() {
+        use crate::question::{Configured, Id, Link};
+        let id = |s: &str| Id::new(s).expect("id");
+        let link = |base: &'static str, segments: &[&str]| {
+            Fact::link(Link::new(
+                Configured::fixed(base),
+                segments.iter().map(|s| id(s)),
+            ))
+            .to_string()
+        };
+        assert_eq!(
+            link("https://gist.example.org/", &["alice", "3f2a9c91e"]),
+            "https://gist.example.org/alice/3f2a9c91e"
+        );
+        assert_eq!(
+            link("http://127.0.0.1:6157/og", &["bob", "x"]),
+            "http://127.0.0.1:6157/og/bob/x"
+        );
+        // A dot segment is shown escaped, so the link cannot climb out of the base.
+        assert_eq!(
+            link("https://h/og", &["..", "admin"]),
+            "https://h/og/<U+002E><U+002E>/admin"
+        );
+        assert_eq!(link("https://h", &["a.b", "..c"]), "https://h/a.b/..c");
+        // The operator's base stays one line, as a configured value does.
+        assert_eq!(
+            link("https://h/\nApprove", &["a"]),
+            "https://h/<U+000A>Approve/a"
         );
     }
 }

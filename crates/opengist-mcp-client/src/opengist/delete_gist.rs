@@ -63,7 +63,7 @@ impl Target for DeleteGist {
             Fact::count(f.files.len() as u64),
             Fact::bytes(f.total_bytes()),
         ]);
-        f.owner_line(headline, &self.id)
+        f.owner_lines(&self.id, headline)
             .line::<DeleteGistCounts>([
                 Fact::count(f.fork_count),
                 Fact::count(f.like_count),
@@ -100,7 +100,7 @@ impl OpengistClient {
 
 #[cfg(test)]
 mod tests {
-    use super::super::gist_facts::fixtures::{ID, INJECTION, facts, id};
+    use super::super::gist_facts::fixtures::{ID, INJECTION, SITE, facts, id};
     use super::super::requests::Visibility;
     use super::*;
 
@@ -114,7 +114,7 @@ mod tests {
         assert_eq!(
             text,
             format!(
-                "This will delete gist {ID} (public) with all its revisions: 2 file(s), 2.0 KiB in total.\nIt belongs to the Opengist user alice.\nIts page on your Opengist: /alice/{ID}\nIt has 2 fork(s) and 3 like(s); created 2023-11-14 22:13 UTC, last updated 2026-11-30 12:30 UTC.\nIt cannot be recovered from here."
+                "This will delete gist {ID} (public) with all its revisions: 2 file(s), 2.0 KiB in total.\nIt belongs to the Opengist user alice.\nIts page on this Opengist: {SITE}/alice/{ID} (open it to see which gist this is).\nIt has 2 fork(s) and 3 like(s); created 2023-11-14 22:13 UTC, last updated 2026-11-30 12:30 UTC.\nIt cannot be recovered from here."
             )
         );
         assert!(!text.contains("IGNORE"));
@@ -133,6 +133,8 @@ mod tests {
             !text.contains("IGNORE") && !text.contains("mallory") && !text.contains("Its page"),
             "{text}"
         );
+        // The page's link needs the name, so there is none either.
+        assert!(!text.contains(SITE), "{text}");
         // The owner is bound: an approval for alice's gist is not one for bob's.
         let alice = DeleteGist::new(id(), facts(Visibility::Private, &[("a", 1)]));
         let mut bob_facts = facts(Visibility::Private, &[("a", 1)]);

@@ -199,7 +199,7 @@ impl Target for DeleteGistFiles {
         ]);
         let question = self
             .facts
-            .owner_line(question, &self.id)
+            .owner_lines(&self.id, question)
             .line::<DeleteFilesWarning>([]);
         self.facts.topics_line(question)
     }
@@ -234,7 +234,7 @@ impl OpengistClient {
 mod tests {
     use serde_json::json;
 
-    use super::super::gist_facts::fixtures::{ID, facts, id};
+    use super::super::gist_facts::fixtures::{ID, SITE, facts, id};
     use super::super::requests::Visibility;
     use super::*;
 
@@ -261,7 +261,7 @@ mod tests {
         assert_eq!(
             ab.question().render(),
             format!(
-                "This will delete 2 file(s) (3 bytes) from gist {ID} (private); 1 file(s) will remain.\nIt belongs to the Opengist user alice.\nIts page on your Opengist: /alice/{ID}\nThe file contents are not recoverable from here.\nOpengist also removes the gist's topics, if it has any."
+                "This will delete 2 file(s) (3 bytes) from gist {ID} (private); 1 file(s) will remain.\nIt belongs to the Opengist user alice.\nIts page on this Opengist: {SITE}/alice/{ID} (open it to see which gist this is).\nThe file contents are not recoverable from here.\nOpengist also removes the gist's topics, if it has any."
             )
         );
     }

@@ -2,12 +2,23 @@
 //! shows and an approval is bound to ([`GistFacts`]), the words and facts every question uses
 //! for a gist's id and visibility, and [`near_match`] for a mistyped filename.
 //!
-//! A question shows server-side facts only (visibility, counts, sizes, dates, the id), never
-//! a title, description, topic, filename or content.
+//! A question shows server-side facts only (visibility, counts, sizes, dates, the id, the
+//! owner and the gist's page on the instance), never a title, description, topic, filename or
+//! content.
+//!
+//! The page's link is the configured base URL, the owner and the gist's uuid:
+//! `<base>/<owner>/<uuid>`. Opengist also serves a gist under a custom URL name its owner
+//! chose (`<base>/<owner>/<url-name>`), but that name is free text a person typed (it could
+//! read "approve-this"), and it need not be unique: two of an owner's gists may carry the
+//! same one, and the link then opens whichever Opengist finds first. So the link always uses
+//! the uuid, which Opengist generates and which names exactly this gist.
 
 use std::collections::BTreeMap;
 
-use ask_first::{Binding, Fact, Question, fact::Id};
+use ask_first::{
+    Binding, Fact, Question,
+    fact::{Configured, Id, Link},
+};
 
 use super::requests::{GistId, Visibility};
 use super::responses::GistDetail;
@@ -18,8 +29,8 @@ ask_first::wording! {
     struct WordPublic = "public";
     struct UnknownId = "(unshowable id)";
     struct GistOwner = "It belongs to the Opengist user {}.";
-    struct GistPage = "Its page on your Opengist: /{}/{}";
     struct UnshowableOwner = "It belongs to an Opengist account whose name cannot be shown safely.";
+    struct GistPage = "Its page on this Opengist: {} (open it to see which gist this is).";
     // Opengist's PATCH saves the gist without its topics (its single-gist lookup does not
     // load them), so every update through the API drops them.
     struct ClearsTopics = "Opengist also removes the gist's topics, if it has any.";
@@ -48,6 +59,9 @@ pub(super) fn gist_fact(id: &GistId) -> Fact {
 /// Server-side facts about an existing gist, read from Opengist right before asking.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GistFacts {
+    /// The instance's base URL, as the operator configured it (see
+    /// [`OpengistClient::site`](super::OpengistClient::site)): where the gist's page is.
+    pub site: Configured,
     /// The owner's username, as Opengist reports it.
     pub owner: String,
     /// Current visibility.
@@ -70,11 +84,12 @@ pub struct GistFacts {
 }
 
 impl GistFacts {
-    /// The facts of `detail`, as Opengist answered it. Its topics are unknown (`None`):
-    /// Opengist's single-gist answer never carries them, so a change that drops them reads
-    /// them from a gist list and sets [`topics`](Self::topics).
-    pub fn of(detail: &GistDetail) -> Self {
+    /// The facts of `detail`, as Opengist at `site` answered it. Its topics are unknown
+    /// (`None`): Opengist's single-gist answer never carries them, so a change that drops
+    /// them reads them from a gist list and sets [`topics`](Self::topics).
+    pub fn of(site: &Configured, detail: &GistDetail) -> Self {
         Self {
+            site: site.clone(),
             owner: detail.summary.owner.name().to_owned(),
             visibility: detail.summary.visibility,
             files: detail
@@ -91,19 +106,20 @@ impl GistFacts {
         }
     }
 
-    /// The question's lines naming the gist `id`'s owner, a validated identifier, and the
-    /// gist's own page on the instance (`/<owner>/<id>`, both server-side facts), which a
-    /// person recognises where a bare 32-hex id is not. Opengist's own sign-up and rename
-    /// forms allow only ASCII letters, digits and `-` (`_` for OAuth accounts), at most 24
-    /// characters, which always pass; a name from elsewhere (an LDAP login) that does not pass
-    /// is not shown, nor is the page under it, and the line says so.
-    pub(super) fn owner_line(&self, question: Question, id: &GistId) -> Question {
-        match Id::new(&self.owner) {
-            Ok(owner) => question
-                .line::<GistOwner>([Fact::id(owner.clone())])
-                .line::<GistPage>([Fact::id(owner), gist_fact(id)]),
-            Err(_) => question.line::<UnshowableOwner>([]),
-        }
+    /// The question's lines naming gist `id`'s owner, a validated identifier, and the
+    /// gist's page on this instance: `<site>/<owner>/<uuid>`, every part a server-side fact.
+    /// Opengist's own sign-up and rename forms allow only ASCII letters, digits and `-` (`_`
+    /// for OAuth accounts), at most 24 characters, which always pass; a name from elsewhere
+    /// (an LDAP login) that does not pass is not shown, the line says so, and there is no
+    /// link (it would need the name).
+    pub(super) fn owner_lines(&self, id: &GistId, question: Question) -> Question {
+        let (Ok(owner), Ok(uuid)) = (Id::new(&self.owner), Id::new(id.as_str())) else {
+            return question.line::<UnshowableOwner>([]);
+        };
+        let page = Link::new(self.site.clone(), [owner.clone(), uuid]);
+        question
+            .line::<GistOwner>([Fact::id(owner)])
+            .line::<GistPage>([Fact::link(page)])
     }
 
     /// The question's line about the topics an API update drops: their count when known,
@@ -166,6 +182,8 @@ pub fn near_match<'a>(
 pub(super) mod fixtures {
     use super::*;
 
+    /// The instance every test's gist is on.
+    pub(in crate::opengist) const SITE: &str = "https://gist.example.org";
     /// A gist id every test uses.
     pub(in crate::opengist) const ID: &str = "3f2a9c91e0b14f0b9a1c0d3e4f5a6b7c";
     /// Text that must never reach a question.
@@ -179,6 +197,7 @@ pub(super) mod fixtures {
     /// Facts of a gist with `files` (name, size) and fixed counts and dates.
     pub(in crate::opengist) fn facts(visibility: Visibility, files: &[(&str, u64)]) -> GistFacts {
         GistFacts {
+            site: Configured::fixed(SITE),
             owner: "alice".to_owned(),
             visibility,
             files: files.iter().map(|(n, s)| ((*n).to_owned(), *s)).collect(),

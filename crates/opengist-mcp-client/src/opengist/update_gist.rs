@@ -336,7 +336,7 @@ impl Target for UpdateGist {
         ]);
         let question = self
             .facts
-            .owner_line(question, &self.id)
+            .owner_lines(&self.id, question)
             .line::<UpdateFiles>([
                 Fact::count(writes),
                 Fact::bytes(bytes),
@@ -387,7 +387,7 @@ impl OpengistClient {
 mod tests {
     use serde_json::json;
 
-    use super::super::gist_facts::fixtures::{ID, INJECTION, facts, id};
+    use super::super::gist_facts::fixtures::{ID, INJECTION, SITE, facts, id};
     use super::*;
 
     fn patch(
@@ -569,7 +569,7 @@ mod tests {
         assert_eq!(
             text,
             format!(
-                "This will change gist {ID}, which is private now and will be public afterwards.\nIt belongs to the Opengist user alice.\nIts page on your Opengist: /alice/{ID}\nIt writes 1 file(s) (5 bytes of new content) and renames 0 file(s).\nTitle changes: yes. Description changes: no.\nOpengist also removes the gist's topics, if it has any.\nThis widens who can read the gist."
+                "This will change gist {ID}, which is private now and will be public afterwards.\nIt belongs to the Opengist user alice.\nIts page on this Opengist: {SITE}/alice/{ID} (open it to see which gist this is).\nIt writes 1 file(s) (5 bytes of new content) and renames 0 file(s).\nTitle changes: yes. Description changes: no.\nOpengist also removes the gist's topics, if it has any.\nThis widens who can read the gist."
             )
         );
         let other = UpdateGist::new(

@@ -37,7 +37,7 @@ impl Resolve<OpengistServer, DeleteGistArgs> for DeleteGist {
         let (id, detail) = resolve_gist(server, &args.gist_id).await?;
         let client = &server.client().map_err(rejection)?;
         preflight::before_asking(client.check_can_delete(&id).await, NOTHING_CHANGED)?;
-        Ok(DeleteGist::new(id, GistFacts::of(&detail)))
+        Ok(DeleteGist::new(id, GistFacts::of(client.site(), &detail)))
     }
 
     /// After a yes, only what the question showed is read again: the gist's facts, by the id
@@ -49,7 +49,8 @@ impl Resolve<OpengistServer, DeleteGistArgs> for DeleteGist {
     ) -> Result<Self, InputError> {
         let id = shown.gist_id().clone();
         let detail = reread_gist(server, &id).await?;
-        Ok(DeleteGist::new(id, GistFacts::of(&detail)))
+        let client = server.client().map_err(rejection)?;
+        Ok(DeleteGist::new(id, GistFacts::of(client.site(), &detail)))
     }
 }
 

@@ -75,7 +75,8 @@ async fn target_of(
     detail: &GistDetail,
 ) -> Result<DeleteGistFiles, InputError> {
     refuse_partial_file_list(detail)?;
-    let mut facts = GistFacts::of(detail);
+    let client = server.client().map_err(rejection)?;
+    let mut facts = GistFacts::of(client.site(), detail);
     facts.topics = topics_of(server, detail).await;
     DeleteGistFiles::new(id, &args.filenames, facts).map_err(|e| InputError::new(e.to_string()))
 }

@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use ask_first::fact::Configured;
 use chrono::{DateTime, SecondsFormat, Utc};
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{Method, Response, StatusCode, redirect};
@@ -119,6 +120,8 @@ struct Inner {
     /// What the connection pool is built from.
     http_setup: Arc<HttpSetup>,
     base: Url,
+    /// The base URL as a question shows it (no credentials, no query; see [`Self::site`]).
+    site: Configured,
     has_token: bool,
     request_timeout: Duration,
     connect_timeout: Duration,
@@ -276,6 +279,7 @@ impl OpengistClient {
                     connect_timeout,
                     insecure_tls,
                 }),
+                site: Configured::fixed(String::leak(display_base(&base))),
                 base,
                 has_token: api_auth.is_some(),
                 request_timeout,
@@ -309,6 +313,7 @@ impl OpengistClient {
                 http: Arc::clone(&inner.http),
                 http_setup: Arc::clone(&inner.http_setup),
                 base: inner.base.clone(),
+                site: inner.site.clone(),
                 has_token: api_auth.is_some(),
                 request_timeout: inner.request_timeout,
                 connect_timeout: inner.connect_timeout,
@@ -344,6 +349,14 @@ impl OpengistClient {
     /// The instance's base URL.
     pub fn base_url(&self) -> &Url {
         &self.inner.base
+    }
+
+    /// The instance's base URL as a question shows it: the operator's setting, without
+    /// credentials, query or a `/` at its end. Made once per configured client (clients made
+    /// with [`Self::with_token`] share it), so leaking it to a `&'static str` costs one string
+    /// per configuration, never one per request.
+    pub fn site(&self) -> &Configured {
+        &self.inner.site
     }
 
     /// Whether a token is sent with each request.

@@ -584,3 +584,22 @@ async fn reads_retry_on_503_twice_then_give_up() {
     );
     assert_eq!(hits.load(Ordering::SeqCst), 3);
 }
+
+#[test]
+fn the_site_a_question_links_carries_no_credentials_query_or_trailing_slash() {
+    let c = client(
+        "https://ana:hunter2@gist.example.com/og/?next=x#top",
+        None,
+        Duration::from_secs(5),
+    );
+    assert_eq!(c.site().as_str(), "https://gist.example.com/og");
+    // Every client made for a person's token shows the same site.
+    let person = c.with_token("og_person").expect("client");
+    assert_eq!(person.site(), c.site());
+    assert_eq!(
+        client("http://127.0.0.1:6157", None, Duration::from_secs(5))
+            .site()
+            .as_str(),
+        "http://127.0.0.1:6157"
+    );
+}

@@ -188,7 +188,8 @@ async fn target_of(
     if !args.file_ops.is_empty() {
         refuse_partial_file_list(detail)?;
     }
-    let mut facts = GistFacts::of(detail);
+    let client = server.client().map_err(rejection)?;
+    let mut facts = GistFacts::of(client.site(), detail);
     facts.topics = topics_of(server, detail).await;
     let changes = file_changes(args, &facts)
         .map_err(|e| InputError::new(format!("{e} Nothing was changed.")))?;

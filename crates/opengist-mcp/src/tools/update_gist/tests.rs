@@ -4,6 +4,7 @@ use super::*;
 
 fn facts(files: &[&str]) -> GistFacts {
     GistFacts {
+        site: ask_first::fact::Configured::fixed("https://gist.example.org"),
         owner: "alice".to_owned(),
         visibility: Visibility::Public,
         files: files.iter().map(|f| ((*f).to_owned(), 1)).collect(),
