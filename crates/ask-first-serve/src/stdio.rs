@@ -16,7 +16,7 @@ pub use transport::{MAX_DEPTH, MAX_LINE_BYTES, MAX_VALUES, StdioTransport, stdio
 // The line checks themselves, for the fuzz targets only.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
-pub use transport::{
+pub use transport::checks::{
     Envelope, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, Shape, Verdict, check_line,
     error_response, leading_id, nesting_depth, shape, too_many_values,
 };

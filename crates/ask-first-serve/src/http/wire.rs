@@ -29,7 +29,7 @@
 
 use std::time::Duration;
 
-use crate::stdio::transport::{self as stdio, Envelope};
+use crate::stdio::transport::checks::{self as stdio, Envelope};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
