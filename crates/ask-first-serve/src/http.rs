@@ -58,15 +58,16 @@ use tokio_util::sync::CancellationToken;
 
 use ask_first_core::{Guard, HasGuard};
 
-use crate::settings::{AllowedHost, AllowedOrigin, Secret, SettingNames, is_loopback};
-
 pub mod auth;
 mod connections;
+mod credential;
 pub mod envelope;
+mod error;
 pub mod host_origin;
 pub mod identity;
 pub mod limits;
 pub mod oauth;
+mod options;
 mod owners;
 pub mod sessions;
 mod streams;
@@ -74,194 +75,18 @@ pub mod tokens;
 pub mod wire;
 
 pub use auth::{AuthFuture, Authenticate, Identity, Refusal, bearer_of};
+pub use error::HttpError;
 pub use limits::HttpLimits;
+pub use options::HttpOptions;
 pub use sessions::ReplicaSessionManager;
 pub use tokens::{TokenFile, TokenFileError, add_token, run_tokens_add};
 
-use crate::settings::{AuthMode, AuthSettings};
+use credential::{Credential, announce};
 
 /// Where the MCP endpoint is mounted.
 pub const MCP_PATH: &str = "/mcp";
 /// The health check.
 pub const HEALTH_PATH: &str = "/healthz";
-
-/// What the gate accepts besides its built-in loopback names, how it authenticates, the
-/// limits, and the names of the settings that messages point to.
-#[derive(Clone, Default)]
-pub struct HttpOptions {
-    /// The settings' names, as the server calls them (every message names its fix by them).
-    pub names: SettingNames,
-    /// The bearer secret every request must carry; `None`: one made up at start (loopback
-    /// only), unless `no_auth`.
-    pub bearer_token: Option<Secret>,
-    /// Serve without any authentication (the no-authentication setting, `true`): loopback only,
-    /// never with a bearer secret, announced on stderr at start. The same as
-    /// [`AuthMode::None`] in `auth`.
-    pub no_auth: bool,
-    /// How requests are authenticated (`<PREFIX>_HTTP_AUTH` and its modes' settings).
-    pub auth: AuthSettings,
-    /// The server's own verifier (the hook): when set, it authenticates every request, whatever
-    /// `auth` says (a server maps its own mode, such as opengist-mcp's `opengist`, to it).
-    pub authenticator: Option<Arc<dyn Authenticate>>,
-    /// Extra accepted `Host` values.
-    pub allowed_hosts: Vec<AllowedHost>,
-    /// Extra accepted `Origin` values.
-    pub allowed_origins: Vec<AllowedOrigin>,
-    /// Timeouts and caps against slow or numerous clients.
-    pub limits: HttpLimits,
-    /// The replica id legacy session ids start with (`<id>.<uuid>`), so a gateway can send a
-    /// session to the replica that holds it; `None`: plain ids.
-    pub session_prefix: Option<String>,
-}
-
-impl HttpOptions {
-    /// Default options (loopback only, a secret made up at start, default limits) whose messages
-    /// name the settings `names`.
-    pub fn new(names: SettingNames) -> Self {
-        Self {
-            names,
-            ..Self::default()
-        }
-    }
-
-    /// The options [`ServeSettings`](crate::ServeSettings) read.
-    pub fn from_settings(settings: &crate::ServeSettings) -> Self {
-        Self {
-            names: settings.names.clone(),
-            bearer_token: settings.http_token.clone(),
-            no_auth: settings.http_no_auth,
-            auth: settings.auth.clone(),
-            authenticator: None,
-            allowed_hosts: settings.allowed_hosts.clone(),
-            allowed_origins: settings.allowed_origins.clone(),
-            limits: settings.limits,
-            session_prefix: settings.replica_id.clone(),
-        }
-    }
-}
-
-impl std::fmt::Debug for HttpOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpOptions")
-            .field("names", &self.names)
-            .field("bearer_token", &self.bearer_token)
-            .field("no_auth", &self.no_auth)
-            .field("auth", &self.auth)
-            .field(
-                "authenticator",
-                &self.authenticator.as_ref().map(|_| "<server's own>"),
-            )
-            .field("allowed_hosts", &self.allowed_hosts)
-            .field("allowed_origins", &self.allowed_origins)
-            .field("limits", &self.limits)
-            .field("session_prefix", &self.session_prefix)
-            .finish()
-    }
-}
-
-/// Why HTTP serving could not start or stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum HttpError {
-    /// A non-loopback address without a bearer secret.
-    #[error(
-        "refusing to serve HTTP on {addr}, which is not a loopback address, without a bearer \
-         secret: set {setting} (e.g. to the output of `openssl rand -hex 32`), or bind \
-         127.0.0.1"
-    )]
-    TokenRequired {
-        /// The address asked for.
-        addr: SocketAddr,
-        /// The bearer secret's setting.
-        setting: String,
-    },
-    /// The no-authentication setting on a non-loopback address.
-    #[error(
-        "refusing to serve HTTP on {addr}, which is not a loopback address, without \
-         authentication ({no_auth}=true): unset {no_auth} and set {setting} (e.g. to the output \
-         of `openssl rand -hex 32`), or bind 127.0.0.1"
-    )]
-    NoAuthNotLoopback {
-        /// The address asked for.
-        addr: SocketAddr,
-        /// The no-authentication setting.
-        no_auth: String,
-        /// The bearer secret's setting.
-        setting: String,
-    },
-    /// Both a bearer secret and the no-authentication setting.
-    #[error(
-        "{setting} and {no_auth}=true contradict each other: unset {no_auth} to require the \
-         secret, or unset {setting} to serve without authentication"
-    )]
-    AuthConflict {
-        /// The no-authentication setting.
-        no_auth: String,
-        /// The bearer secret's setting.
-        setting: String,
-    },
-    /// The per-person token file cannot be used.
-    #[error(transparent)]
-    Tokens(#[from] TokenFileError),
-    /// OAuth mode could not be set up (issue 26).
-    #[error(transparent)]
-    OAuth(#[from] oauth::OAuthError),
-    /// Mode `tokens` without its file.
-    #[error(
-        "{mode_setting}=tokens needs {setting}: the path of the file listing each person's \
-         token hash"
-    )]
-    TokensFileMissing {
-        /// The token file's setting.
-        setting: String,
-        /// The mode's setting.
-        mode_setting: String,
-    },
-    /// A mode whose authenticator this server does not supply.
-    #[error(
-        "{setting}={mode} needs an authenticator this server does not have: choose `secret`, \
-         `tokens`, `oauth` or `none` in {setting}"
-    )]
-    NoAuthenticator {
-        /// The mode's setting.
-        setting: String,
-        /// The mode asked for.
-        mode: String,
-    },
-    /// The server factory failed for the first session (it is called once at bind time, to
-    /// learn the guard's principal rule).
-    #[error("the MCP server could not be built: {source}")]
-    Factory {
-        /// What the factory said.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The address could not be bound.
-    #[error(
-        "cannot listen on {addr}: {source}; is another process using the port, or is the \
-         address not one of this machine's?"
-    )]
-    Bind {
-        /// The address asked for.
-        addr: SocketAddr,
-        /// What the operating system said.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The server failed while running.
-    #[error("the HTTP server stopped with an error: {source}")]
-    Serve {
-        /// What went wrong.
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-impl HttpError {
-    /// The process exit code for this error: 1.
-    pub fn exit_code(&self) -> i32 {
-        1
-    }
-}
 
 /// A listening socket with its routes, not yet serving. Lets a caller (or a test) learn the
 /// bound address, e.g. after binding port 0, before serving.
@@ -524,126 +349,6 @@ where
         .await
 }
 
-/// The credential [`bind_http`] chose.
-enum Credential {
-    /// The bearer secret setting.
-    Configured(Secret),
-    /// Made up at start, printed once on stderr.
-    Minted(Secret),
-    /// The no-authentication setting.
-    None,
-    /// Per-person tokens from a file.
-    Tokens(Arc<TokenFile>, std::path::PathBuf),
-    /// The server's own authenticator.
-    Own(Arc<dyn Authenticate>),
-    /// OAuth 2.1 access tokens from one issuer.
-    OAuth(Arc<oauth::OAuthVerifier>),
-}
-
-impl Credential {
-    /// The credential `options` ask for on `addr` ([`auth`] says how it chooses).
-    fn choose(addr: SocketAddr, options: &HttpOptions) -> Result<Self, HttpError> {
-        let names = &options.names;
-        if let Some(own) = &options.authenticator {
-            return Ok(Self::Own(own.clone()));
-        }
-        match &options.auth.mode {
-            AuthMode::Tokens => {
-                let Some(path) = &options.auth.tokens_file else {
-                    return Err(HttpError::TokensFileMissing {
-                        setting: names.http_tokens_file.clone(),
-                        mode_setting: names.http_auth.clone(),
-                    });
-                };
-                let file = TokenFile::load(path, &names.http_tokens_file)?;
-                return Ok(Self::Tokens(Arc::new(file), path.clone()));
-            }
-            // --- issue 26 (oauth): `AuthMode::OAuth` builds its authenticator here ---
-            AuthMode::OAuth => {
-                let config = oauth::OAuthConfig::from_settings(
-                    &options.auth.oauth,
-                    &names.oauth,
-                    &names.http_auth,
-                )?;
-                return Ok(Self::OAuth(Arc::new(oauth::OAuthVerifier::new(
-                    config,
-                    &names.oauth,
-                )?)));
-            }
-            AuthMode::Server(_) => {
-                return Err(HttpError::NoAuthenticator {
-                    setting: names.http_auth.clone(),
-                    mode: options.auth.mode.to_string(),
-                });
-            }
-            AuthMode::Secret | AuthMode::None => {}
-        }
-        let no_auth = options.no_auth || options.auth.mode == AuthMode::None;
-        Ok(match (&options.bearer_token, no_auth) {
-            (Some(_), true) => {
-                return Err(HttpError::AuthConflict {
-                    no_auth: names.http_no_auth.clone(),
-                    setting: names.http_token.clone(),
-                });
-            }
-            (Some(secret), false) => Self::Configured(secret.clone()),
-            (None, true) if !is_loopback(addr.ip()) => {
-                return Err(HttpError::NoAuthNotLoopback {
-                    addr,
-                    no_auth: names.http_no_auth.clone(),
-                    setting: names.http_token.clone(),
-                });
-            }
-            (None, true) => Self::None,
-            (None, false) if !is_loopback(addr.ip()) => {
-                return Err(HttpError::TokenRequired {
-                    addr,
-                    setting: names.http_token.clone(),
-                });
-            }
-            (None, false) => Self::Minted(auth::mint_secret()),
-        })
-    }
-
-    fn authenticator(&self, names: &SettingNames) -> Arc<dyn Authenticate> {
-        match self {
-            Self::Configured(secret) => Arc::new(auth::SharedSecret::new(
-                secret,
-                format!(
-                    "this server needs `Authorization: Bearer <secret>`, the secret being the \
-                     value of {} on the server",
-                    names.http_token
-                ),
-            )),
-            Self::Minted(secret) => Arc::new(auth::SharedSecret::new(
-                secret,
-                format!(
-                    "this server needs `Authorization: Bearer <secret>`: no {} is set, so the \
-                     server made up a secret at start and printed it on its stderr (set {} to \
-                     choose one)",
-                    names.http_token, names.http_token
-                ),
-            )),
-            Self::None => Arc::new(auth::Anonymous),
-            Self::Tokens(file, _) => file.clone(),
-            Self::Own(own) => own.clone(),
-            Self::OAuth(verifier) => verifier.clone(),
-        }
-    }
-}
-
-/// The start-up line of the shared-secret mode: what it proves.
-fn one_principal_line(names: &SettingNames) -> String {
-    format!(
-        "Every client holding this secret is ONE principal: they share sessions' ownership, \
-         approvals and caps, and any of them can act on another's session. To tell people \
-         apart, give each their own token ({auth}=tokens with {file}) or use OAuth \
-         ({auth}=oauth).",
-        auth = names.http_auth,
-        file = names.http_tokens_file,
-    )
-}
-
 /// Binds `addr`, runs `announce` with the address bound, and only then listens: whoever waits
 /// for the port to accept connections (a script, a test, a supervisor) finds the start-up lines
 /// (a made-up secret among them) already written in full.
@@ -667,72 +372,6 @@ fn bind_then_announce(
 
 /// The listen backlog, as `TcpListener::bind` sets it.
 const LISTEN_BACKLOG: u32 = 1024;
-
-/// Says on stderr (never through tracing, so never into a log collector) how to authenticate:
-/// the made-up secret with a client configuration, that every holder of a secret is one
-/// principal, how many per-person tokens are listed, or that there is no authentication.
-fn announce(credential: &Credential, local_addr: SocketAddr, names: &SettingNames) {
-    match credential {
-        Credential::Configured(_) => eprintln!(
-            "HTTP clients authenticate with the shared bearer secret {token}. {line}",
-            token = names.http_token,
-            line = one_principal_line(names),
-        ),
-        Credential::Minted(secret) => {
-            let url = format!("http://{local_addr}{MCP_PATH}");
-            let client = serde_json::json!({
-                "type": "http",
-                "url": url,
-                "headers": { "Authorization": format!("Bearer {}", secret.expose()) },
-            });
-            eprintln!(
-                "No {token} is set, so this run requires a secret made up at start (shown only \
-                 here). Send it on every request:\n\n    Authorization: Bearer {secret}\n\n\
-                 A client configuration for this run:\n\n    {client}\n\n\
-                 To keep one secret across restarts, set {token}; to serve without \
-                 authentication (any local process then acts with this server's full rights), \
-                 set {no_auth}=true.\n{line}",
-                token = names.http_token,
-                no_auth = names.http_no_auth,
-                secret = secret.expose(),
-                line = one_principal_line(names),
-            );
-        }
-        Credential::None => eprintln!(
-            "WARNING: {no_auth}=true (or {auth}=none): serving HTTP at \
-             http://{local_addr}{MCP_PATH} without authentication: no credential at all. Any \
-             process on this machine that can reach the port acts with this server's full rights, and every caller is \
-             one principal (Host and Origin checks stop web pages, not processes). Set {token} \
-             and unset {no_auth} to require a secret, or {auth}=tokens for per-person tokens.",
-            no_auth = names.http_no_auth,
-            auth = names.http_auth,
-            token = names.http_token,
-        ),
-        Credential::Tokens(file, path) => eprintln!(
-            "HTTP clients authenticate with per-person tokens: {count} listed in {setting} \
-             ({path}), re-read when it changes; each person is their own principal \
-             (token:<name>).",
-            count = file.token_count().unwrap_or(0),
-            setting = names.http_tokens_file,
-            path = path.display(),
-        ),
-        Credential::Own(_) => {}
-        Credential::OAuth(verifier) => {
-            let config = verifier.config();
-            eprintln!(
-                "HTTP clients authenticate with OAuth 2.1 access tokens (JWT) issued by {issuer} \
-                 for the resource {resource}; each subject is its own principal \
-                 (oauth:<issuer>#<subject>). Protected Resource Metadata: {metadata}",
-                issuer = config.issuer,
-                resource = config.resource,
-                metadata = verifier.metadata_url(),
-            );
-            // Read the issuer's keys now, so the first request does not wait on them.
-            let verifier = verifier.clone();
-            tokio::spawn(async move { verifier.prefetch().await });
-        }
-    }
-}
 
 pub(crate) fn json_error(status: StatusCode, code: &str, message: &str) -> Response {
     let body = serde_json::json!({ "error": code, "message": message }).to_string();
@@ -793,6 +432,7 @@ pub fn gate_verdict(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::{Secret, SettingNames};
 
     #[derive(Clone)]
     struct Plain {
