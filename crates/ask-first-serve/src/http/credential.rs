@@ -1,4 +1,4 @@
-//! The credential the gate checks ([`Credential::choose`], as [`auth`](super::auth) describes)
+//! The credential the gate checks ([`Credential::choose`], as [`auth`] describes)
 //! and the start-up lines that say how to present it ([`announce`]).
 
 use std::net::SocketAddr;

@@ -28,13 +28,13 @@
 //! Depth is checked before parsing rather than by parsing with an unbounded depth: the check is
 //! a single pass over bytes with a counter (no recursion, so no input can overflow the stack),
 //! and the envelope (`jsonrpc`, `id`, `method`, `params.name`, the argument names) is read with
-//! serde_json's [`RawValue`], which skips values iteratively, so a deep line still yields the
+//! serde_json's [`RawValue`](serde_json::value::RawValue), which skips values iteratively, so a deep line still yields the
 //! id to answer and the argument to name. Parsing deep values for real would need a stack that
 //! grows with the input; nothing in MCP needs more than a few dozen levels.
 //!
 //! Bounded work per line: the depth and the number of values are counted in that one pass
 //! before anything is parsed, so a line of millions of tiny values is refused without building
-//! them; the envelope is read as borrowed [`RawValue`]s; and a line longer than 64 KiB is
+//! them; the envelope is read as borrowed [`RawValue`](serde_json::value::RawValue)s; and a line longer than 64 KiB is
 //! checked on Tokio's blocking pool ([`tokio::task::spawn_blocking`]), never on an async worker.
 //!
 //! The transport serves any [`rmcp::ServerHandler`], guarded or not: `handler.serve(stdio())`.
