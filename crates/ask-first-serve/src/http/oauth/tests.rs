@@ -10,9 +10,11 @@ use axum::extract::State;
 use axum::routing::get;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{EncodingKey, Header};
 use serde_json::{Value, json};
 
+use super::keys::metadata_candidates;
 use super::*;
 
 const RSA_A: &[u8] = include_bytes!("testdata/rsa-a.pkcs1.der");
