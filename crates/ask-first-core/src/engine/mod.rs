@@ -17,7 +17,7 @@ mod rejection;
 mod token;
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolResponse, ElicitRequestParams, ElicitationAction, ElicitationSchema, ProtocolVersion,
@@ -28,6 +28,7 @@ use crate::approval::{Approved, ApprovedBy, Clearance, Exempt};
 use crate::approval_record::{ApprovalPages, ApprovalStore};
 use crate::audit::{AuditOutcome, AuditSink, AuditTicket, Route};
 use crate::call::{CONFIRM_TOKEN_ARG, GuardCall};
+use crate::clock::now_unix;
 use crate::nonce::NonceStore;
 use crate::seal::{self, SealKey, SealScope};
 use crate::target::{Approval, Conditional, Fingerprint, Target, binding_fingerprint};
@@ -229,18 +230,6 @@ pub trait Resolve<S: ?Sized, A>: Target + Sized {
         Self::resolve(server, args)
     }
 }
-/// Now, in Unix seconds (the clock records and seals are dated by).
-pub(crate) fn now() -> u64 {
-    now_unix()
-}
-
-fn now_unix() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
-
 fn approval_schema() -> Option<ElicitationSchema> {
     serde_json::from_value(serde_json::json!({
         "type": "object",
