@@ -14,6 +14,8 @@
 
 use std::collections::BTreeMap;
 
+use ask_first_serve::SettingNames;
+
 /// One setting of the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Setting {
@@ -633,4 +635,22 @@ pub const SETTINGS: &[Setting] = &[
 /// The setting of the variable `var`.
 pub fn setting(var: &str) -> Option<&'static Setting> {
     SETTINGS.iter().find(|setting| setting.var == var)
+}
+
+/// This server's setting names: the `OPENGIST_MCP_*` variables, each followed by its flag
+/// where its row in [`SETTINGS`] has one (`OPENGIST_MCP_AUDIT_LOG (--audit-log)`), as
+/// messages show them; the variable is the name's first word
+/// (`ask_first_serve::settings::bare_name`). The bearer secret's stays bare: HTTP clients read
+/// it in every 401 answer, where a flag means nothing.
+pub fn setting_names() -> SettingNames {
+    let mut names = SettingNames::with_prefix("OPENGIST_MCP");
+    let bearer = names.http_token.clone();
+    for name in names.each_mut() {
+        if *name != bearer
+            && let Some(setting) = setting(name)
+        {
+            *name = setting.shown_name();
+        }
+    }
+    names
 }
