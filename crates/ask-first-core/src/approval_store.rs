@@ -251,7 +251,7 @@ fn done<'a, T: Send + 'a>(value: Result<T, RecordStoreError>) -> RecordFuture<'a
 
 impl ApprovalStore for FileApprovalStore {
     fn create<'a>(&'a self, record: &'a ApprovalRecord) -> RecordFuture<'a, ()> {
-        self.sweep(crate::engine::now());
+        self.sweep(crate::clock::now_unix());
         let mut stored = record.to_json();
         stored["state"] = RecordState::Pending.as_str().into();
         let placed = self.place_once(

@@ -45,6 +45,7 @@ mod approval_store;
 mod audit;
 mod bind_value;
 mod call;
+mod clock;
 mod dialog;
 mod engine;
 mod identity;

@@ -390,27 +390,3 @@ fn store_failed(error: crate::approval_record::RecordStoreError) -> Interruption
         ),
     )
 }
-
-#[cfg(test)]
-mod tests {
-    use super::super::ApprovalRoute;
-
-    #[test]
-    fn routes_parse_in_order_once_each_and_name_what_is_wrong() {
-        assert_eq!(
-            ApprovalRoute::parse_list(" page, FORM ,token,page"),
-            Ok(vec![
-                ApprovalRoute::Page,
-                ApprovalRoute::Form,
-                ApprovalRoute::Token
-            ])
-        );
-        assert_eq!(
-            ApprovalRoute::parse_list("form"),
-            Ok(vec![ApprovalRoute::Form])
-        );
-        let wrong = ApprovalRoute::parse_list("page,dialog").unwrap_err();
-        assert!(wrong.contains("`dialog`"), "{wrong}");
-        assert!(ApprovalRoute::parse_list(" , ").is_err());
-    }
-}

@@ -3,8 +3,8 @@
 
 use rmcp::service::ServiceError;
 
-use super::token::minutes;
-use super::{Guard, Interruption, InterruptionKind, NoDialog, read_answer};
+use super::token::{NoDialog, minutes};
+use super::{Guard, Interruption, InterruptionKind, read_answer};
 use crate::approval::ApprovedBy;
 use crate::audit::{AuditOutcome, Route};
 use crate::call::GuardCall;

@@ -32,6 +32,7 @@ mod error;
 mod guard;
 mod results;
 mod serving;
+mod setting_row;
 pub mod settings;
 mod tool_filter;
 mod unknown;

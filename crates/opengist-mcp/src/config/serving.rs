@@ -17,7 +17,7 @@ use super::var::Source;
 pub const OPENGIST_AUTH_MODE: &str = "opengist";
 
 /// Reads the framework's serving settings under this server's names
-/// ([`crate::http::setting_names`]), a flag winning over its variable, and adds the warnings
+/// ([`settings::setting_names`]), a flag winning over its variable, and adds the warnings
 /// that are this server's own (a secret given as a flag, HTTP-only settings on stdio). The
 /// framework logs its own warnings (Redis without a shared seal key) when serving starts.
 pub(super) fn parse(
@@ -36,7 +36,7 @@ pub(super) fn parse(
         }
     }
     let settings = ServeSettings::from_lookup_with_modes(
-        crate::http::setting_names(),
+        settings::setting_names(),
         &[OPENGIST_AUTH_MODE],
         |name| source.flag_or_exact(bare_name(name)),
     )?;

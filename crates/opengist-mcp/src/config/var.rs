@@ -1,7 +1,7 @@
 //! The names of the variables this server's own code reads by name (every setting is declared
 //! in [`super::SETTINGS`]; the framework's serving settings are read by the framework under
-//! `crate::http::setting_names`), and how a value is read (a flag wins over its variable; an
-//! empty variable counts as unset).
+//! [`super::settings::setting_names`]), and how a value is read (a flag wins over its variable;
+//! an empty variable counts as unset).
 
 use super::error::ConfigError;
 use super::settings::{self, FlagValues};
@@ -136,7 +136,7 @@ mod tests {
     fn the_process_reads_every_framework_setting_of_this_server() {
         // `Config::from_process` reads only the declared settings: a framework setting missing
         // from them would be silently ignored in a real run.
-        let mut names = crate::http::setting_names();
+        let mut names = super::super::settings::setting_names();
         let mut checked = 0;
         for name in names.each_mut() {
             let bare = ask_first_serve::settings::bare_name(name);

@@ -1,0 +1,249 @@
+//! The approval routes (the page, the form dialog, the token) and which one a call takes: the
+//! operator's order, narrowed by what the client declared and what the tool allows.
+
+use rmcp::model::ProtocolVersion;
+
+use super::page::PageVia;
+use super::token::NoDialog;
+use super::{Guard, Interruption, InterruptionKind};
+use crate::approval::ApprovedBy;
+use crate::audit::Route;
+use crate::call::{CONFIRM_TOKEN_ARG, GuardCall};
+use crate::target::Target;
+
+/// One way the guard may ask, in the order the operator sets (`<PREFIX>_APPROVAL_ROUTES`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalRoute {
+    /// The approval page: a server-held record the person decides with their passkey. A model
+    /// cannot complete it.
+    Page,
+    /// The form dialog the client shows (pushed on 2025-11-25, `input_required` on
+    /// 2026-07-28). It proves the client showed a dialog and something answered it.
+    Form,
+    /// The two-call `confirm_token`. It proves only that the same call was made twice.
+    Token,
+}
+
+impl ApprovalRoute {
+    /// The route's name in the setting: `page`, `form`, `token`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Page => "page",
+            Self::Form => "form",
+            Self::Token => "token",
+        }
+    }
+
+    /// Reads a comma-separated list such as `page,form,token`; the error names the word not
+    /// understood.
+    pub fn parse_list(text: &str) -> Result<Vec<Self>, String> {
+        let mut routes = Vec::new();
+        for word in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            let route = match word.to_ascii_lowercase().as_str() {
+                "page" => Self::Page,
+                "form" => Self::Form,
+                "token" => Self::Token,
+                _ => {
+                    return Err(format!(
+                        "`{word}` is not a route; use a comma-separated list of page, form and token"
+                    ));
+                }
+            };
+            if !routes.contains(&route) {
+                routes.push(route);
+            }
+        }
+        if routes.is_empty() {
+            return Err(
+                "no route is named; use a comma-separated list of page, form and token".to_owned(),
+            );
+        }
+        Ok(routes)
+    }
+}
+
+/// The route a decision took: the token path says so in its result; otherwise the era's
+/// dialog route.
+fn route_of(modern: bool, result: &Result<ApprovedBy, Interruption>) -> Route {
+    if matches!(result, Ok(ApprovedBy::Page))
+        || matches!(result, Err(i) if i.kind == InterruptionKind::ApprovalPending)
+    {
+        return Route::Page;
+    }
+    if let Err(i) = result
+        && i.kind == InterruptionKind::PersonRequired
+    {
+        return if modern {
+            Route::InputRequired
+        } else {
+            Route::Dialog
+        };
+    }
+    match result {
+        Ok(ApprovedBy::Token) => Route::Token,
+        Err(i)
+            if matches!(
+                i.kind,
+                InterruptionKind::TokenIssued | InterruptionKind::TokenRefused
+            ) =>
+        {
+            Route::Token
+        }
+        _ if modern => Route::InputRequired,
+        _ => Route::Dialog,
+    }
+}
+
+impl Guard {
+    /// Asks once about `target`; `changed` says the target changed since it was last shown.
+    pub(super) async fn ask<T: Target>(
+        &self,
+        call: &GuardCall,
+        target: &T,
+        changed: bool,
+    ) -> (Route, Result<ApprovedBy, Interruption>) {
+        let modern = call
+            .context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let capabilities = if modern {
+            // 2026-07-28: capabilities hold for this request only.
+            call.context.meta.client_capabilities()
+        } else {
+            // 2025-11-25: only the handshake counts. A pushed dialog needs the session the
+            // handshake opened; a stateless legacy request has none (rmcp gives it default,
+            // empty capabilities), so it takes the token path instead of waiting on a channel
+            // that cannot carry the answer.
+            call.context
+                .peer
+                .peer_info()
+                .map(|info| info.capabilities.clone())
+        };
+        let elicitation = capabilities.and_then(|c| c.elicitation);
+        let declared = elicitation
+            .as_ref()
+            .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        // A pushed URL elicitation needs the session the handshake opened.
+        let url_mode = elicitation.as_ref().is_some_and(|e| e.url.is_some())
+            && (modern || call.context.peer.peer_info().is_some());
+        let verified = call.verified || self.inner.verified_tools.iter().any(|t| *t == call.tool);
+        let page = self.page().is_some();
+        let mut result = None;
+        for route in self.routes(page) {
+            result = match route {
+                ApprovalRoute::Page if page => {
+                    let via = match (url_mode, modern) {
+                        (true, true) => PageVia::InputRequired,
+                        (true, false) => PageVia::Pushed,
+                        (false, _) => PageVia::Link,
+                    };
+                    Some(self.page_path(call, target, via, changed).await)
+                }
+                ApprovalRoute::Form if !verified && self.inner.elicitation && declared => {
+                    Some(if modern {
+                        self.input_required_path(call, target).await
+                    } else {
+                        self.push_path(call, target, changed).await
+                    })
+                }
+                ApprovalRoute::Token if !verified => {
+                    let why = if self.inner.elicitation {
+                        NoDialog::NotDeclared
+                    } else {
+                        NoDialog::SwitchedOff
+                    };
+                    Some(self.no_dialog(call, target, why).await)
+                }
+                _ => None,
+            };
+            if result.is_some() {
+                break;
+            }
+        }
+        let result = match result {
+            Some(result) => result,
+            None if verified => Err(self.verified_unavailable(call, page)),
+            None => Err(self.no_route(call)),
+        };
+        (route_of(modern, &result), result)
+    }
+
+    /// The routes in the operator's order; by default `page,form,token` with a page ready,
+    /// else `form,token`.
+    fn routes(&self, page: bool) -> Vec<ApprovalRoute> {
+        match &self.inner.routes {
+            Some(routes) => routes.clone(),
+            None if page => vec![
+                ApprovalRoute::Page,
+                ApprovalRoute::Form,
+                ApprovalRoute::Token,
+            ],
+            None => vec![ApprovalRoute::Form, ApprovalRoute::Token],
+        }
+    }
+
+    /// The refusal of a tool that only a route a model cannot complete may clear, when none
+    /// can be used.
+    fn verified_unavailable(&self, call: &GuardCall, page: bool) -> Interruption {
+        let server = &self.inner.server;
+        let tool = &call.tool;
+        let why = if page {
+            "the operator's routes leave the approval page out"
+        } else if self.inner.pages.is_some() {
+            "no passkey is enrolled for its approval page"
+        } else {
+            "it has no approval page"
+        };
+        tracing::info!(tool = %tool, "a verified tool and no route a model cannot complete: refusing");
+        Interruption::text(
+            InterruptionKind::VerifiedUnavailable,
+            format!(
+                "Nothing was changed: {server} runs `{tool}` only after the person approves it on its approval page with a passkey, a yes a model cannot give; no dialog and no {CONFIRM_TOKEN_ARG} will do, and {why}. To enable it: {setup}.",
+                setup = self.inner.page_setup,
+            ),
+        )
+    }
+
+    /// The refusal when none of the operator's routes can ask this client.
+    fn no_route(&self, call: &GuardCall) -> Interruption {
+        let routes: Vec<&str> = self
+            .routes(self.page().is_some())
+            .iter()
+            .map(|r| r.as_str())
+            .collect();
+        Interruption::text(
+            InterruptionKind::NotAsked,
+            format!(
+                "Nothing was changed: {} could not ask anyone about `{}`: none of its approval routes ({}) can reach this client. To enable one: {}.",
+                self.inner.server,
+                call.tool,
+                routes.join(", "),
+                self.inner.page_setup,
+            ),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ApprovalRoute;
+
+    #[test]
+    fn routes_parse_in_order_once_each_and_name_what_is_wrong() {
+        assert_eq!(
+            ApprovalRoute::parse_list(" page, FORM ,token,page"),
+            Ok(vec![
+                ApprovalRoute::Page,
+                ApprovalRoute::Form,
+                ApprovalRoute::Token
+            ])
+        );
+        assert_eq!(
+            ApprovalRoute::parse_list("form"),
+            Ok(vec![ApprovalRoute::Form])
+        );
+        let wrong = ApprovalRoute::parse_list("page,dialog").unwrap_err();
+        assert!(wrong.contains("`dialog`"), "{wrong}");
+        assert!(ApprovalRoute::parse_list(" , ").is_err());
+    }
+}
