@@ -217,6 +217,7 @@ pub type RecordFuture<'a, T> =
 
 /// Why a decision on the page was not taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DecideRefused {
     /// No such record, or it has expired.
     #[error("there is no such question, or it has expired")]

@@ -56,6 +56,7 @@ const OPEN_TRIES: usize = 8;
 
 /// Why the store could not be opened. Every message names the path and the fix.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FileNonceStoreError {
     /// The state directory could not be created or read.
     #[error(

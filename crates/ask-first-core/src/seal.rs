@@ -103,6 +103,7 @@ pub struct Opened {
 
 /// Why a seal did not open. Every variant means "no valid answer".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SealError {
     /// Not a seal this code produced.
     #[error("it is not in the form this server issues")]

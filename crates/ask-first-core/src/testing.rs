@@ -277,6 +277,7 @@ pub fn confirm_token_in(text: &str) -> Option<String> {
 
 /// Why [`connect`] found no session.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConnectError {
     /// The handshake failed: the server refused or closed the pipe.
     #[error("the {era:?} handshake with the server under test failed: {source}")]

@@ -52,6 +52,7 @@ pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The Redis store could not be set up. The messages never contain the URL's password.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RedisStoreError {
     /// The URL is not a Redis URL.
     #[error(

@@ -62,6 +62,7 @@ pub struct ApprovalSettings {
 
 /// Why the approval settings cannot be used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ApprovalSettingError {
     /// The routes setting does not parse.
     #[error("{setting}: {reason}")]

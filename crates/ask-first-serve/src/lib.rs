@@ -51,6 +51,7 @@ pub use shutdown::shutdown_signal;
 /// Why serving could not start or stopped with an error. Every message names the setting to
 /// change as the server calls it.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServeError {
     /// A setting cannot be used.
     #[error(transparent)]

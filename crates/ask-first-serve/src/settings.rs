@@ -66,17 +66,17 @@ pub struct SettingNames {
     pub bounds: BoundNames,
     /// The bounds on connections before identity (`<PREFIX>_HTTP_CONNECTIONS_PER_PEER`, ...).
     pub connections: ConnectionNames,
-    // --- issue 30 (gate): no anonymous HTTP, durable spent answers ---
+    // No anonymous HTTP; durable spent answers.
     /// Serve HTTP without authentication, loopback only (`<PREFIX>_HTTP_NO_AUTH`).
     pub http_no_auth: String,
     /// The state directory holding the spent-answer log (`<PREFIX>_STATE_DIR`).
     pub state_dir: String,
-    // --- issue 26 (auth): who is calling over HTTP ---
+    // Who is calling over HTTP.
     /// How HTTP requests are authenticated (`<PREFIX>_HTTP_AUTH`: [`AuthMode`]).
     pub http_auth: String,
     /// The per-person token file of mode `tokens` (`<PREFIX>_HTTP_TOKENS_FILE`).
     pub http_tokens_file: String,
-    // --- issue 26 (oauth): the OAuth settings' names go here ---
+    // The OAuth settings' names.
     /// The OAuth resource-server settings (`<PREFIX>_OAUTH_*`).
     pub oauth: OAuthNames,
 }
@@ -382,7 +382,7 @@ impl ServeSettings {
             ),
             None => None,
         };
-        // --- issue 30 (gate), issue 26 (auth) ---
+        // The gate and who is calling
         let auth = AuthSettings::from_lookup(&names, server_modes, &mut get)?;
         let http_no_auth = auth.mode == AuthMode::None;
         // Checked here, before anything starts (a command such as `doctor` included), as

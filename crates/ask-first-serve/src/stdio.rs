@@ -26,6 +26,7 @@ use rmcp::service::ServerInitializeError;
 
 /// Why a stdio session did not start or ended badly.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StdioError {
     /// The session could not start; [`StdioError::closed_before_start`] tells whether the
     /// client merely closed stdin before its first request.

@@ -32,6 +32,7 @@ pub(crate) struct Enrolled {
 
 /// Why the passkey file could not be read or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PasskeyFileError {
     /// It could not be read or written.
     #[error(

@@ -42,7 +42,7 @@ impl Credential {
                 let file = TokenFile::load(path, &names.http_tokens_file)?;
                 return Ok(Self::Tokens(Arc::new(file), path.clone()));
             }
-            // --- issue 26 (oauth): `AuthMode::OAuth` builds its authenticator here ---
+            // `AuthMode::OAuth` builds its authenticator here.
             AuthMode::OAuth => {
                 let config = oauth::OAuthConfig::from_settings(
                     &options.auth.oauth,

@@ -6,6 +6,7 @@ use super::{TokenFileError, oauth};
 
 /// Why HTTP serving could not start or stopped.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum HttpError {
     /// A non-loopback address without a bearer secret.
     #[error(
@@ -47,7 +48,7 @@ pub enum HttpError {
     /// The per-person token file cannot be used.
     #[error(transparent)]
     Tokens(#[from] TokenFileError),
-    /// OAuth mode could not be set up (issue 26).
+    /// OAuth mode could not be set up.
     #[error(transparent)]
     OAuth(#[from] oauth::OAuthError),
     /// Mode `tokens` without its file.

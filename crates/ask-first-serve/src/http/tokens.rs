@@ -96,6 +96,7 @@ impl fmt::Display for TokenName {
 /// Why the token file cannot be used. Messages name the setting and the line, never a line's
 /// text (someone may have pasted a token instead of its hash).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TokenFileError {
     /// The file cannot be read.
     #[error(

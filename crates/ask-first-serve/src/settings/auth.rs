@@ -65,7 +65,7 @@ pub struct AuthSettings {
     pub mode: AuthMode,
     /// `<PREFIX>_HTTP_TOKENS_FILE` (mode `tokens` only).
     pub tokens_file: Option<PathBuf>,
-    // --- issue 26 (oauth): the OAuth settings go here ---
+    // The OAuth settings.
     /// `<PREFIX>_OAUTH_*` (mode `oauth` only).
     pub oauth: super::OAuthSettings,
 }
@@ -176,7 +176,7 @@ impl AuthSettings {
                 });
             }
         }
-        // --- issue 26 (oauth) ---
+        // OAuth
         let oauth = super::OAuthSettings::from_lookup(&names.oauth, &mut get)?;
         if mode != AuthMode::OAuth {
             let stray = [

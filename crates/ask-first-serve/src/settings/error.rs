@@ -4,6 +4,7 @@
 /// A serving setting that cannot be used. The message names the setting as the server calls
 /// it and what shape is expected, never a value that may be secret.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SettingError {
     /// A non-loopback HTTP address without a bearer secret, in the mode that needs one.
     #[error(
@@ -166,7 +167,7 @@ pub enum SettingError {
         /// The connection cap in force.
         connections: usize,
     },
-    // --- issue 26 (auth): how HTTP requests are authenticated ---
+    // How HTTP requests are authenticated.
     /// `<PREFIX>_HTTP_AUTH` names no mode.
     #[error("{setting} must be one of {accepted}")]
     AuthMode {
@@ -212,7 +213,7 @@ pub enum SettingError {
         /// The mode's setting.
         mode_setting: String,
     },
-    // --- issue 26 (oauth): the OAuth resource-server settings ---
+    // The OAuth resource-server settings.
     /// The OAuth issuer is not an issuer URL.
     #[error(
         "{setting} must be the authorization server's issuer URL, exactly as its tokens' `iss` \

@@ -59,6 +59,7 @@ impl Serialize for FileDeletion {
 
 /// Why a delete-files request cannot become a target.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DeleteFilesError {
     /// No filenames.
     #[error("`filenames` is empty: name at least one file of the gist")]

@@ -31,6 +31,7 @@ pub enum GistRef {
 
 /// Why a gist reference was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum GistRefError {
     /// Neither an id nor a URL.
     #[error(
@@ -161,6 +162,7 @@ pub struct Sha(String);
 
 /// Why a revision was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ShaError {
     /// `HEAD`, which Opengist answers with 400.
     #[error(

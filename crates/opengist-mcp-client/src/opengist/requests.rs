@@ -104,6 +104,7 @@ impl fmt::Display for Visibility {
 
 /// A request that failed validation. Each message names the problem and its fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RequestError {
     /// No files.
     #[error("`files` is empty: give at least one file as {{\"filename\": ..., \"content\": ...}}")]

@@ -56,6 +56,7 @@ impl OAuthConfig {
 
 /// Why OAuth mode could not be set up.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum OAuthError {
     /// OAuth mode without the issuer or the resource.
     #[error(
