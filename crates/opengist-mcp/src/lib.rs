@@ -58,9 +58,8 @@
 //! their old target (`opengist_mcp::opengist::client`), so `RUST_LOG` filters stay as they
 //! were. Inside this crate the modules are private
 //! and `pub(crate)` unless the binary, the tests, the benches or the fuzz targets use them,
-//! so rustc reports what nothing uses (`#![warn(unreachable_pub)]` keeps the spelling).
+//! so rustc reports what nothing uses (the workspace lint `unreachable_pub` keeps the spelling).
 #![cfg_attr(docsrs, feature(doc_cfg))]
-#![warn(unreachable_pub)]
 
 mod account;
 pub mod catalog;

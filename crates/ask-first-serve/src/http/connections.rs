@@ -47,7 +47,7 @@ use super::limits::HttpLimits;
 use crate::settings::ConnectionNames;
 
 /// The `Retry-After` of a connection refused at the per-peer cap, in seconds.
-pub const PEER_RETRY_AFTER_SECS: u64 = 5;
+pub(super) const PEER_RETRY_AFTER_SECS: u64 = 5;
 
 /// Every connection open, by peer address and authentication state.
 pub(crate) struct Connections {

@@ -7,7 +7,7 @@ use tokio::runtime::Runtime;
 /// Runs `future` to its end: polled once in place (what the benchmarks time, an exempt call,
 /// a token's issue or a cached credential check, finishes without waiting, so no scheduler is
 /// measured with it), on `runtime` if it has to wait. Call it inside `runtime.enter()`.
-pub fn finish<F: Future>(runtime: &Runtime, future: F) -> F::Output {
+pub(crate) fn finish<F: Future>(runtime: &Runtime, future: F) -> F::Output {
     let mut future = std::pin::pin!(future);
     match future
         .as_mut()

@@ -78,21 +78,21 @@ use cap_std::fs::{Dir, File, OpenOptions, Permissions};
 use sha2::{Digest, Sha256};
 
 /// The largest file `read_file` returns and an operation hashes: 8 MiB.
-pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
 /// How many random temporary names are tried before giving up (each is 128 random bits: a
 /// second try only happens when something is there already).
 const TEMPORARY_TRIES: usize = 4;
 
 /// The shared folder.
-pub struct Folder {
+pub(crate) struct Folder {
     /// The root, opened once: every access starts from this handle.
     root: Dir,
 }
 
 /// A file's place: the handle of its directory (opened from the root without following a
 /// link) and its name in it.
-pub struct Place {
+pub(crate) struct Place {
     /// The path relative to the root: what a person is shown.
     pub shown: PathName,
     dir: Dir,
@@ -103,7 +103,7 @@ pub struct Place {
 /// and modification time (shown), the SHA-256 of its content and its device and inode numbers
 /// (bound, not shown).
 #[derive(Clone, PartialEq, Eq, Debug)]
-pub struct FileState {
+pub(crate) struct FileState {
     /// Its size.
     pub size: u64,
     /// Its modification time.
@@ -118,7 +118,7 @@ pub struct FileState {
 
 impl FileState {
     /// Whether `other` is the same file (not only the same content).
-    pub fn same_file(&self, other: &FileState) -> bool {
+    pub(crate) fn same_file(&self, other: &FileState) -> bool {
         (self.device, self.inode) == (other.device, other.inode)
     }
 }
@@ -140,7 +140,7 @@ impl BindValue for FileState {
 
 impl Folder {
     /// The folder at `root`, which must be an existing directory.
-    pub fn open(root: &Path) -> Result<Self, String> {
+    pub(crate) fn open(root: &Path) -> Result<Self, String> {
         let meta = std::fs::metadata(root).map_err(|error| {
             format!(
                 "the root {} cannot be opened ({error}): give an existing directory with --root DIR or FILES_ROOT",
@@ -163,14 +163,14 @@ impl Folder {
     }
 
     /// An existing directory (`""` or `.` is the root), opened.
-    pub fn directory(&self, raw: &str) -> Result<(PathName, Dir), InputError> {
+    pub(crate) fn directory(&self, raw: &str) -> Result<(PathName, Dir), InputError> {
         let parts = components(raw)?;
         let dir = self.walk(raw, &parts)?;
         Ok((PathName::new(parts), dir))
     }
 
     /// An existing regular file and its state.
-    pub fn file(&self, raw: &str) -> Result<(Place, FileState), InputError> {
+    pub(crate) fn file(&self, raw: &str) -> Result<(Place, FileState), InputError> {
         match self.file_or_new(raw)? {
             (place, Some(state)) => Ok((place, state)),
             (_, None) => Err(no_such(raw)),
@@ -179,7 +179,7 @@ impl Folder {
 
     /// A file that may not exist yet: its directory must exist inside the root; when it exists
     /// it must be a regular file. Returns the place and, when a file is there, its state.
-    pub fn file_or_new(&self, raw: &str) -> Result<(Place, Option<FileState>), InputError> {
+    pub(crate) fn file_or_new(&self, raw: &str) -> Result<(Place, Option<FileState>), InputError> {
         let place = self.place(raw)?;
         let state = match place.dir.symlink_metadata(&place.name) {
             Err(error) if error.kind() == ErrorKind::NotFound => None,
@@ -199,7 +199,7 @@ impl Folder {
     }
 
     /// A file's path and text, for `read_file`.
-    pub fn read(&self, raw: &str) -> Result<(PathName, String), InputError> {
+    pub(crate) fn read(&self, raw: &str) -> Result<(PathName, String), InputError> {
         let (place, _) = self.file(raw)?;
         let mut file = open_file(&place.dir, &place.name, raw)?;
         let cannot =
@@ -285,7 +285,7 @@ impl Folder {
     }
 
     /// Deletes exactly the approved file.
-    pub fn delete(&self, approved: Approved<DeleteFile>) -> Result<PathName, String> {
+    pub(crate) fn delete(&self, approved: Approved<DeleteFile>) -> Result<PathName, String> {
         let target = approved.into_target();
         let place = self.recheck(&target.path, Some(&target.state))?;
         place
@@ -297,7 +297,10 @@ impl Folder {
 
     /// Writes the cleared file: a new one (exempt) or an approved overwrite. The content goes
     /// to a new temporary file first, so the check right before the rename is the last step.
-    pub fn write(&self, clearance: Clearance<WriteFile>) -> Result<(PathName, bool), String> {
+    pub(crate) fn write(
+        &self,
+        clearance: Clearance<WriteFile>,
+    ) -> Result<(PathName, bool), String> {
         let target = clearance.into_target();
         // Where the file will be (checked again below, after the content is written).
         let (place, _) = self
@@ -322,7 +325,7 @@ impl Folder {
     }
 
     /// Moves the cleared file: onto a free name (exempt) or over an approved one.
-    pub fn rename(&self, clearance: Clearance<MoveFile>) -> Result<MoveFile, String> {
+    pub(crate) fn rename(&self, clearance: Clearance<MoveFile>) -> Result<MoveFile, String> {
         let target = clearance.into_target();
         let from = self.recheck(&target.from, Some(&target.from_state))?;
         let to = self.recheck(&target.to, target.replaced.as_ref())?;
@@ -550,7 +553,7 @@ fn through_link(raw: &str) -> InputError {
     operation = "delete_file",
     question = "This will delete {path} ({size()}, modified {modified()}). It cannot be undone."
 )]
-pub struct DeleteFile {
+pub(crate) struct DeleteFile {
     /// The file, relative to the root.
     pub path: PathName,
     /// Its state when the question was built.
@@ -559,12 +562,12 @@ pub struct DeleteFile {
 
 impl DeleteFile {
     /// The size shown.
-    pub fn size(&self) -> ByteSize {
+    pub(crate) fn size(&self) -> ByteSize {
         ByteSize(self.state.size)
     }
 
     /// The modification time shown.
-    pub fn modified(&self) -> Moment {
+    pub(crate) fn modified(&self) -> Moment {
         Moment::of(self.state.modified)
     }
 }
@@ -576,7 +579,7 @@ impl DeleteFile {
     operation = "write_file",
     question = "This will overwrite {path} ({old_size()}, modified {old_modified()}) with {new_size()} of new content."
 )]
-pub struct WriteFile {
+pub(crate) struct WriteFile {
     /// The file, relative to the root.
     pub path: PathName,
     /// The whole new content (bound, never shown).
@@ -587,17 +590,17 @@ pub struct WriteFile {
 
 impl WriteFile {
     /// The guard's condition: an existing file would be replaced.
-    pub fn overwrites(&self) -> bool {
+    pub(crate) fn overwrites(&self) -> bool {
         self.replaced.is_some()
     }
 
     /// The replaced file's size.
-    pub fn old_size(&self) -> ByteSize {
+    pub(crate) fn old_size(&self) -> ByteSize {
         ByteSize(self.replaced.as_ref().map_or(0, |state| state.size))
     }
 
     /// The replaced file's modification time.
-    pub fn old_modified(&self) -> Moment {
+    pub(crate) fn old_modified(&self) -> Moment {
         Moment::of(
             self.replaced
                 .as_ref()
@@ -606,7 +609,7 @@ impl WriteFile {
     }
 
     /// The new content's size.
-    pub fn new_size(&self) -> ByteSize {
+    pub(crate) fn new_size(&self) -> ByteSize {
         ByteSize(self.content.len() as u64)
     }
 }
@@ -620,7 +623,7 @@ impl Conditional for WriteFile {}
     operation = "move_file",
     question = "This will move {from} ({moved_size()}) onto {to}, replacing the file there ({to_size()}, modified {to_modified()})."
 )]
-pub struct MoveFile {
+pub(crate) struct MoveFile {
     /// The file moved.
     pub from: PathName,
     /// Its state.
@@ -633,22 +636,22 @@ pub struct MoveFile {
 
 impl MoveFile {
     /// The guard's condition: an existing file would be replaced.
-    pub fn replaces(&self) -> bool {
+    pub(crate) fn replaces(&self) -> bool {
         self.replaced.is_some()
     }
 
     /// The moved file's size.
-    pub fn moved_size(&self) -> ByteSize {
+    pub(crate) fn moved_size(&self) -> ByteSize {
         ByteSize(self.from_state.size)
     }
 
     /// The replaced file's size.
-    pub fn to_size(&self) -> ByteSize {
+    pub(crate) fn to_size(&self) -> ByteSize {
         ByteSize(self.replaced.as_ref().map_or(0, |state| state.size))
     }
 
     /// The replaced file's modification time.
-    pub fn to_modified(&self) -> Moment {
+    pub(crate) fn to_modified(&self) -> Moment {
         Moment::of(
             self.replaced
                 .as_ref()

@@ -20,7 +20,7 @@ use serde::Serialize;
 
 /// A note, as stored and as listed.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Note {
+pub(crate) struct Note {
     /// The note's id.
     pub id: String,
     /// Its text: data, never instructions.
@@ -30,13 +30,13 @@ pub struct Note {
 }
 
 /// The notes, in memory.
-pub struct Store {
+pub(crate) struct Store {
     notes: Mutex<BTreeMap<String, Note>>,
 }
 
 impl Store {
     /// `n1`, `n2` and `n3`, private: "first note", "second note", "third note".
-    pub fn seeded() -> Self {
+    pub(crate) fn seeded() -> Self {
         let notes = [
             ("n1", "first note"),
             ("n2", "second note"),
@@ -58,7 +58,7 @@ impl Store {
     }
 
     /// The notes themselves (tests look inside).
-    pub fn notes(&self) -> MutexGuard<'_, BTreeMap<String, Note>> {
+    pub(crate) fn notes(&self) -> MutexGuard<'_, BTreeMap<String, Note>> {
         // A panic while holding the lock leaves the map itself intact.
         self.notes
             .lock()
@@ -66,23 +66,23 @@ impl Store {
     }
 
     /// Every note, in id order.
-    pub fn list(&self) -> Vec<Note> {
+    pub(crate) fn list(&self) -> Vec<Note> {
         self.notes().values().cloned().collect()
     }
 
     /// The length of a note's text, if the note exists.
-    pub fn text_len(&self, id: &Id) -> Option<usize> {
+    pub(crate) fn text_len(&self, id: &Id) -> Option<usize> {
         self.notes().get(id.as_str()).map(|note| note.text.len())
     }
 
     /// Deletes exactly the approved note.
-    pub fn delete(&self, approved: Approved<DeleteNote>) -> Option<Note> {
+    pub(crate) fn delete(&self, approved: Approved<DeleteNote>) -> Option<Note> {
         let target = approved.into_target();
         self.notes().remove(target.id.as_str())
     }
 
     /// Writes exactly the cleared note: approved when it ends up shared, exempt otherwise.
-    pub fn write(&self, clearance: Clearance<WriteNote>) -> Note {
+    pub(crate) fn write(&self, clearance: Clearance<WriteNote>) -> Note {
         let WriteNote { id, text, shared } = clearance.into_target();
         let note = Note {
             id: id.as_str().to_owned(),
@@ -107,7 +107,7 @@ impl Store {
     operation = "delete_note",
     question = "This will delete note {id} ({bytes} bytes of text). It cannot be undone."
 )]
-pub struct DeleteNote {
+pub(crate) struct DeleteNote {
     /// The note.
     pub id: Id,
     /// The length of its text, shown in the question (a count), not bound: it does not decide
@@ -123,7 +123,7 @@ pub struct DeleteNote {
     operation = "write_note",
     question = "This will make note {id} visible to everyone with {text_bytes()} bytes of text."
 )]
-pub struct WriteNote {
+pub(crate) struct WriteNote {
     /// The note.
     pub id: Id,
     /// Its whole new text.
@@ -136,18 +136,18 @@ impl Conditional for WriteNote {}
 
 impl WriteNote {
     /// The guard's condition: a note that ends up shared is visible to everyone.
-    pub fn is_shared(&self) -> bool {
+    pub(crate) fn is_shared(&self) -> bool {
         self.shared
     }
 
     /// The size of the text, as the question shows it.
-    pub fn text_bytes(&self) -> Count {
+    pub(crate) fn text_bytes(&self) -> Count {
         Count(self.text.len() as u64)
     }
 }
 
 /// The note id in `raw`, or a rejection that says what an id looks like.
-pub fn note_id(raw: &str) -> Result<Id, InputError> {
+pub(crate) fn note_id(raw: &str) -> Result<Id, InputError> {
     Id::new(raw).map_err(|_| {
         InputError::new(
             "note_id is not a note id: use letters, digits, '-', '_', '.' or ':' (1 to 64), e.g. n1; call list_notes to see the ids",

@@ -19,7 +19,7 @@
 
 /// Sets the environment described in the module docs; call it first in the test, before
 /// trybuild starts any process.
-pub fn one_dependency_build() {
+pub(crate) fn one_dependency_build() {
     const FLAGS: &str =
         "--cfg\x1ftrybuild\x1f--verbose\x1f-A\x1fdead_code\x1f--diagnostic-width=140";
     let per_package: Vec<std::ffi::OsString> = std::env::vars_os()

@@ -15,7 +15,7 @@ ask_first::wording! {
 }
 
 /// The server: it holds the guard.
-pub struct Server {
+pub(super) struct Server {
     pub guard: Guard,
 }
 
@@ -26,12 +26,12 @@ impl HasGuard for Server {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct DeleteArgs {
+pub(super) struct DeleteArgs {
     pub id: String,
 }
 
 /// Always guarded: deleting one note.
-pub struct DeleteNote {
+pub(super) struct DeleteNote {
     pub id: String,
 }
 
@@ -54,13 +54,13 @@ impl Resolve<Server, DeleteArgs> for DeleteNote {
 }
 
 #[derive(Deserialize, JsonSchema)]
-pub struct WriteArgs {
+pub(super) struct WriteArgs {
     pub id: String,
     pub shared: bool,
 }
 
 /// HasGuard under a condition: writing a note, asked about when it ends up shared.
-pub struct WriteNote {
+pub(super) struct WriteNote {
     pub id: String,
     pub shared: bool,
 }
@@ -79,12 +79,12 @@ impl Conditional for WriteNote {}
 
 impl WriteNote {
     /// The condition: a predicate of the target.
-    pub fn is_shared(&self) -> bool {
+    pub(super) fn is_shared(&self) -> bool {
         self.shared
     }
 
     /// Not a predicate: it answers a `&str`, not yes or no.
-    pub fn id(&self) -> &str {
+    pub(super) fn id(&self) -> &str {
         &self.id
     }
 }

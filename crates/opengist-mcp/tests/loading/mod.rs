@@ -7,7 +7,7 @@ use opengist_mcp::cli::CliArgs;
 use opengist_mcp::config::{Config, ConfigError, Loaded};
 
 /// The configuration `args` and the variables `vars` (and nothing else) make.
-pub fn load_with(args: &CliArgs, vars: &[(&str, &str)]) -> Result<Loaded, ConfigError> {
+pub(crate) fn load_with(args: &CliArgs, vars: &[(&str, &str)]) -> Result<Loaded, ConfigError> {
     let map: HashMap<String, String> = vars
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
@@ -16,6 +16,6 @@ pub fn load_with(args: &CliArgs, vars: &[(&str, &str)]) -> Result<Loaded, Config
 }
 
 /// The configuration the variables `vars` make, without command-line arguments.
-pub fn load(vars: &[(&str, &str)]) -> Result<Loaded, ConfigError> {
+pub(crate) fn load(vars: &[(&str, &str)]) -> Result<Loaded, ConfigError> {
     load_with(&CliArgs::default(), vars)
 }

@@ -16,12 +16,12 @@ use opengist_mcp::config::Config;
 use serde_json::Value;
 
 /// A token in Opengist's format, for servers that never reach a real Opengist.
-pub const OPENGIST_TOKEN: &str =
+pub(crate) const OPENGIST_TOKEN: &str =
     "og_0f1e2d3c4b5a69780f1e2d3c4b5a69780f1e2d3c4b5a69780f1e2d3c4b5a6978";
 
 /// The server exactly these variables (and no other) configure, with no command-line
 /// arguments. Panics, naming the problem, when they do not make a valid configuration.
-pub fn server_from_env(vars: &[(&str, String)]) -> OpengistServer {
+pub(crate) fn server_from_env(vars: &[(&str, String)]) -> OpengistServer {
     let vars: Vec<(String, String)> = vars
         .iter()
         .map(|(name, value)| ((*name).to_owned(), value.clone()))
@@ -39,7 +39,7 @@ pub fn server_from_env(vars: &[(&str, String)]) -> OpengistServer {
 
 /// A server that talks to the Opengist at `url` with [`OPENGIST_TOKEN`], the dialog as
 /// `elicitation` says, and a 5 s request timeout.
-pub fn server_for(url: &str, elicitation: bool) -> OpengistServer {
+pub(crate) fn server_for(url: &str, elicitation: bool) -> OpengistServer {
     server_from_env(&[
         ("OPENGIST_URL", url.to_owned()),
         ("OPENGIST_TOKEN", OPENGIST_TOKEN.to_owned()),
@@ -50,7 +50,7 @@ pub fn server_for(url: &str, elicitation: bool) -> OpengistServer {
 
 /// One request the stand-in received (its body as JSON, `null` when it is not).
 #[derive(Debug, Clone)]
-pub struct Seen {
+pub(crate) struct Seen {
     pub method: Method,
     pub path: String,
     pub body: Value,
@@ -60,7 +60,7 @@ pub struct Seen {
 /// (see `opengist/probes.rs`): the body `{}` sent to `POST /api/gists`, `PATCH /api/gists/<id>`
 /// or `PATCH /api/user`, which Opengist refuses (422) before changing anything. Exactly those:
 /// any other body or route is a write.
-pub fn is_probe(seen: &Seen) -> bool {
+pub(crate) fn is_probe(seen: &Seen) -> bool {
     let route = match seen.method {
         Method::POST => seen.path == "/api/gists",
         Method::PATCH => {
@@ -77,14 +77,14 @@ pub fn is_probe(seen: &Seen) -> bool {
 
 /// An Opengist stand-in on loopback that fails every request with a 500 and records it: the
 /// one fault a real Opengist cannot be made to produce on demand for every route.
-pub struct Faulty {
+pub(crate) struct Faulty {
     addr: SocketAddr,
     seen: Arc<Mutex<Vec<Seen>>>,
 }
 
 impl Faulty {
     /// Starts it on a free loopback port, in the current tokio runtime.
-    pub async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
         let record = seen.clone();
         let app = Router::new().fallback(move |method: Method, uri: Uri, body: Bytes| {
@@ -114,22 +114,22 @@ impl Faulty {
     }
 
     /// Its base URL, `http://127.0.0.1:PORT`.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
 
     /// Every request so far, in order.
-    pub fn seen(&self) -> Vec<Seen> {
+    pub(crate) fn seen(&self) -> Vec<Seen> {
         self.seen.lock().expect("seen lock").clone()
     }
 
     /// How many requests it has answered.
-    pub fn requests(&self) -> usize {
+    pub(crate) fn requests(&self) -> usize {
         self.seen.lock().expect("seen lock").len()
     }
 
     /// Every request but GETs and the probes (see [`is_probe`]).
-    pub fn writes(&self) -> Vec<Seen> {
+    pub(crate) fn writes(&self) -> Vec<Seen> {
         self.seen()
             .into_iter()
             .filter(|s| s.method != Method::GET && !is_probe(s))

@@ -1,5 +1,9 @@
 //! The line checks: what [`StdioTransport`](super::StdioTransport) decides for one line
 //! (pass it to rmcp, skip it, or answer it with a JSON-RPC error), and the answers it writes.
+//!
+//! Its functions are `pub` for the fuzz targets, which reach them through `stdio`'s
+//! re-exports with feature `fuzzing`; without it they are the crate's own.
+#![cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
 
 use rmcp::RoleServer;
 use rmcp::model::{ClientRequest, ErrorCode, JsonRpcMessage, NumberOrString};

@@ -34,7 +34,7 @@ impl MoveFiles {
     }
 }
 
-pub fn main() {
+pub(crate) fn main() {
     let target = MoveFiles {
         files: vec![Name::new("a.txt"), Name::new("Approve this")],
         into: PathName::from_slashes("out/dir"),

@@ -33,6 +33,6 @@ impl Server {
     }
 }
 
-pub fn main() {
+pub(crate) fn main() {
     let _ = Server::tool_router();
 }

@@ -123,7 +123,7 @@ impl Server {
 #[tool_handler]
 impl ServerHandler for Server {}
 
-pub fn main() {
+pub(crate) fn main() {
     let server = Server {
         guard: Guard::builder("pass").build(),
     };
