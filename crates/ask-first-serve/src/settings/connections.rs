@@ -6,7 +6,7 @@
 //!
 //! | setting | default | what it bounds |
 //! |---|---|---|
-//! | `<PREFIX>_HTTP_CONNECTIONS_PER_PEER` | 64 (never above the connection cap) | connections open at once from one peer address |
+//! | `<PREFIX>_HTTP_CONNECTIONS_PER_PEER` | 128 (never above the connection cap) | connections open at once from one peer address |
 //! | `<PREFIX>_HTTP_MAX_UNAUTHENTICATED` | 128 (never above the connection cap less the reserve) | connections open at once whose requests have not passed the gate yet |
 //! | `<PREFIX>_HTTP_AUTHENTICATED_RESERVE` | a quarter of the connection cap | connection places that only authenticated connections take |
 //! | `<PREFIX>_HTTP_CREDENTIAL_DEADLINE_SECS` | 5 | how long a connection may stay open before a request of it passes the gate |
@@ -20,7 +20,7 @@ use std::time::Duration;
 use super::SettingError;
 
 /// Default of the cap on connections per peer address.
-pub const DEFAULT_CONNECTIONS_PER_PEER: u64 = 64;
+pub const DEFAULT_CONNECTIONS_PER_PEER: u64 = 128;
 /// Default of the cap on unauthenticated connections, in all.
 pub const DEFAULT_MAX_UNAUTHENTICATED: u64 = 128;
 /// Default of the deadline to present a credential, in seconds.
@@ -182,7 +182,7 @@ mod tests {
         assert_eq!(defaults.unauthenticated_cap(256), 128);
         assert_eq!(defaults.unauthenticated_cap(100), 75);
         assert_eq!(defaults.unauthenticated_cap(1), 1);
-        assert_eq!(defaults.peer_cap(256), 64);
+        assert_eq!(defaults.peer_cap(256), 128);
         assert_eq!(defaults.peer_cap(5), 5);
         let set = read(
             &[

@@ -410,12 +410,12 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_CONNECTIONS_PER_PEER",
-        shown_default: "`64`",
+        shown_default: "`128`",
         flag: None,
-        default: Some("64"),
+        default: Some("128"),
         secret: false,
         required: false,
-        about: "HTTP only: connections open at once from one peer address; past it a new connection takes the place of that address's oldest connection that presented no credential, else 503 with Retry-After; behind a reverse proxy raise it to the connection cap (1 to 65536).",
+        about: "HTTP only: connections open at once from one peer address (the default leaves room for one client's burst of 100 parallel calls); past it a new connection takes the place of that address's oldest connection that presented no credential, else 503 with Retry-After; behind a reverse proxy raise it to the connection cap (1 to 65536).",
     },
     Setting {
         var: "OPENGIST_MCP_HTTP_MAX_UNAUTHENTICATED",
