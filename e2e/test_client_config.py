@@ -176,3 +176,48 @@ def test_server_settings_are_refused_for_an_http_client(opengist_mcp_binary, env
     done = run_to_exit(opengist_mcp_binary, env, ["client-config", "vscode", "--http", "8765", *args])
     assert done.returncode == 2 and done.stdout == "", done
     assert f"{setting} changes what the server offers" in done.stderr, done.stderr
+
+
+# The team guide in docs/DEPLOYMENT.md writes each client's HTTP form for people who do not
+# have the binary; it must say what `client-config --http` prints.
+DEPLOYMENT = Path(__file__).parent.parent / "docs" / "DEPLOYMENT.md"
+GUIDE_ROWS = {"Claude Code": "claude-code", "VS Code": "vscode", "Cursor": "cursor", "Gemini CLI": "gemini-cli", "Zed": "zed", "Codex CLI": "codex"}
+
+
+def team_guide_rows() -> dict[str, str]:
+    """client -> the 'what to write' cell of the team guide's table, code spans joined."""
+    text = DEPLOYMENT.read_text()
+    start = text.index("**Each person's client, step by step.**")
+    rows = {}
+    for line in text[start:].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0] in GUIDE_ROWS:
+            rows[GUIDE_ROWS[cells[0]]] = cells[2]
+        if line.startswith("A `401`"):
+            break
+    return rows
+
+
+def test_the_team_guide_writes_what_client_config_prints(opengist_mcp_binary):
+    rows = team_guide_rows()
+    assert sorted(rows) == sorted(HTTP_CLIENTS), rows
+    url = "https://mcp.example.com/mcp"
+    for client, cell in rows.items():
+        done = run_to_exit(opengist_mcp_binary, {}, ["client-config", client, "--http", url])
+        assert done.returncode == 0, done.stderr
+        spans = [s.replace("<token>", "<secret>") for s in cell.split("`")[1::2]]
+        if client in HTTP_URL_KEYS:
+            assert json.loads(spans[0]) == json.loads(done.stdout), (client, spans[0], done.stdout)
+        elif client == "codex":
+            printed_toml = tomllib.loads(done.stdout)["mcp_servers"]["opengist"]
+            assert spans[0] == "[mcp_servers.opengist]", spans
+            written = tomllib.loads("\n".join(spans[1:3]))
+            assert written == printed_toml, (written, printed_toml)
+            assert spans[3] == f"export {printed_toml['bearer_token_env_var']}=<secret>", spans
+        else:
+            assert spans[0] == done.stdout.strip(), (spans[0], done.stdout)
+    # Claude Desktop's row says what the binary says: it cannot, and the two ways instead.
+    done = run_to_exit(opengist_mcp_binary, {}, ["client-config", "claude-desktop", "--http", url])
+    guide = DEPLOYMENT.read_text()
+    assert done.returncode == 1 and "Connectors" in done.stderr and "over stdio" in done.stderr, done.stderr
+    assert "| Claude Desktop | — | cannot send an `Authorization` header" in guide
