@@ -139,11 +139,29 @@ fn expand(options: &Options, function: &ImplItemFn) -> syn::Result<TokenStream> 
         })
     };
 
-    // Ask: `approve` for `always`, `clear` with the predicate's verdict for `when`.
+    // The server's guard, read in an `async fn` of its own (`guard_of`) that is the only code
+    // naming `HasGuard`: a server without it is reported once per handler, on `always` or
+    // `when`. rustc type-checks an `async fn`'s body early (it needs the future's type), so this
+    // report comes before those of code that serves the server in another function below it.
     let guard_span = mode.span();
-    let guard = quote_spanned! {guard_span=>
-        let __ask_first_guard: &::ask_first::__private::Guard = ::ask_first::__private::HasGuard::guard(self);
+    let guard_of = syn::Ident::new(
+        &format!(
+            "__ask_first_guard_of_{}",
+            sig.ident.to_string().trim_start_matches("r#")
+        ),
+        sig.ident.span(),
+    );
+    let guard_of_fn = quote_spanned! {guard_span=>
+        #[doc(hidden)]
+        #[allow(clippy::all)]
+        async fn #guard_of(&self) -> &::ask_first::__private::Guard {
+            ::ask_first::__private::HasGuard::guard(self)
+        }
     };
+    let guard = quote! {
+        let __ask_first_guard: &::ask_first::__private::Guard = Self::#guard_of(self).await;
+    };
+    // Ask: `approve` for `always`, `clear` with the predicate's verdict for `when`.
     // The bounds of `approve` (`Target`) and `clear` (`Conditional`) are reported on `T`.
     let decide = match mode {
         Mode::Always { .. } => quote_spanned! {target_span=>
@@ -255,6 +273,8 @@ fn expand(options: &Options, function: &ImplItemFn) -> syn::Result<TokenStream> 
         quote!(interruption)
     };
     Ok(quote! {
+        #guard_of_fn
+
         #(#attrs)*
         #vis #defaultness #tool_sig {
             #proof_declared
@@ -630,6 +650,29 @@ mod tests {
         );
         assert!(out.contains("__ask_first_target . is_shared ()"));
         assert!(out.contains(". clear (__ask_first_call"));
+    }
+
+    #[test]
+    fn reads_the_guard_in_an_async_fn_of_its_own() {
+        let out = expand_ok(
+            quote!(always),
+            quote!(
+                async fn r#delete(&self, ok: Approved<D>) {}
+            ),
+        );
+        assert!(
+            out.contains(
+                "async fn __ask_first_guard_of_delete (& self) -> & :: ask_first :: __private :: \
+                 Guard { :: ask_first :: __private :: HasGuard :: guard (self) }"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("= Self :: __ask_first_guard_of_delete (self) . await ;"),
+            "{out}"
+        );
+        // Only the helper names the trait, so a server without it is reported there alone.
+        assert_eq!(out.matches("HasGuard").count(), 1, "{out}");
     }
 
     #[test]

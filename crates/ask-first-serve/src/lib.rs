@@ -29,7 +29,9 @@
 //!   variables.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use ask_first_core::{AuditSink, Guard, GuardBuilder, HasGuard, NonceStore};
@@ -375,19 +377,25 @@ impl Serving {
     /// Serves `server` over HTTP when an address is set (every session gets a clone), else on
     /// stdio; until stdin closes, or SIGINT/SIGTERM for HTTP. A client that closes stdin before
     /// its first request ends stdio serving normally.
-    pub async fn serve<S>(self, server: S) -> Result<(), ServeError>
+    ///
+    /// The future is boxed so that its type does not name `S`: a server without
+    /// `impl HasGuard` is then reported once, on the argument, rather than again on the call
+    /// and on its `.await`.
+    pub fn serve<S>(self, server: S) -> Pin<Box<dyn Future<Output = Result<(), ServeError>> + Send>>
     where
         S: rmcp::ServerHandler + HasGuard + Clone + Send + Sync + 'static,
     {
-        match self.settings.http_addr {
-            #[cfg(feature = "http")]
-            Some(addr) => self.serve_http(addr, server).await,
-            #[cfg(not(feature = "http"))]
-            Some(_) => Err(ServeError::NoHttpSupport {
-                setting: self.settings.names.http_addr.clone(),
-            }),
-            None => self.serve_stdio(server).await,
-        }
+        Box::pin(async move {
+            match self.settings.http_addr {
+                #[cfg(feature = "http")]
+                Some(addr) => self.serve_http_unboxed(addr, server).await,
+                #[cfg(not(feature = "http"))]
+                Some(_) => Err(ServeError::NoHttpSupport {
+                    setting: self.settings.names.http_addr.clone(),
+                }),
+                None => self.serve_stdio(server).await,
+            }
+        })
     }
 
     /// Serves `server` on stdio with the hardened transport, until stdin closes.
@@ -408,8 +416,22 @@ impl Serving {
 
     /// Serves `server` over streamable HTTP at `addr` (every session gets a clone) until
     /// SIGINT or SIGTERM; then cancels every session and waits for open requests.
+    ///
+    /// Boxed as [`Serving::serve`] is, so a server without `impl HasGuard` is reported once.
     #[cfg(feature = "http")]
-    pub async fn serve_http<S>(self, addr: SocketAddr, server: S) -> Result<(), ServeError>
+    pub fn serve_http<S>(
+        self,
+        addr: SocketAddr,
+        server: S,
+    ) -> Pin<Box<dyn Future<Output = Result<(), ServeError>> + Send>>
+    where
+        S: rmcp::ServerHandler + HasGuard + Clone + Send + Sync + 'static,
+    {
+        Box::pin(self.serve_http_unboxed(addr, server))
+    }
+
+    #[cfg(feature = "http")]
+    async fn serve_http_unboxed<S>(self, addr: SocketAddr, server: S) -> Result<(), ServeError>
     where
         S: rmcp::ServerHandler + HasGuard + Clone + Send + Sync + 'static,
     {

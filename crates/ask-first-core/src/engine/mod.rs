@@ -109,11 +109,15 @@ impl std::fmt::Debug for Guard {
     }
 }
 
-/// Implemented by a server that holds a [`Guard`]; the `#[guarded]` macro finds it here.
+/// Implemented by a server that holds a [`Guard`]: its `#[guarded]` handlers ask through it,
+/// and serving reads it.
+///
+/// A server without it is reported at each `#[guarded(..)]` (on `always` or `when`), and once
+/// where it is served; the message says what to write.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` does not hold a guard",
-    label = "#[guarded] handlers need `Self: ask_first::HasGuard`",
-    note = "implement `ask_first::HasGuard` for `{Self}`: `fn guard(&self) -> &ask_first::Guard {{ &self.guard }}`"
+    message = "`{Self}` does not hold a guard: add `impl ask_first::HasGuard for {Self}`",
+    label = "`{Self}` must implement `ask_first::HasGuard`: its #[guarded] tools ask through the guard it holds",
+    note = "write `impl ask_first::HasGuard for {Self} {{ fn guard(&self) -> &ask_first::Guard {{ &self.guard }} }}`, with a field `guard: ask_first::Guard` built by `Serving::guard_builder()` or `Guard::builder(\"name\")`"
 )]
 pub trait HasGuard {
     /// The server's guard.

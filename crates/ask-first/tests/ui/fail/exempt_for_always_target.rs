@@ -1,15 +1,13 @@
-// A target that is not `Conditional` is always guarded: it has no `Exempt` and no `Clearance`,
-// so no code path can treat it as exempt.
+// A target that is not `Conditional` is always guarded: it has no `Exempt`, so no code path
+// can treat it as exempt. (`Clearance` for it: clearance_for_always_target.rs.)
 #[path = "../fixture.rs"]
 mod fixture;
 
+use ask_first::Exempt;
 use fixture::DeleteNote;
-use ask_first::{Clearance, Exempt};
 
 fn delete_exempt(_exempt: Exempt<DeleteNote>) {}
 
-fn delete_cleared(_clearance: Clearance<DeleteNote>) {}
-
 fn main() {
-    let _ = (delete_exempt, delete_cleared);
+    let _ = delete_exempt;
 }
