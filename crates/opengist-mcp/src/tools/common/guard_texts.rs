@@ -185,7 +185,9 @@ pub(crate) fn instructions(guard: &Guard, client: &ClientDeclared, enabled: &[St
     let Some(((first, _), rest)) = plans.split_first() else {
         return text;
     };
-    text.push_str(" Deleting, and publishing anything that is not private, go ahead only this way. ");
+    text.push_str(
+        " Deleting, and publishing anything that is not private, go ahead only this way. ",
+    );
     text.push_str(&first.sentence(SERVER_NAME));
     for (plan, names) in rest {
         let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
