@@ -158,6 +158,10 @@ pub(crate) fn description(name: &str, plan: RoutePlan, server: &str) -> Option<S
 /// Rewrites the guarded tools' descriptions in `tools` for `client`.
 pub(crate) fn describe_for(tools: &mut [Tool], guard: &Guard, client: &ClientDeclared) {
     for tool in tools {
+        // Only a guarded tool has a route (working one out reads whether a passkey is enrolled).
+        if !GUARDED.iter().any(|guarded| guarded.name == tool.name) {
+            continue;
+        }
         let plan = guard.route_for(client, &tool.name, ToolNeeds::AnyRoute);
         if let Some(text) = description(&tool.name, plan, guard.server()) {
             tool.description = Some(Cow::Owned(text));
