@@ -388,10 +388,12 @@ def run_to_exit(
     )
 
 
-def raw_stdio_exchange(binary: Path, env: dict[str, str], stderr_path: Path, call: tuple[str, dict]) -> list[str]:
-    """Speak raw JSON-RPC over stdio (legacy handshake, tools/list as id 2, one tools/call as
-    id 3), then close stdin, and return every line the server wrote on stdout until it
-    exited by itself. Its stderr goes to `stderr_path`."""
+def raw_stdio_exchange(
+    binary: Path, env: dict[str, str], stderr_path: Path, call: tuple[str, dict], capabilities: dict | None = None
+) -> list[str]:
+    """Speak raw JSON-RPC over stdio (legacy handshake declaring `capabilities`, none by
+    default; tools/list as id 2, one tools/call as id 3), then close stdin, and return every
+    line the server wrote on stdout until it exited by itself. Its stderr goes to `stderr_path`."""
     requests = [
         {
             "jsonrpc": "2.0",
@@ -399,7 +401,7 @@ def raw_stdio_exchange(binary: Path, env: dict[str, str], stderr_path: Path, cal
             "method": "initialize",
             "params": {
                 "protocolVersion": "2025-11-25",
-                "capabilities": {},
+                "capabilities": capabilities or {},
                 "clientInfo": {"name": "e2e-raw", "version": "0"},
             },
         },

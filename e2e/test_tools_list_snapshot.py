@@ -4,6 +4,11 @@ annotations. A layout change must not change what a client is told.
 
 The snapshot was written by this test from main at dd8fa75 with `SNAPSHOT_WRITE=1`; write
 it again only for a change that means to alter the tool list, and say so in the commit.
+
+The guarded tools' descriptions follow the route the asking client's calls take
+(test_guard_texts.py): the recorded default list is what a client that shows dialogs (it
+declares elicitation) is told, so these exchanges declare it; with `ELICITATION=false` every
+client is told of the two-call token.
 """
 
 from __future__ import annotations
@@ -41,11 +46,18 @@ CASES = [
     ("tools-list-elicitation-false.json", "tools-list-elicitation-false.json", {"ELICITATION": "false"}, everything),
 ]
 
+# A client that shows dialogs (an empty elicitation capability is form mode).
+DIALOG_CLIENT = {"elicitation": {}}
+
 
 @pytest.mark.parametrize(("name", "env", "expected_of"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_tools_list_answer_is_unchanged(opengist_mcp_binary, tmp_path, name, env, expected_of):
     lines = raw_stdio_exchange(
-        opengist_mcp_binary, env, tmp_path / "stderr.log", ("list_gists", {"per_page": 0})
+        opengist_mcp_binary,
+        env,
+        tmp_path / "stderr.log",
+        ("list_gists", {"per_page": 0}),
+        capabilities=DIALOG_CLIENT,
     )
     answer = jsonrpc_lines(lines)[2]
     assert "result" in answer, f"tools/list failed: {answer}"

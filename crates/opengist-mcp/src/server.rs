@@ -4,12 +4,14 @@ use std::sync::Arc;
 
 use ask_first::Guard;
 use ask_first::principal::Caller;
+use ask_first_core::ClientDeclared;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Implementation,
-    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SubscriptionFilter,
+    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    DiscoverResult, Implementation, InitializeRequestParams, InitializeResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ResultType,
+    ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler, tool_handler};
@@ -21,16 +23,13 @@ use crate::config::{Config, DEFAULT_MAX_RESULT_BYTES, FilterError};
 use crate::opengist::{ClientOptions, OpengistClient, as_principal};
 use crate::state::{OpengistServer, Shared};
 use crate::team::TeamAuthenticator;
+use crate::tools::common::guard_texts;
 
 /// The server's name, as reported to clients and used in the guard's texts.
 pub const SERVER_NAME: &str = "opengist-mcp";
 
 /// The tool resources stand beside: they read what it reads, so they exist only when it does.
 pub(crate) const RESOURCE_TOOL: &str = catalog::GET_GIST_FILE.name;
-
-/// What clients are told about this server, for the running `ELICITATION` setting (see
-/// [`crate::tools::common::guard_texts`]).
-pub use crate::tools::common::guard_texts::instructions;
 
 /// How to reach the configured Opengist: `None` until both `OPENGIST_URL` and
 /// `OPENGIST_TOKEN` are set.
@@ -140,9 +139,6 @@ impl OpengistServer {
             .filter(|tool| enabled.iter().any(|name| name == tool.name))
             .fold(ToolRouter::new(), |router, tool| router + (tool.router)());
         crate::tools::common::tool_schemas::plain_integer_bounds(&mut router);
-        if !shared.guard.elicitation_enabled() {
-            crate::tools::common::guard_texts::describe_token_path(&mut router);
-        }
         Self {
             shared,
             tool_router: router,
@@ -199,6 +195,16 @@ impl OpengistServer {
         self.shared.team.clone()
     }
 
+    /// What this server tells the client behind `context` about itself: its instructions, true
+    /// for the route that client's guarded calls will take.
+    fn instructions_for(&self, context: &RequestContext<RoleServer>) -> String {
+        guard_texts::instructions(
+            &self.shared.guard,
+            &ClientDeclared::of(context),
+            &self.tool_names(),
+        )
+    }
+
     /// The names of the tools this server exposes.
     pub fn tool_names(&self) -> Vec<String> {
         self.tool_router
@@ -237,8 +243,65 @@ impl ServerHandler for OpengistServer {
         };
         let mut info = ServerConfig::new(capabilities);
         info.server_info = Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION"));
-        info.instructions = Some(instructions(self.shared.guard.elicitation_enabled()).into());
+        // A client not known yet is told what one that declared nothing gets; `initialize`
+        // and `server/discover` tell each client what it will get.
+        info.instructions = Some(guard_texts::instructions(
+            &self.shared.guard,
+            &ClientDeclared::default(),
+            &self.tool_names(),
+        ));
         info
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        // As rmcp's own, then the instructions for what this handshake declared.
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        result.instructions = Some(self.instructions_for(&context));
+        Ok(result)
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        let mut info = self.get_info();
+        info.instructions = Some(self.instructions_for(&context));
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            info,
+        ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        // The guarded tools' descriptions say what this client's calls will get, so the list
+        // differs between clients: on 2026-07-28 it may be cached by the requesting client
+        // only, and not kept (a passkey enrolled later changes it).
+        let mut tools = self.tool_router.list_all();
+        guard_texts::describe_for(
+            &mut tools,
+            &self.shared.guard,
+            &ClientDeclared::of(&context),
+        );
+        let modern = context
+            .protocol_version()
+            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        Ok(ListToolsResult {
+            result_type: Some(ResultType::COMPLETE),
+            tools,
+            meta: None,
+            next_cursor: None,
+            ttl_ms: modern.then_some(0),
+            cache_scope: modern.then_some(CacheScope::Private),
+        })
     }
 
     async fn list_resources(

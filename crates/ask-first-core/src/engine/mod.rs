@@ -1,8 +1,10 @@
 //! The [`Guard`]: decides, for one call and one target, whether the operation may run.
 //!
 //! One file per path a call can take: `builder` (how a guard is made, who is calling),
-//! `route` (the approval routes and which one a call takes), `rejection` (what a call answers
-//! instead of running: an input error, an interruption), `page` (the approval page), `pushed`
+//! `route` (the approval routes and how a call is asked on the one it takes), `plan` (which
+//! route a call takes, also for a server's `tools/list` before any call), `rejection` (what a
+//! call answers instead of running: an input error, an interruption), `page` (the approval
+//! page), `pushed`
 //! (2025-11-25: a pushed `elicitation/create`), `input_required` (2026-07-28: `input_required`
 //! with a sealed `requestState`), `token` (no dialog: the two-call `confirm_token`), `recheck`
 //! (after a pushed dialog's yes: the target read again and compared with what the person was
@@ -12,6 +14,7 @@
 mod builder;
 mod input_required;
 mod page;
+mod plan;
 mod pushed;
 mod recheck;
 mod rejection;
@@ -35,6 +38,7 @@ use crate::target::{Approval, Conditional, Fingerprint, Target, binding_fingerpr
 
 pub use builder::{Caller, GuardBuilder, PrincipalFn, default_principal};
 pub use page::{APPROVAL_URL_KEY, ELICITATION_COMPLETE_METHOD};
+pub use plan::{ClientDeclared, RoutePlan, ToolNeeds};
 pub use recheck::MAX_ASK_ROUNDS;
 pub use rejection::{InputError, Interruption, InterruptionKind};
 pub use route::ApprovalRoute;

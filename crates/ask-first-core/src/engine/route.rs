@@ -1,9 +1,7 @@
 //! The approval routes (the page, the form dialog, the token) and which one a call takes: the
 //! operator's order, narrowed by what the client declared and what the tool allows.
 
-use rmcp::model::ProtocolVersion;
-
-use super::page::PageVia;
+use super::plan::{Choice, ClientDeclared};
 use super::token::NoDialog;
 use super::{Guard, Interruption, InterruptionKind};
 use crate::approval::ApprovedBy;
@@ -102,67 +100,22 @@ impl Guard {
         target: &T,
         changed: bool,
     ) -> (Route, Result<ApprovedBy, Interruption>) {
-        let modern = call
-            .context
-            .protocol_version()
-            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
-        let capabilities = if modern {
-            // 2026-07-28: capabilities hold for this request only.
-            call.context.meta.client_capabilities()
-        } else {
-            // 2025-11-25: only the handshake counts. A pushed dialog needs the session the
-            // handshake opened; a stateless legacy request has none (rmcp gives it default,
-            // empty capabilities), so it takes the token path instead of waiting on a channel
-            // that cannot carry the answer.
-            call.context
-                .peer
-                .peer_info()
-                .map(|info| info.capabilities.clone())
-        };
-        let elicitation = capabilities.and_then(|c| c.elicitation);
-        let declared = elicitation
-            .as_ref()
-            .is_some_and(|e| e.form.is_some() || e.url.is_none());
-        // A pushed URL elicitation needs the session the handshake opened.
-        let url_mode = elicitation.as_ref().is_some_and(|e| e.url.is_some())
-            && (modern || call.context.peer.peer_info().is_some());
+        let client = ClientDeclared::of(&call.context);
+        let modern = client.is_modern();
         let verified = call.verified || self.inner.verified_tools.iter().any(|t| *t == call.tool);
-        let page = self.page().is_some();
-        let mut result = None;
-        for route in self.routes(page) {
-            result = match route {
-                ApprovalRoute::Page if page => {
-                    let via = match (url_mode, modern) {
-                        (true, true) => PageVia::InputRequired,
-                        (true, false) => PageVia::Pushed,
-                        (false, _) => PageVia::Link,
-                    };
-                    Some(self.page_path(call, target, via, changed).await)
-                }
-                ApprovalRoute::Form if !verified && self.inner.elicitation && declared => {
-                    Some(if modern {
-                        self.input_required_path(call, target).await
-                    } else {
-                        self.push_path(call, target, changed).await
-                    })
-                }
-                ApprovalRoute::Token if !verified => {
-                    let why = if self.inner.elicitation {
-                        NoDialog::NotDeclared
-                    } else {
-                        NoDialog::SwitchedOff
-                    };
-                    Some(self.no_dialog(call, target, why).await)
-                }
-                _ => None,
-            };
-            if result.is_some() {
-                break;
+        let result = match self.choose(&client, verified) {
+            Some(Choice::Page(via)) => self.page_path(call, target, via, changed).await,
+            Some(Choice::Form) if modern => self.input_required_path(call, target).await,
+            Some(Choice::Form) => self.push_path(call, target, changed).await,
+            Some(Choice::Token { switched_off }) => {
+                let why = if switched_off {
+                    NoDialog::SwitchedOff
+                } else {
+                    NoDialog::NotDeclared
+                };
+                self.no_dialog(call, target, why).await
             }
-        }
-        let result = match result {
-            Some(result) => result,
-            None if verified => Err(self.verified_unavailable(call, page)),
+            None if verified => Err(self.verified_unavailable(call, self.page().is_some())),
             None => Err(self.no_route(call)),
         };
         (route_of(modern, &result), result)
@@ -170,7 +123,7 @@ impl Guard {
 
     /// The routes in the operator's order; by default `page,form,token` with a page ready,
     /// else `form,token`.
-    fn routes(&self, page: bool) -> Vec<ApprovalRoute> {
+    pub(super) fn routes(&self, page: bool) -> Vec<ApprovalRoute> {
         match &self.inner.routes {
             Some(routes) => routes.clone(),
             None if page => vec![
