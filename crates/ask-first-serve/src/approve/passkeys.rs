@@ -73,6 +73,11 @@ impl PasskeyFile {
         }
     }
 
+    /// The state directory's setting.
+    pub(crate) fn setting(&self) -> &str {
+        &self.setting
+    }
+
     fn io(&self, source: std::io::Error) -> PasskeyFileError {
         PasskeyFileError::Io {
             path: self.path.clone(),
