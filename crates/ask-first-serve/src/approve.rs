@@ -16,6 +16,7 @@
 //! requests to itself. Passkeys are enrolled out of a model's reach, by the operator's
 //! `passkeys add` command ([`run_passkeys_command`]).
 
+mod aaguid;
 mod ceremony;
 mod enrol;
 mod html;
@@ -38,6 +39,7 @@ use axum::http::HeaderMap;
 use axum::routing::{get, post};
 use webauthn_rp::DiscoverableAuthenticationServerState;
 
+pub use aaguid::AaguidList;
 pub use enrol::run_passkeys_command;
 pub use passkeys::{PASSKEYS_FILE, PasskeyFileError};
 
@@ -51,8 +53,8 @@ const PAGE_TTL: Duration = Duration::from_secs(15 * 60);
 /// The most pages open at once; past it, the oldest are forgotten.
 const MAX_PAGES: usize = 256;
 
-/// The approval settings a server reads: `<PREFIX>_APPROVAL_ROUTES`, `<PREFIX>_APPROVAL_ADDR`
-/// and `<PREFIX>_PUBLIC_URL`.
+/// The approval settings a server reads: `<PREFIX>_APPROVAL_ROUTES`, `<PREFIX>_APPROVAL_ADDR`,
+/// `<PREFIX>_PUBLIC_URL` and `<PREFIX>_PASSKEY_AAGUIDS`.
 #[derive(Debug, Clone)]
 pub struct ApprovalSettings {
     /// The routes in order; `None`: the guard's default.
@@ -64,6 +66,8 @@ pub struct ApprovalSettings {
     pub addr_set: bool,
     /// The server's public URL, as a browser reaches it (`https://mcp.example.com`).
     pub public_url: Option<String>,
+    /// The authenticators enrolment accepts; `None`: any.
+    pub aaguids: Option<AaguidList>,
     /// The routes' setting's name.
     pub routes_setting: String,
     /// The public URL's setting's name.
@@ -87,6 +91,16 @@ pub enum ApprovalSettingError {
     PublicUrl {
         /// What is wrong, naming the setting.
         reason: String,
+    },
+    /// The AAGUID allowlist does not parse.
+    #[error(
+        "{setting}: `{entry}` is not a list of AAGUIDs (comma-separated UUIDs such as 01020304-0506-0708-0102-030405060708)"
+    )]
+    Aaguids {
+        /// The setting.
+        setting: String,
+        /// The entry that is not a UUID.
+        entry: String,
     },
     /// The record store cannot be opened.
     #[error(transparent)]
@@ -144,6 +158,7 @@ impl ApprovalSettings {
         }
         Ok(Self {
             routes,
+            aaguids: AaguidList::from_env(prefix)?,
             addr_set: addr.is_some(),
             addr: addr.unwrap_or_else(|| format!("{}:0", site::LOOPBACK_HOST)),
             public_url,
@@ -172,6 +187,7 @@ struct Inner {
     mounted: OnceLock<PublicBase>,
     pages: Mutex<HashMap<String, OpenPage>>,
     invites: invite::Invites,
+    aaguids: Option<AaguidList>,
     decided: tokio::sync::Notify,
 }
 
@@ -220,13 +236,14 @@ impl std::fmt::Debug for ApprovalPage {
 
 impl ApprovalPage {
     /// The page of `server`, its passkeys in `state_dir` (`state_setting` names that setting in
-    /// errors), its records in `records`, listening at `addr` once needed unless mounted.
+    /// errors), its records in `records`, listening at `settings.addr` once needed unless
+    /// mounted, enrolling through the server only the authenticators `settings.aaguids` lists.
     pub fn new(
         server: &str,
         state_dir: &Path,
         state_setting: &str,
         records: Arc<dyn ApprovalStore>,
-        addr: &str,
+        settings: &ApprovalSettings,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -234,11 +251,12 @@ impl ApprovalPage {
                 records,
                 passkeys: PasskeyFile::new(state_dir, state_setting),
                 state_dir: state_dir.to_owned(),
-                addr: addr.to_owned(),
+                addr: settings.addr.clone(),
                 port: tokio::sync::OnceCell::new(),
                 mounted: OnceLock::new(),
                 pages: Mutex::new(HashMap::new()),
                 invites: invite::Invites::default(),
+                aaguids: settings.aaguids.clone(),
                 decided: tokio::sync::Notify::new(),
             }),
         }

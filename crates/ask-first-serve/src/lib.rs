@@ -199,7 +199,7 @@ fn approval_page(
                 .map_err(approve::ApprovalSettingError::from)?,
         ),
     };
-    let page = approve::ApprovalPage::new(name, &dir, &names.state_dir, records, &approval.addr);
+    let page = approve::ApprovalPage::new(name, &dir, &names.state_dir, records, &approval);
     Ok((Some(page), approval))
 }
 

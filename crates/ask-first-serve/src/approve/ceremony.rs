@@ -21,6 +21,7 @@ use webauthn_rp::{
     PublicKeyCredentialCreationOptions, Registration, RegistrationServerState,
 };
 
+use super::aaguid::{self, AaguidList};
 use super::passkeys::Enrolled;
 
 fn rp_id(host: &str) -> Result<RpId, String> {
@@ -66,7 +67,7 @@ pub(crate) fn start_registration(principal: &str, rp: &str) -> Result<Registrati
 }
 
 /// Finishes a registration begun with [`start_registration`] from the browser's JSON, coming
-/// from `origin`: the passkey to keep.
+/// from `origin`: the passkey to keep, when its authenticator's AAGUID is in `aaguids` (if set).
 pub(crate) fn finish_registration(
     started: RegistrationStarted,
     json: &[u8],
@@ -74,7 +75,7 @@ pub(crate) fn finish_registration(
     rp: &str,
     principal: &str,
     name: &str,
-    now: u64,
+    aaguids: Option<&AaguidList>,
 ) -> Result<Enrolled, String> {
     let rp = rp_id(rp)?;
     let registration = serde_json::from_slice::<Registration>(json)
@@ -90,6 +91,10 @@ pub(crate) fn finish_registration(
     if credential.user_id() != &started.user {
         return Err("the registration names another user".to_owned());
     }
+    let reported = credential.metadata().aaguid.data();
+    if let Some(list) = aaguids {
+        list.check(reported)?;
+    }
     let static_state = credential
         .static_state()
         .encode()
@@ -101,12 +106,13 @@ pub(crate) fn finish_registration(
     Ok(Enrolled {
         principal: principal.to_owned(),
         name: name.to_owned(),
-        added_at: now,
+        added_at: super::now(),
         credential_id: URL_SAFE_NO_PAD.encode(credential.id().inner()),
         user_handle: URL_SAFE_NO_PAD
             .encode(credential.user_id().encode().unwrap_or_else(|e| match e {})),
         static_state: URL_SAFE_NO_PAD.encode(static_state),
         dynamic_state: URL_SAFE_NO_PAD.encode(dynamic_state),
+        aaguid: aaguid::format(reported),
     })
 }
 

@@ -18,11 +18,12 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
+use super::aaguid::AaguidList;
 use super::ceremony::{self, RegistrationStarted};
 use super::page::{Refusal, checked_post};
 use super::passkeys::PasskeyFile;
 use super::site::{self, LOOPBACK_HOST};
-use super::{html, invite, now, random_token};
+use super::{html, invite, random_token};
 
 /// How long an enrolment link stays valid by default, and at most.
 const DEFAULT_VALID: Duration = Duration::from_secs(5 * 60);
@@ -46,6 +47,7 @@ pub(crate) struct Enrolment {
     pub(crate) expires: Instant,
     pub(crate) file: PasskeyFile,
     pub(crate) claim: Option<PathBuf>,
+    pub(crate) aaguids: Option<AaguidList>,
     pub(crate) state: Mutex<EnrolState>,
     pub(crate) done: tokio::sync::Notify,
 }
@@ -55,6 +57,8 @@ pub(crate) struct EnrolState {
     used: bool,
     page_token: Option<String>,
     ceremony: Option<RegistrationStarted>,
+    /// The AAGUID the enrolled passkey's authenticator reported.
+    aaguid: Option<String>,
 }
 
 impl Enrolment {
@@ -130,6 +134,13 @@ pub async fn run_passkeys_command(
             }
         }
     }
+    let aaguids = match AaguidList::from_env(prefix) {
+        Ok(list) => list,
+        Err(error) => {
+            eprintln!("{error}");
+            return 2;
+        }
+    };
     let Some(dir) = state_dir.or_else(|| crate::settings::default_state_dir(server)) else {
         eprintln!("there is no state directory to keep passkeys in: set {state_setting}");
         return 1;
@@ -166,6 +177,7 @@ pub async fn run_passkeys_command(
         expires: Instant::now() + valid,
         file: PasskeyFile::new(&dir, &state_setting),
         claim: None,
+        aaguids,
         state: Mutex::new(EnrolState::default()),
         done: tokio::sync::Notify::new(),
     });
@@ -199,10 +211,11 @@ pub async fn run_passkeys_command(
     }
     if rx.await.unwrap_or(false) {
         println!(
-            "Enrolled passkey `{}` for `{}` in {}.",
+            "Enrolled passkey `{}` for `{}` in {} (its authenticator reports the AAGUID {}).",
             enrolment.name,
             enrolment.principal,
-            dir.join(super::PASSKEYS_FILE).display()
+            dir.join(super::PASSKEYS_FILE).display(),
+            enrolment.lock().aaguid.as_deref().unwrap_or("?"),
         );
         0
     } else {
@@ -355,7 +368,7 @@ pub(crate) fn complete(
         rp,
         &enrolment.principal,
         &enrolment.name,
-        now(),
+        enrolment.aaguids.as_ref(),
     ) {
         Ok(enrolled) => enrolled,
         Err(error) => return html::text(StatusCode::FORBIDDEN, format!("Not enrolled: {error}.")),
@@ -366,7 +379,9 @@ pub(crate) fn complete(
             return html::text(StatusCode::GONE, "This enrolment link was already used.");
         }
         state.used = true;
+        state.aaguid = Some(enrolled.aaguid.clone());
     }
+    let aaguid = enrolled.aaguid.clone();
     if let Some(claim) = &enrolment.claim
         && !invite::claim(claim)
     {
@@ -379,7 +394,7 @@ pub(crate) fn complete(
         match &enrolment.claim {
             Some(claim) => {
                 tracing::warn!(%error, "the enrolled passkey could not be saved");
-                invite::report(claim, &error.to_string());
+                invite::report(claim, Err(&error.to_string()));
             }
             None => eprintln!("{error}"),
         }
@@ -389,7 +404,7 @@ pub(crate) fn complete(
         );
     }
     if let Some(claim) = &enrolment.claim {
-        invite::report(claim, "");
+        invite::report(claim, Ok(&aaguid));
     }
     enrolment.done.notify_one();
     html::text(

@@ -73,10 +73,14 @@ pub(crate) fn claim(file: &Path) -> bool {
     std::fs::rename(file, file.with_extension("taken")).is_ok()
 }
 
-/// Writes the outcome of the enrolment through `file` for `passkeys add`: empty when enrolled,
-/// else what failed.
-pub(crate) fn report(file: &Path, error: &str) {
-    if let Err(error) = std::fs::write(file.with_extension("done"), error) {
+/// Writes the outcome of the enrolment through `file` for `passkeys add`: the AAGUID its
+/// authenticator reported when enrolled, else what failed.
+pub(crate) fn report(file: &Path, outcome: Result<&str, &str>) {
+    let text = match outcome {
+        Ok(aaguid) => format!("enrolled {aaguid}"),
+        Err(error) => format!("failed {error}"),
+    };
+    if let Err(error) = std::fs::write(file.with_extension("done"), text) {
         tracing::warn!(%error, "the enrolment's outcome could not be written");
     }
 }
@@ -118,14 +122,15 @@ pub(crate) async fn through_server(
         if let Ok(outcome) = std::fs::read_to_string(&done) {
             let _ = std::fs::remove_file(&done);
             let _ = std::fs::remove_file(file.with_extension("taken"));
-            if outcome.is_empty() {
+            if let Some(aaguid) = outcome.strip_prefix("enrolled ") {
                 println!(
-                    "Enrolled passkey `{name}` for `{principal}` in {}.",
+                    "Enrolled passkey `{name}` for `{principal}` in {} (its authenticator reports the AAGUID {aaguid}).",
                     dir.join(super::PASSKEYS_FILE).display()
                 );
                 return 0;
             }
-            eprintln!("The passkey could not be saved: {outcome}");
+            let why = outcome.strip_prefix("failed ").unwrap_or(&outcome);
+            eprintln!("The passkey could not be saved: {why}");
             return 1;
         }
         // Past the expiry the invitation is withdrawn, unless the server has just taken it.
@@ -178,6 +183,7 @@ impl Inner {
             expires: Instant::now() + Duration::from_secs(left),
             file: PasskeyFile::new(&self.state_dir, self.passkeys.setting()),
             claim: Some(file),
+            aaguids: self.aaguids.clone(),
             state: Mutex::new(EnrolState::default()),
             done: tokio::sync::Notify::new(),
         });

@@ -229,6 +229,15 @@ pub const SETTINGS: &[Setting] = &[
         about: "HTTP only: the server's public origin as a browser reaches it (e.g. https://mcp.example.com behind a TLS proxy). The approval page is served there, on the server's own address, and its passkeys are for that host: opengist-mcp passkeys add then prints an enrolment link on that address, served while the server runs. Default: the OAuth resource's origin, else http://localhost:PORT when bound to loopback.",
     },
     Setting {
+        var: "OPENGIST_MCP_PASSKEY_AAGUIDS",
+        shown_default: "any authenticator",
+        flag: None,
+        default: None,
+        secret: false,
+        required: false,
+        about: "Comma-separated AAGUIDs (UUIDs) of the authenticators opengist-mcp passkeys add may enrol; any other is refused with its AAGUID named. The AAGUID is what the authenticator reports (not verified by an attestation certificate). passkeys add prints each enrolled passkey's AAGUID, and passkeys.json keeps it. Default: any authenticator.",
+    },
+    Setting {
         var: "OPENGIST_MCP_ALLOWED_HOSTS",
         shown_default: "loopback only",
         flag: Some(Flag::value("allowed-hosts", "LIST")),
