@@ -61,10 +61,12 @@ pub(crate) fn server_base(prefix: &str) -> Option<Result<PublicBase, String>> {
     if let Some(url) = var(setting.clone()) {
         return Some(site::public_base(Some(url.trim()), None, None, &setting));
     }
+    // The resource's origin, where the server serves the pages when it can hold passkeys (see
+    // `site::public_base`); else (localhost, an IP address) the own listener's `localhost`.
     let resource = var(format!("{prefix}_OAUTH_RESOURCE"))?;
     match site::public_base(None, Some(resource.trim()), None, &setting) {
-        Ok(base) if base.rp == LOOPBACK_HOST => None,
-        other => Some(other),
+        Ok(base) if base.rp != LOOPBACK_HOST => Some(Ok(base)),
+        _ => None,
     }
 }
 

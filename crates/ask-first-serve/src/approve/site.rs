@@ -20,18 +20,26 @@ pub(crate) struct PublicBase {
 
 /// The public base of an HTTP server bound to `local`: `public_url` (the operator's
 /// `<PREFIX>_PUBLIC_URL`), else the origin of `resource` (the OAuth resource, the public URL of
-/// its `/mcp`), else `http://localhost:PORT` for a loopback address. An error says why the
-/// pages cannot be served there (`setting` names the public URL's setting).
+/// its `/mcp`) when passkeys can be made there (not an IP address, https or localhost), else
+/// `http://localhost:PORT` for a loopback address. An error says why the pages cannot be
+/// served there (`setting` names the public URL's setting).
 pub(crate) fn public_base(
     public_url: Option<&str>,
     resource: Option<&str>,
     local: Option<SocketAddr>,
     setting: &str,
 ) -> Result<PublicBase, String> {
-    let (raw, from) = match (public_url, resource, local) {
-        (Some(url), _, _) => (url.to_owned(), setting.to_owned()),
-        (None, Some(resource), _) => (resource.to_owned(), "the OAuth resource".to_owned()),
-        (None, None, Some(local)) if local.ip().is_loopback() => (
+    if public_url.is_none()
+        && let Some(resource) = resource
+    {
+        let from_resource = base_of(resource, "the OAuth resource", None);
+        if from_resource.is_ok() || !local.is_some_and(|l| l.ip().is_loopback()) {
+            return from_resource;
+        }
+    }
+    let (raw, from) = match (public_url, local) {
+        (Some(url), _) => (url.to_owned(), setting.to_owned()),
+        (None, Some(local)) if local.ip().is_loopback() => (
             format!("http://{LOOPBACK_HOST}:{}", local.port()),
             "the loopback address".to_owned(),
         ),
@@ -41,7 +49,13 @@ pub(crate) fn public_base(
             ));
         }
     };
-    let url = Url::parse(&raw).map_err(|e| format!("{from} `{raw}` is not a URL: {e}"))?;
+    base_of(&raw, &from, public_url.is_some().then_some(setting))
+}
+
+/// The base at `raw` (`from` says where it came from); `setting`: it is the public URL
+/// setting's value, which must have no path.
+fn base_of(raw: &str, from: &str, setting: Option<&str>) -> Result<PublicBase, String> {
+    let url = Url::parse(raw).map_err(|e| format!("{from} `{raw}` is not a URL: {e}"))?;
     let Some(host) = url.host_str().map(str::to_ascii_lowercase) else {
         return Err(format!("{from} `{raw}` has no host"));
     };
@@ -63,7 +77,9 @@ pub(crate) fn public_base(
     if !url.username().is_empty() || url.password().is_some() || url.query().is_some() {
         return Err(format!("{from} `{raw}` carries a user, password or query"));
     }
-    if public_url.is_some() && url.path() != "/" {
+    if let Some(setting) = setting
+        && url.path() != "/"
+    {
         return Err(format!(
             "{setting} `{raw}` has a path: give the origin only (scheme, host and port); the pages are served at /approve/ and /enrol/"
         ));
@@ -128,6 +144,12 @@ mod tests {
             assert!(base(Some(refused), None, local).is_err(), "{refused}");
         }
         assert!(base(Some("http://localhost:9000/"), None, None).is_ok());
+        // A resource on an IP address cannot hold passkeys: on loopback, localhost instead.
+        assert_eq!(
+            base(None, Some("http://127.0.0.1:8080/mcp"), local).map(|b| b.origin),
+            Ok("http://localhost:8080".into())
+        );
+        assert!(base(None, Some("http://10.0.0.1:8080/mcp"), public).is_err());
     }
 
     #[test]
