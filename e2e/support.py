@@ -250,6 +250,7 @@ class Launcher:
         env: dict[str, str] | None = None,
         auth: str = "token",
         people: tuple[str, ...] = ("alice", "bob"),
+        port: int | None = None,
     ) -> HttpHandle:
         """`binary --http 127.0.0.1:PORT`, with a credential: `auth="token"` (default) sets a
         random `<PREFIX>_HTTP_TOKEN` (unless `env` sets one) that `handle.target` and
@@ -259,7 +260,8 @@ class Launcher:
         mints a per-person token for each of `people` with the server's `tokens add` and serves
         with `<PREFIX>_HTTP_AUTH=tokens` (`handle.tokens`, `handle.as_person(name)`; `handle.token`
         is the first person's). Each server gets its own state directory (`XDG_STATE_HOME`) unless
-        `env` names one."""
+        `env` names one. `port`: listen there (a test that must name the address in a setting
+        first, from `free_port()`), else on a free port."""
         name = self._next(binary.name)
         env = dict(env or {})
         token = None
@@ -286,8 +288,9 @@ class Launcher:
         stdout_path = self.workdir / f"{name}.stdout"
         stderr_path = self.workdir / f"{name}.stderr"
         last_error = ""
+        chosen = port
         for _attempt in range(3):  # a port picked free can be taken before the server binds it
-            port = free_port()
+            port = chosen or free_port()
             with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
                 proc = subprocess.Popen(
                     [str(binary), "--http", f"127.0.0.1:{port}", *(args or [])],

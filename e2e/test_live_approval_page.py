@@ -5,8 +5,12 @@ back through Opengist's REST API."""
 
 from __future__ import annotations
 
+import hashlib
+import re
+import secrets
 from pathlib import Path
 
+import anyio
 import pytest
 from cdp import Browser
 from live import api, marker
@@ -60,3 +64,32 @@ async def test_a_verified_delete_runs_once_after_the_passkey(era, opengist_env, 
     async with connect(server.params, era) as client:
         again = await client.call_tool("delete_gist", {"gist_id": gist_id})
         assert again.is_error, text_of(again)
+
+
+async def test_over_http_the_page_is_on_the_servers_own_address(opengist_env, launcher, opengist_mcp_binary, browser, tmp_path):
+    """opengist-mcp over HTTP: the link names its own port, opens without the bearer, and the
+    person's passkey there deletes the gist."""
+    og = api(opengist_env)
+    gist_id = og.create({"a.txt": "a\n"}, "private", title=marker())
+    state = tmp_path / "state"
+    secret = secrets.token_urlsafe(32)
+    principal = "bearer:" + hashlib.sha256(f"Bearer {secret}".encode()).hexdigest()[:24]
+    enrol(opengist_mcp_binary, state, browser, principal=principal, prefix="OPENGIST_MCP")
+    env = {
+        "OPENGIST_URL": opengist_env["OPENGIST_E2E_URL"],
+        "OPENGIST_TOKEN": opengist_env["OPENGIST_E2E_TOKEN_FULL"],
+        "OPENGIST_MCP_STATE_DIR": str(state),
+        "OPENGIST_MCP_VERIFIED_TOOLS": "delete_gist",
+        "OPENGIST_MCP_HTTP_TOKEN": secret,
+    }
+    server = launcher.http(opengist_mcp_binary, env=env)
+    async with connect(server.target, "legacy") as client:
+        first = await client.call_tool("delete_gist", {"gist_id": gist_id})
+        assert first.is_error and og.exists(gist_id), text_of(first)
+        match = re.search(r"http://localhost:(\d+)/approve/[A-Za-z0-9_-]+", text_of(first))
+        assert match and int(match.group(1)) == server.port, text_of(first)
+        await anyio.to_thread.run_sync(browser.open, match.group(0))
+        assert (await anyio.to_thread.run_sync(browser.click, "approve"))["state"] == "done"
+        ran = await client.call_tool("delete_gist", {"gist_id": gist_id})
+        assert not ran.is_error, text_of(ran)
+    assert not og.exists(gist_id), "Opengist still holds the gist"

@@ -266,8 +266,9 @@ pub trait ApprovalStore: Send + Sync + 'static {
 /// The approval page as the guard sees it: where a record is shown, and whether approving
 /// there needs the person (a passkey enrolled).
 pub trait ApprovalPages: Send + Sync + 'static {
-    /// The page's URL for `id` (`http://localhost:PORT/approve/<id>`), opening the page's
-    /// listener on first need; an error says why no page can be shown.
+    /// The page's URL for `id` (`<base>/approve/<id>`: the HTTP server's public origin, or
+    /// `http://localhost:PORT` of a listener opened on first need); an error says why no page
+    /// can be shown.
     fn url<'a>(
         &'a self,
         id: &'a RecordId,

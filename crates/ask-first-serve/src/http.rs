@@ -77,7 +77,7 @@ pub mod wire;
 pub use auth::{AuthFuture, Authenticate, Identity, Refusal, bearer_of};
 pub use error::HttpError;
 pub use limits::HttpLimits;
-pub use options::HttpOptions;
+pub use options::{BrowserPages, HttpOptions, PagesAt};
 pub use sessions::ReplicaSessionManager;
 pub use tokens::{TokenFile, TokenFileError, add_token, run_tokens_add};
 
@@ -254,6 +254,19 @@ where
     // Outside the gate: what the authenticator serves to anyone (e.g. OAuth metadata).
     let router = match public_routes {
         Some(public) => public.merge(router),
+        None => router,
+    };
+    // Beside the gate: the browser pages, behind its Host and Origin checks only.
+    let router = match options.pages.as_ref().and_then(|pages| pages(local_addr)) {
+        Some(pages) => {
+            let mut hosts = options.allowed_hosts.clone();
+            hosts.push(pages.host);
+            let mut origins = options.allowed_origins.clone();
+            origins.push(pages.origin);
+            let checks =
+                host_origin::HostOriginLayer::new(local_addr, &hosts, &origins, &options.names);
+            pages.router.layer(checks).merge(router)
+        }
         None => router,
     };
     // Outside the gate: a browser's preflight carries no Authorization.

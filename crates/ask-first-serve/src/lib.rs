@@ -164,9 +164,10 @@ fn spent_log(
     Ok(store)
 }
 
-/// The approval page of a server whose state directory holds enrolled passkeys: its records
-/// there too. Read at start: a server started before the first passkey was enrolled asks as
-/// before until it is restarted.
+/// The approval page of a server whose state directory holds enrolled passkeys, or that has a
+/// public URL (its passkeys are enrolled through it): its records there too. Read at start:
+/// a server without either, started before the first passkey was enrolled, asks as before
+/// until it is restarted.
 #[cfg(feature = "passkeys")]
 fn approval_page(
     name: &str,
@@ -184,7 +185,7 @@ fn approval_page(
         return Ok((None, approval));
     };
     // Without an enrolled passkey nothing changes, and nothing is created on disk.
-    if !dir.join(approve::PASSKEYS_FILE).exists() {
+    if !dir.join(approve::PASSKEYS_FILE).exists() && approval.public_url.is_none() {
         if approval.routes.is_some() {
             tracing::warn!(
                 "{} is set but no passkey is enrolled: enrol one with `{name} passkeys add`",
@@ -200,7 +201,7 @@ fn approval_page(
                 .map_err(approve::ApprovalSettingError::from)?,
         ),
     };
-    let page = approve::ApprovalPage::new(name, &dir, &names.state_dir, records, &approval.addr);
+    let page = approve::ApprovalPage::new(name, &dir, &names.state_dir, records, &approval);
     Ok((Some(page), approval))
 }
 
@@ -436,10 +437,25 @@ impl Serving {
         S: rmcp::ServerHandler + HasGuard + Clone + Send + Sync + 'static,
     {
         self.report_redis().await;
-        let options = http::HttpOptions {
+        #[cfg_attr(not(feature = "passkeys"), allow(unused_mut))]
+        let mut options = http::HttpOptions {
             authenticator: self.authenticator.clone(),
             ..http::HttpOptions::from_settings(&self.settings)
         };
+        // The approval page on this server's own address, unless its own address is set.
+        #[cfg(feature = "passkeys")]
+        if let (Some(page), settings) = &self.approval
+            && !settings.addr_set
+        {
+            let page = page.clone();
+            let public_url = settings.public_url.clone();
+            let setting = settings.public_url_setting.clone();
+            let resource = self.settings.auth.oauth.resource.clone();
+            let mount: http::PagesAt = Arc::new(move |local| {
+                page.mount(local, public_url.as_deref(), resource.as_deref(), &setting)
+            });
+            options.pages = Some(mount);
+        }
         let bound = http::bind_http(addr, move || Ok(server.clone()), options).await?;
         eprintln!(
             "{}: serving MCP over streamable HTTP at http://{}{}",

@@ -1,7 +1,8 @@
 //! The WebAuthn ceremonies the pages run, through `webauthn_rp`: registering a passkey (the
 //! enrolment link) and verifying an assertion (the approval page). User verification is
 //! required in both: a passkey proves a person unlocked the authenticator, not only that one
-//! was present. The relying party is `localhost`, the host both pages are served on.
+//! was present. The relying party is the host the pages are served on: `localhost` on a
+//! loopback listener, the public URL's host where an HTTP server mounts them.
 
 use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
 use webauthn_rp::bin::{Decode as _, Encode as _};
@@ -20,13 +21,11 @@ use webauthn_rp::{
     PublicKeyCredentialCreationOptions, Registration, RegistrationServerState,
 };
 
+use super::aaguid::{self, AaguidList};
 use super::passkeys::Enrolled;
 
-/// The relying party's id: the pages are served on `localhost`.
-pub(crate) const RP_HOST: &str = "localhost";
-
-fn rp_id() -> Result<RpId, String> {
-    AsciiDomain::try_from(RP_HOST.to_owned())
+fn rp_id(host: &str) -> Result<RpId, String> {
+    AsciiDomain::try_from(host.to_owned())
         .map(RpId::Domain)
         .map_err(|e| format!("the relying party id is refused: {e}"))
 }
@@ -39,8 +38,8 @@ pub(crate) struct RegistrationStarted {
 }
 
 /// Begins registering a passkey named after `principal`.
-pub(crate) fn start_registration(principal: &str) -> Result<RegistrationStarted, String> {
-    let rp = rp_id()?;
+pub(crate) fn start_registration(principal: &str, rp: &str) -> Result<RegistrationStarted, String> {
+    let rp = rp_id(rp)?;
     let user = UserHandle64::new();
     let name = Username::try_from(principal)
         .or_else(|_| Username::try_from("ask-first"))
@@ -68,16 +67,17 @@ pub(crate) fn start_registration(principal: &str) -> Result<RegistrationStarted,
 }
 
 /// Finishes a registration begun with [`start_registration`] from the browser's JSON, coming
-/// from `origin`: the passkey to keep.
+/// from `origin`: the passkey to keep, when its authenticator's AAGUID is in `aaguids` (if set).
 pub(crate) fn finish_registration(
     started: RegistrationStarted,
     json: &[u8],
     origin: &str,
+    rp: &str,
     principal: &str,
     name: &str,
-    now: u64,
+    aaguids: Option<&AaguidList>,
 ) -> Result<Enrolled, String> {
-    let rp = rp_id()?;
+    let rp = rp_id(rp)?;
     let registration = serde_json::from_slice::<Registration>(json)
         .map_err(|e| format!("the browser's answer is not a registration: {e}"))?;
     let options = RegistrationVerificationOptions::<&str, &str> {
@@ -91,6 +91,10 @@ pub(crate) fn finish_registration(
     if credential.user_id() != &started.user {
         return Err("the registration names another user".to_owned());
     }
+    let reported = credential.metadata().aaguid.data();
+    if let Some(list) = aaguids {
+        list.check(reported)?;
+    }
     let static_state = credential
         .static_state()
         .encode()
@@ -102,12 +106,13 @@ pub(crate) fn finish_registration(
     Ok(Enrolled {
         principal: principal.to_owned(),
         name: name.to_owned(),
-        added_at: now,
+        added_at: super::now(),
         credential_id: URL_SAFE_NO_PAD.encode(credential.id().inner()),
         user_handle: URL_SAFE_NO_PAD
             .encode(credential.user_id().encode().unwrap_or_else(|e| match e {})),
         static_state: URL_SAFE_NO_PAD.encode(static_state),
         dynamic_state: URL_SAFE_NO_PAD.encode(dynamic_state),
+        aaguid: aaguid::format(reported),
     })
 }
 
@@ -119,8 +124,8 @@ pub(crate) struct AuthenticationStarted {
 
 /// Begins an authentication with any passkey of this relying party (the browser offers the
 /// person's own); whose passkey it was is checked when it finishes.
-pub(crate) fn start_authentication() -> Result<AuthenticationStarted, String> {
-    let rp = rp_id()?;
+pub(crate) fn start_authentication(rp: &str) -> Result<AuthenticationStarted, String> {
+    let rp = rp_id(rp)?;
     let (state, client) = DiscoverableCredentialRequestOptions::passkey(&rp)
         .start_ceremony()
         .map_err(|e| format!("the passkey request could not begin: {e}"))?;
@@ -146,10 +151,11 @@ pub(crate) fn finish_authentication(
     state: DiscoverableAuthenticationServerState,
     json: &[u8],
     origin: &str,
+    rp: &str,
     enrolled: &[Enrolled],
     principal: &str,
 ) -> Result<(usize, Option<String>), AssertionRefused> {
-    let rp = rp_id().map_err(AssertionRefused::Invalid)?;
+    let rp = rp_id(rp).map_err(AssertionRefused::Invalid)?;
     let authentication = serde_json::from_slice::<DiscoverableAuthentication64>(json)
         .map_err(|e| AssertionRefused::Invalid(format!("not an assertion: {e}")))?;
     let raw_id = URL_SAFE_NO_PAD.encode(authentication.raw_id().inner());

@@ -18,9 +18,12 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
+use super::aaguid::AaguidList;
 use super::ceremony::{self, RegistrationStarted};
+use super::page::{Refusal, checked_post};
 use super::passkeys::PasskeyFile;
-use super::{Refusal, checked_post, html, now, own_origin, random_token};
+use super::site::{self, LOOPBACK_HOST};
+use super::{html, invite, random_token};
 
 /// How long an enrolment link stays valid by default, and at most.
 const DEFAULT_VALID: Duration = Duration::from_secs(5 * 60);
@@ -33,22 +36,29 @@ const USAGE: &str = "usage: passkeys add [--principal PRINCIPAL] [--name NAME] [
   questions of PRINCIPAL (default `local`, the principal of a stdio client) on the\n\
   approval page. The link is valid for N seconds (default 300).";
 
-struct Enrolment {
-    server: String,
-    code: String,
-    principal: String,
-    name: String,
-    expires: Instant,
-    file: PasskeyFile,
-    state: Mutex<EnrolState>,
-    done: tokio::sync::Notify,
+/// One enrolment link: on `passkeys add`'s own listener, or handed out through the running
+/// HTTP server (`claim`: the invitation file taken when it is used, so it works once across
+/// processes).
+pub(crate) struct Enrolment {
+    pub(crate) server: String,
+    pub(crate) code: String,
+    pub(crate) principal: String,
+    pub(crate) name: String,
+    pub(crate) expires: Instant,
+    pub(crate) file: PasskeyFile,
+    pub(crate) claim: Option<PathBuf>,
+    pub(crate) aaguids: Option<AaguidList>,
+    pub(crate) state: Mutex<EnrolState>,
+    pub(crate) done: tokio::sync::Notify,
 }
 
 #[derive(Default)]
-struct EnrolState {
+pub(crate) struct EnrolState {
     used: bool,
     page_token: Option<String>,
     ceremony: Option<RegistrationStarted>,
+    /// The AAGUID the enrolled passkey's authenticator reported.
+    aaguid: Option<String>,
 }
 
 impl Enrolment {
@@ -124,6 +134,13 @@ pub async fn run_passkeys_command(
             }
         }
     }
+    let aaguids = match AaguidList::from_env(prefix) {
+        Ok(list) => list,
+        Err(error) => {
+            eprintln!("{error}");
+            return 2;
+        }
+    };
     let Some(dir) = state_dir.or_else(|| crate::settings::default_state_dir(server)) else {
         eprintln!("there is no state directory to keep passkeys in: set {state_setting}");
         return 1;
@@ -143,6 +160,15 @@ pub async fn run_passkeys_command(
             return 1;
         }
     };
+    if let Some(base) = invite::server_base(prefix) {
+        return match base {
+            Ok(base) => invite::through_server(server, &base, &dir, &principal, &name, valid).await,
+            Err(why) => {
+                eprintln!("{why}");
+                1
+            }
+        };
+    }
     let enrolment = Arc::new(Enrolment {
         server: server.to_owned(),
         code: RecordId::random().to_string(),
@@ -150,6 +176,8 @@ pub async fn run_passkeys_command(
         name,
         expires: Instant::now() + valid,
         file: PasskeyFile::new(&dir, &state_setting),
+        claim: None,
+        aaguids,
         state: Mutex::new(EnrolState::default()),
         done: tokio::sync::Notify::new(),
     });
@@ -158,11 +186,7 @@ pub async fn run_passkeys_command(
         .route("/enrol/{code}/begin", post(begin))
         .route("/enrol/{code}/finish", post(finish))
         .with_state(enrolment.clone());
-    let link = format!(
-        "http://{}:{port}/enrol/{}",
-        ceremony::RP_HOST,
-        enrolment.code
-    );
+    let link = format!("http://{LOOPBACK_HOST}:{port}/enrol/{}", enrolment.code);
     println!(
         "Open this link on this machine within {} to enrol a passkey that approves the questions of `{}` on {server}'s approval page (it works once):\n{link}",
         minutes(valid),
@@ -187,10 +211,11 @@ pub async fn run_passkeys_command(
     }
     if rx.await.unwrap_or(false) {
         println!(
-            "Enrolled passkey `{}` for `{}` in {}.",
+            "Enrolled passkey `{}` for `{}` in {} (its authenticator reports the AAGUID {}).",
             enrolment.name,
             enrolment.principal,
-            dir.join(super::PASSKEYS_FILE).display()
+            dir.join(super::PASSKEYS_FILE).display(),
+            enrolment.lock().aaguid.as_deref().unwrap_or("?"),
         );
         0
     } else {
@@ -199,7 +224,7 @@ pub async fn run_passkeys_command(
     }
 }
 
-fn minutes(d: Duration) -> String {
+pub(crate) fn minutes(d: Duration) -> String {
     let secs = d.as_secs();
     if secs.is_multiple_of(60) {
         format!("{} minute{}", secs / 60, if secs == 60 { "" } else { "s" })
@@ -213,27 +238,62 @@ async fn page(
     UrlPath(code): UrlPath<String>,
     headers: HeaderMap,
 ) -> Response {
+    show(&enrolment, site::loopback_origin(&headers), &code, false)
+}
+
+async fn begin(
+    State(enrolment): State<Arc<Enrolment>>,
+    UrlPath(code): UrlPath<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let origin = site::loopback_origin(&headers);
+    start(&enrolment, origin, LOOPBACK_HOST, &code, &headers, &body)
+}
+
+async fn finish(
+    State(enrolment): State<Arc<Enrolment>>,
+    UrlPath(code): UrlPath<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let origin = site::loopback_origin(&headers);
+    complete(&enrolment, origin, LOOPBACK_HOST, &code, &headers, &body)
+}
+
+/// The enrolment page for a request made to `origin` (`None`: to something else); `secure`:
+/// its cookie is `Secure` (https).
+pub(crate) fn show(
+    enrolment: &Enrolment,
+    origin: Option<String>,
+    code: &str,
+    secure: bool,
+) -> Response {
     let nonce = random_token();
-    if own_origin(&headers).is_none() {
+    if origin.is_none() {
         return html::text(
             StatusCode::MISDIRECTED_REQUEST,
             "This page is served on localhost only.",
         );
     }
-    if let Some((status, text)) = enrolment.closed(&code) {
+    if let Some((status, text)) = enrolment.closed(code) {
         let page = html::notice_page("Enrolment closed", text, &nonce);
         return html::page_response(status, page, &nonce, None);
     }
     let token = random_token();
     enrolment.lock().page_token = Some(token.clone());
     let page = html::enrol_page(&enrolment.server, &enrolment.principal, &nonce, &token);
-    let cookie = format!("{ENROL_COOKIE}={token}; Path=/enrol/{code}; HttpOnly; SameSite=Strict");
+    let cookie = format!(
+        "{ENROL_COOKIE}={token}; Path=/enrol/{code}; HttpOnly; SameSite=Strict{}",
+        if secure { "; Secure" } else { "" }
+    );
     html::page_response(StatusCode::OK, page, &nonce, Some(cookie))
 }
 
 /// The checks of both POSTs: the link open, the page's own origin and token.
 fn checked(
     enrolment: &Enrolment,
+    origin: Option<String>,
     code: &str,
     headers: &HeaderMap,
     body: &[u8],
@@ -241,7 +301,7 @@ fn checked(
     if let Some((status, text)) = enrolment.closed(code) {
         return Err((status, text.to_owned()));
     }
-    let (origin, body) = checked_post(headers, body)?;
+    let (origin, body) = checked_post(origin, headers, body)?;
     let token = body.get("token").and_then(|t| t.as_str());
     if token.is_none() || enrolment.lock().page_token.as_deref() != token {
         return Err((
@@ -252,16 +312,19 @@ fn checked(
     Ok((origin, body))
 }
 
-async fn begin(
-    State(enrolment): State<Arc<Enrolment>>,
-    UrlPath(code): UrlPath<String>,
-    headers: HeaderMap,
-    body: Bytes,
+/// Begins the registration for relying party `rp`: the browser's options.
+pub(crate) fn start(
+    enrolment: &Enrolment,
+    origin: Option<String>,
+    rp: &str,
+    code: &str,
+    headers: &HeaderMap,
+    body: &[u8],
 ) -> Response {
-    if let Err((status, text)) = checked(&enrolment, &code, &headers, &body) {
+    if let Err((status, text)) = checked(enrolment, origin, code, headers, body) {
         return html::text(status, text);
     }
-    let started = match ceremony::start_registration(&enrolment.principal) {
+    let started = match ceremony::start_registration(&enrolment.principal, rp) {
         Ok(started) => started,
         Err(error) => return html::text(StatusCode::INTERNAL_SERVER_ERROR, error),
     };
@@ -275,13 +338,16 @@ async fn begin(
     (StatusCode::OK, headers, options).into_response()
 }
 
-async fn finish(
-    State(enrolment): State<Arc<Enrolment>>,
-    UrlPath(code): UrlPath<String>,
-    headers: HeaderMap,
-    body: Bytes,
+/// Finishes the registration for relying party `rp` and keeps the passkey, once.
+pub(crate) fn complete(
+    enrolment: &Enrolment,
+    origin: Option<String>,
+    rp: &str,
+    code: &str,
+    headers: &HeaderMap,
+    body: &[u8],
 ) -> Response {
-    let (origin, body) = match checked(&enrolment, &code, &headers, &body) {
+    let (origin, body) = match checked(enrolment, origin, code, headers, body) {
         Ok(checked) => checked,
         Err((status, text)) => return html::text(status, text),
     };
@@ -299,9 +365,10 @@ async fn finish(
         started,
         credential.as_bytes(),
         &origin,
+        rp,
         &enrolment.principal,
         &enrolment.name,
-        now(),
+        enrolment.aaguids.as_ref(),
     ) {
         Ok(enrolled) => enrolled,
         Err(error) => return html::text(StatusCode::FORBIDDEN, format!("Not enrolled: {error}.")),
@@ -312,13 +379,32 @@ async fn finish(
             return html::text(StatusCode::GONE, "This enrolment link was already used.");
         }
         state.used = true;
+        state.aaguid = Some(enrolled.aaguid.clone());
+    }
+    let aaguid = enrolled.aaguid.clone();
+    if let Some(claim) = &enrolment.claim
+        && !invite::claim(claim)
+    {
+        return html::text(
+            StatusCode::GONE,
+            "This enrolment link was already used, or has expired.",
+        );
     }
     if let Err(error) = enrolment.file.add(enrolled) {
-        eprintln!("{error}");
+        match &enrolment.claim {
+            Some(claim) => {
+                tracing::warn!(%error, "the enrolled passkey could not be saved");
+                invite::report(claim, Err(&error.to_string()));
+            }
+            None => eprintln!("{error}"),
+        }
         return html::text(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "The passkey could not be saved; see the terminal.",
+            "The passkey could not be saved; see the server's log.",
         );
+    }
+    if let Some(claim) = &enrolment.claim {
+        invite::report(claim, Ok(&aaguid));
     }
     enrolment.done.notify_one();
     html::text(

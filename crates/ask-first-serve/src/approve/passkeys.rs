@@ -28,6 +28,10 @@ pub(crate) struct Enrolled {
     pub(crate) static_state: String,
     /// Its signature counter and backup state, updated after each use, base64url.
     pub(crate) dynamic_state: String,
+    /// The AAGUID its authenticator reported at enrolment (its model, as it says; a UUID),
+    /// where `<PREFIX>_PASSKEY_AAGUIDS` lists the ones accepted.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(crate) aaguid: String,
 }
 
 /// Why the passkey file could not be read or written.
@@ -71,6 +75,11 @@ impl PasskeyFile {
             path: state_dir.join(PASSKEYS_FILE),
             setting: setting.to_owned(),
         }
+    }
+
+    /// The state directory's setting.
+    pub(crate) fn setting(&self) -> &str {
+        &self.setting
     }
 
     fn io(&self, source: std::io::Error) -> PasskeyFileError {

@@ -1,6 +1,7 @@
 //! [`HttpOptions`]: what the gate accepts, how it authenticates, its limits, and the names
 //! of the settings its messages point to.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crate::settings::{AllowedHost, AllowedOrigin, AuthSettings, Secret, SettingNames};
@@ -34,6 +35,25 @@ pub struct HttpOptions {
     /// The replica id legacy session ids start with (`<id>.<uuid>`), so a gateway can send a
     /// session to the replica that holds it; `None`: plain ids.
     pub session_prefix: Option<String>,
+    /// Pages a person opens in a browser (the approval page), mounted on the same address:
+    /// called once the address is bound, with it; `None` from it mounts nothing.
+    pub pages: Option<PagesAt>,
+}
+
+/// Builds the browser pages for the bound address ([`HttpOptions::pages`]).
+pub type PagesAt = Arc<dyn Fn(SocketAddr) -> Option<BrowserPages> + Send + Sync>;
+
+/// Pages a person opens in a browser, served on the MCP server's own address behind the gate's
+/// Host and Origin checks, which also accept their public host and origin, but without its
+/// credential check: the pages prove who is there themselves (a passkey).
+#[derive(Debug)]
+pub struct BrowserPages {
+    /// The pages' routes.
+    pub router: axum::Router,
+    /// The public host they are reached at (`mcp.example.com`), accepted in `Host` for them.
+    pub host: AllowedHost,
+    /// Their public origin, accepted in `Origin` for them.
+    pub origin: AllowedOrigin,
 }
 
 impl HttpOptions {
@@ -58,6 +78,7 @@ impl HttpOptions {
             allowed_origins: settings.allowed_origins.clone(),
             limits: settings.limits,
             session_prefix: settings.replica_id.clone(),
+            pages: None,
         }
     }
 }
@@ -77,6 +98,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("allowed_origins", &self.allowed_origins)
             .field("limits", &self.limits)
             .field("session_prefix", &self.session_prefix)
+            .field("pages", &self.pages.as_ref().map(|_| "<pages>"))
             .finish()
     }
 }
