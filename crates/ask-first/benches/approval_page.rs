@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use ask_first::{Guard, HasGuard, InputError, Resolve, Target, fact::Id, guarded};
 use ask_first_core::{ApprovalStore, FileApprovalStore, MemoryApprovalStore};
-use ask_first_serve::approve::{ApprovalPage, run_passkeys_command};
+use ask_first_serve::approve::{ApprovalPage, ApprovalSettings, run_passkeys_command};
 use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
 use ring::signature::{Ed25519KeyPair, KeyPair as _};
 use rmcp::handler::server::wrapper::Parameters;
@@ -404,7 +404,9 @@ fn measure(
     rounds: usize,
 ) {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let page = ApprovalPage::new("bench", dir, STATE_SETTING, store.clone(), "localhost:0");
+    // Nothing named with this prefix is set: the defaults (a loopback listener on a free port).
+    let settings = ApprovalSettings::from_env("ASK_FIRST_BENCH").expect("default settings");
+    let page = ApprovalPage::new("bench", dir, STATE_SETTING, store.clone(), &settings);
     let guard = Guard::builder("bench")
         .approval_pages(Arc::new(page))
         .approval_store(store)
