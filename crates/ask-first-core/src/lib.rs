@@ -43,6 +43,7 @@ mod approval;
 mod approval_record;
 mod approval_store;
 mod audit;
+mod backchannel;
 mod bind_value;
 mod call;
 mod clock;
@@ -73,11 +74,15 @@ pub use approval_store::{
     APPROVALS_DIR, FileApprovalStore, FileApprovalStoreError, MemoryApprovalStore,
 };
 pub use audit::{AuditEvent, AuditOutcome, AuditSink, OUTCOME_META_KEY, Route, outcome_of};
+pub use backchannel::{
+    AUTHORIZATION_DETAILS_TYPE, Backchannel, BackchannelFuture, BackchannelPoll,
+    BackchannelStarted,
+};
 pub use bind_value::{BindText, BindValue};
 pub use call::{CONFIRM_TOKEN_ARG, CONFIRM_TOKEN_DESCRIPTION, GuardCall};
 pub use dialog::{DialogCarrier, DialogSlot};
 pub use engine::{
-    APPROVAL_INPUT_KEY, APPROVAL_URL_KEY, APPROVE_PROPERTY, ApprovalRoute, Caller,
+    APPROVAL_INPUT_KEY, APPROVAL_URL_KEY, APPROVE_PROPERTY, ApprovalRoute, BINDING_CODE_KEY, Caller,
     ELICITATION_COMPLETE_METHOD, Guard, GuardBuilder, HasGuard, InputError, Interruption,
     InterruptionKind, MAX_ASK_ROUNDS, PERSON_REQUIRED_META_KEY, PrincipalFn, Resolve,
     approval_dialog, default_principal,

@@ -2,7 +2,8 @@
 //!
 //! One file per path a call can take: `builder` (how a guard is made, who is calling),
 //! `route` (the approval routes and which one a call takes), `rejection` (what a call answers
-//! instead of running: an input error, an interruption), `page` (the approval page), `pushed`
+//! instead of running: an input error, an interruption), `page` (the approval page), `ciba`
+//! (the person's identity provider asks them on their device), `pushed`
 //! (2025-11-25: a pushed `elicitation/create`), `input_required` (2026-07-28: `input_required`
 //! with a sealed `requestState`), `token` (no dialog: the two-call `confirm_token`), `recheck`
 //! (after a pushed dialog's yes: the target read again and compared with what the person was
@@ -10,6 +11,7 @@
 //! person's answer, the spent-nonce check and the audit.
 
 mod builder;
+mod ciba;
 mod input_required;
 mod page;
 mod pushed;
@@ -27,6 +29,7 @@ use serde_json::Value;
 use crate::approval::{Approved, ApprovedBy, Clearance, Exempt};
 use crate::approval_record::{ApprovalPages, ApprovalStore};
 use crate::audit::{AuditOutcome, AuditSink, AuditTicket, Route};
+use crate::backchannel::Backchannel;
 use crate::call::GuardCall;
 use crate::clock::now_unix;
 use crate::nonce::NonceStore;
@@ -34,6 +37,7 @@ use crate::seal::{self, SealKey, SealScope};
 use crate::target::{Approval, Conditional, Fingerprint, Target, binding_fingerprint};
 
 pub use builder::{Caller, GuardBuilder, PrincipalFn, default_principal};
+pub use ciba::BINDING_CODE_KEY;
 pub use page::{APPROVAL_URL_KEY, ELICITATION_COMPLETE_METHOD};
 pub use recheck::MAX_ASK_ROUNDS;
 pub use rejection::{InputError, Interruption, InterruptionKind};
@@ -81,6 +85,8 @@ struct Inner {
     routes: Option<Vec<ApprovalRoute>>,
     verified_tools: Vec<String>,
     page_setup: String,
+    backchannel: Option<Arc<dyn Backchannel>>,
+    ciba_setup: Option<String>,
 }
 
 /// What a 2026-07-28 retry gets when its `requestState` does not open: altered, forged, for
