@@ -189,7 +189,11 @@ fn approval_page(
     };
     // Without an enrolled passkey nothing changes, and nothing is created on disk.
     if !dir.join(approve::PASSKEYS_FILE).exists() {
-        if approval.routes.is_some() {
+        if approval
+            .routes
+            .as_ref()
+            .is_some_and(|routes| routes.contains(&ask_first_core::ApprovalRoute::Page))
+        {
             tracing::warn!(
                 "{} is set but no passkey is enrolled: enrol one with `{name} passkeys add`",
                 approval.routes_setting
