@@ -75,15 +75,14 @@ pub use approval_store::{
 };
 pub use audit::{AuditEvent, AuditOutcome, AuditSink, OUTCOME_META_KEY, Route, outcome_of};
 pub use backchannel::{
-    AUTHORIZATION_DETAILS_TYPE, Backchannel, BackchannelFuture, BackchannelPoll,
-    BackchannelStarted,
+    AUTHORIZATION_DETAILS_TYPE, Backchannel, BackchannelFuture, BackchannelPoll, BackchannelStarted,
 };
 pub use bind_value::{BindText, BindValue};
 pub use call::{CONFIRM_TOKEN_ARG, CONFIRM_TOKEN_DESCRIPTION, GuardCall};
 pub use dialog::{DialogCarrier, DialogSlot};
 pub use engine::{
-    APPROVAL_INPUT_KEY, APPROVAL_URL_KEY, APPROVE_PROPERTY, ApprovalRoute, BINDING_CODE_KEY, Caller,
-    ELICITATION_COMPLETE_METHOD, Guard, GuardBuilder, HasGuard, InputError, Interruption,
+    APPROVAL_INPUT_KEY, APPROVAL_URL_KEY, APPROVE_PROPERTY, ApprovalRoute, BINDING_CODE_KEY,
+    Caller, ELICITATION_COMPLETE_METHOD, Guard, GuardBuilder, HasGuard, InputError, Interruption,
     InterruptionKind, MAX_ASK_ROUNDS, PERSON_REQUIRED_META_KEY, PrincipalFn, Resolve,
     approval_dialog, default_principal,
 };

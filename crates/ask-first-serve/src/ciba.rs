@@ -161,7 +161,12 @@ impl CibaClient {
             ));
         }
         let metadata: serde_json::Value = read_json(answer).await?;
-        let text = |key: &str| metadata.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+        let text = |key: &str| {
+            metadata
+                .get(key)
+                .and_then(|v| v.as_str())
+                .map(str::to_owned)
+        };
         if text("issuer").as_deref() != Some(self.issuer.as_str()) {
             return Err(format!(
                 "its metadata at {url} names another issuer than {}",
@@ -181,7 +186,8 @@ impl CibaClient {
     /// POSTs `form` to `url` with this client's credentials (HTTP Basic, each part
     /// form-urlencoded as RFC 6749 §2.3.1 says).
     async fn post(&self, url: &str, form: &[(&str, &str)]) -> Result<reqwest::Response, String> {
-        let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+        let encode =
+            |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
         let basic = base64::engine::general_purpose::STANDARD.encode(format!(
             "{}:{}",
             encode(&self.client_id),

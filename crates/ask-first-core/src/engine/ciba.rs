@@ -33,7 +33,8 @@ const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
 const CODE_LEN: usize = 6;
 
 /// What every CIBA text says the route proves.
-const PROVES: &str = "only the person's own identity provider, approving on their device, lets this call run, once";
+const PROVES: &str =
+    "only the person's own identity provider, approving on their device, lets this call run, once";
 
 impl Guard {
     /// The backchannel, when one is configured.

@@ -142,7 +142,10 @@ impl Guard {
         self.inner.records.as_ref()
     }
 
-    pub(super) async fn load_record(&self, id: &RecordId) -> Result<Option<ApprovalRecord>, Interruption> {
+    pub(super) async fn load_record(
+        &self,
+        id: &RecordId,
+    ) -> Result<Option<ApprovalRecord>, Interruption> {
         self.records_store()
             .get(id, now_unix())
             .await

@@ -61,7 +61,8 @@ impl ApprovalRoute {
         }
         if routes.is_empty() {
             return Err(
-                "no route is named; use a comma-separated list of page, ciba, form and token".to_owned(),
+                "no route is named; use a comma-separated list of page, ciba, form and token"
+                    .to_owned(),
             );
         }
         Ok(routes)
@@ -250,8 +251,12 @@ impl Guard {
             .is_some_and(|routes| routes.contains(&ApprovalRoute::Ciba));
         match (named, self.backchannel().is_some()) {
             (false, _) => "",
-            (true, false) => "; `ciba` is among its routes but no identity provider is configured for it",
-            (true, true) => "; CIBA asks only callers the identity provider knows (OAuth mode, where the caller's subject is proven)",
+            (true, false) => {
+                "; `ciba` is among its routes but no identity provider is configured for it"
+            }
+            (true, true) => {
+                "; CIBA asks only callers the identity provider knows (OAuth mode, where the caller's subject is proven)"
+            }
         }
     }
 

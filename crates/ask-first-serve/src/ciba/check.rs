@@ -11,7 +11,11 @@ const MAX_DESCRIPTION_CHARS: usize = 2000;
 /// [`AUTHORIZATION_DETAILS_TYPE`] naming `server`, the tool, the operation, the target's and the
 /// question's fingerprints, and the question the device may show.
 pub fn authorization_details(server: &str, record: &ApprovalRecord) -> Value {
-    let description: String = record.question.chars().take(MAX_DESCRIPTION_CHARS).collect();
+    let description: String = record
+        .question
+        .chars()
+        .take(MAX_DESCRIPTION_CHARS)
+        .collect();
     json!([{
         "type": AUTHORIZATION_DETAILS_TYPE,
         "server": server,
@@ -89,7 +93,10 @@ mod tests {
         let details = authorization_details("notes", &record);
         assert_eq!(details[0]["type"], AUTHORIZATION_DETAILS_TYPE);
         assert_eq!(details[0]["description"], "Delete note n1?");
-        assert_eq!(check_token("alice", Some(&details), "alice", &record), Ok(()));
+        assert_eq!(
+            check_token("alice", Some(&details), "alice", &record),
+            Ok(())
+        );
     }
 
     #[test]
@@ -117,7 +124,10 @@ mod tests {
             assert!(refused.is_err(), "{key} changed and accepted");
         }
         let mut missing = good.clone();
-        missing[0].as_object_mut().expect("object").remove("question");
+        missing[0]
+            .as_object_mut()
+            .expect("object")
+            .remove("question");
         assert!(check_token("alice", Some(&missing), "alice", &record).is_err());
     }
 

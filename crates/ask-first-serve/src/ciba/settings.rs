@@ -29,7 +29,9 @@ impl std::fmt::Debug for CibaSettings {
 #[non_exhaustive]
 pub enum CibaError {
     /// One of the client's two settings without the other.
-    #[error("{set} is set without {missing}: set both (the client this server uses at the identity provider for CIBA), or neither")]
+    #[error(
+        "{set} is set without {missing}: set both (the client this server uses at the identity provider for CIBA), or neither"
+    )]
     Incomplete {
         /// The setting given.
         set: String,
@@ -37,7 +39,9 @@ pub enum CibaError {
         missing: String,
     },
     /// The issuer is not a URL an issuer can have.
-    #[error("{setting} must be the identity provider's issuer URL (https; plain http only on loopback), without query or fragment")]
+    #[error(
+        "{setting} must be the identity provider's issuer URL (https; plain http only on loopback), without query or fragment"
+    )]
     Issuer {
         /// The setting.
         setting: String,
@@ -139,7 +143,10 @@ mod tests {
         assert_eq!(set.issuer, None);
         assert!(!format!("{set:?}").contains("s3cret"));
         let half = read(&[("NOTES_CIBA_CLIENT_ID", "mcp")]).unwrap_err();
-        assert!(half.to_string().contains("NOTES_CIBA_CLIENT_SECRET"), "{half}");
+        assert!(
+            half.to_string().contains("NOTES_CIBA_CLIENT_SECRET"),
+            "{half}"
+        );
         let half = read(&[("NOTES_CIBA_CLIENT_SECRET", "x")]).unwrap_err();
         assert!(!half.to_string().contains("x\""), "{half}");
     }
