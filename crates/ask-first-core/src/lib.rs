@@ -43,7 +43,6 @@ mod approval;
 mod approval_record;
 mod approval_store;
 mod audit;
-mod backchannel;
 mod bind_value;
 mod call;
 mod clock;
@@ -74,9 +73,6 @@ pub use approval_store::{
     APPROVALS_DIR, FileApprovalStore, FileApprovalStoreError, MemoryApprovalStore,
 };
 pub use audit::{AuditEvent, AuditOutcome, AuditSink, OUTCOME_META_KEY, Route, outcome_of};
-pub use backchannel::{
-    AUTHORIZATION_DETAILS_TYPE, Backchannel, BackchannelFuture, BackchannelPoll, BackchannelStarted,
-};
 pub use bind_value::{BindText, BindValue};
 pub use call::{CONFIRM_TOKEN_ARG, CONFIRM_TOKEN_DESCRIPTION, GuardCall};
 pub use dialog::{DialogCarrier, DialogSlot};
@@ -86,7 +82,10 @@ pub use engine::{
     InterruptionKind, MAX_ASK_ROUNDS, PERSON_REQUIRED_META_KEY, PrincipalFn, Resolve,
     approval_dialog, default_principal,
 };
-pub use engine::{AlteredState, token_reply};
+pub use engine::{
+    AUTHORIZATION_DETAILS_TYPE, AlteredState, Backchannel, BackchannelFuture, BackchannelPoll,
+    BackchannelStarted, token_reply,
+};
 pub use identity::Identity;
 pub use nonce::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
 pub use nonce_file::{FileNonceStore, FileNonceStoreError, SPENT_LOG_FILE};

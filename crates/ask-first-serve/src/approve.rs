@@ -306,8 +306,9 @@ async fn show(
         None => Ok(None),
     };
     let record = match record {
-        Ok(Some(record)) => record,
-        Ok(None) => {
+        // Only the page's own records: a CIBA record is decided by the identity provider.
+        Ok(Some(record)) if record.route == "page" => record,
+        Ok(_) => {
             let page = html::notice_page(
                 "No such question",
                 "There is no question here, or it has expired. Nothing was changed.",

@@ -8,11 +8,11 @@ use rmcp::RoleServer;
 use rmcp::service::RequestContext;
 use sha2::{Digest, Sha256};
 
+use super::backchannel::Backchannel;
 use super::{APPROVAL_INPUT_KEY, AlteredState, ApprovalRoute, Guard, Inner};
 use crate::approval_record::{ApprovalPages, ApprovalStore};
 use crate::approval_store::MemoryApprovalStore;
 use crate::audit::AuditSink;
-use crate::backchannel::Backchannel;
 use crate::identity::Identity;
 use crate::nonce::{MemoryNonceStore, NonceStore};
 use crate::seal::SealKey;

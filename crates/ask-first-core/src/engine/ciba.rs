@@ -11,13 +11,13 @@ use rand::Rng as _;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::Value;
 
+use super::backchannel::{Backchannel, BackchannelPoll};
 use super::page::{STATUS_PENDING, store_failed};
 use super::token::{minutes, token_reply};
 use super::{Caller, Guard, Interruption, InterruptionKind, now_unix};
 use crate::approval::ApprovedBy;
 use crate::approval_record::{ApprovalRecord, RecordState};
 use crate::audit::{AuditOutcome, Route};
-use crate::backchannel::{Backchannel, BackchannelPoll};
 use crate::call::GuardCall;
 use crate::target::{Approval, Target};
 

@@ -10,6 +10,7 @@
 //! shown). This file holds the guard itself and what every path shares: the question, the
 //! person's answer, the spent-nonce check and the audit.
 
+mod backchannel;
 mod builder;
 mod ciba;
 mod input_required;
@@ -29,13 +30,15 @@ use serde_json::Value;
 use crate::approval::{Approved, ApprovedBy, Clearance, Exempt};
 use crate::approval_record::{ApprovalPages, ApprovalStore};
 use crate::audit::{AuditOutcome, AuditSink, AuditTicket, Route};
-use crate::backchannel::Backchannel;
 use crate::call::GuardCall;
 use crate::clock::now_unix;
 use crate::nonce::NonceStore;
 use crate::seal::{self, SealKey, SealScope};
 use crate::target::{Approval, Conditional, Fingerprint, Target, binding_fingerprint};
 
+pub use backchannel::{
+    AUTHORIZATION_DETAILS_TYPE, Backchannel, BackchannelFuture, BackchannelPoll, BackchannelStarted,
+};
 pub use builder::{Caller, GuardBuilder, PrincipalFn, default_principal};
 pub use ciba::BINDING_CODE_KEY;
 pub use page::{APPROVAL_URL_KEY, ELICITATION_COMPLETE_METHOD};

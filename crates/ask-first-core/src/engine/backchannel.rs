@@ -7,8 +7,8 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use super::Caller;
 use crate::approval_record::ApprovalRecord;
-use crate::engine::Caller;
 
 /// The `authorization_details` type (RFC 9396) the guard's requests carry: one object naming
 /// the server, the tool, the operation, the target's and the question's fingerprints, and the
