@@ -140,8 +140,8 @@ impl GuardBuilder {
         self
     }
 
-    /// How the operator enables the approval page, as the end of the sentence "To enable it:"
-    /// (serving names its own command and settings).
+    /// How the operator enables the approval page, as the end of the sentence "To enable the
+    /// page:" (serving names its own command and settings).
     pub fn page_setup(mut self, how: impl Into<String>) -> Self {
         self.page_setup = Some(how.into());
         self
