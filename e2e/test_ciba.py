@@ -45,6 +45,7 @@ class Ciba:
     url: str
     resource: str
     notes_output: object
+    answered: list[str]
 
     def token(self, client: str = "alice") -> str:
         form = {
@@ -72,6 +73,7 @@ class Ciba:
     def device(self, code: str, action: str, **extra) -> dict:
         """The person's device answers the request showing `code`; the request it answered."""
         request = self.request_for(code)
+        self.answered.append(request["auth_req_id"])
         body = json.dumps({"auth_req_id": request["auth_req_id"], "action": action, **extra}).encode()
         answer = urllib.request.Request(
             f"{self.issuer}/test/ciba/answer", data=body, method="POST", headers={"Content-Type": "application/json"}
@@ -103,11 +105,15 @@ def ciba(tmp_path_factory):
         }
         notes = start([str(binary), "--http", f"127.0.0.1:{port}"], env, workdir, "notes", started)
         assert wait_listening(notes.proc, port), f"notes did not start:\n{notes.output()}"
-        yield Ciba(issuer=issuer, url=resource, resource=resource, notes_output=notes.output)
+        deployment = Ciba(issuer=issuer, url=resource, resource=resource, notes_output=notes.output, answered=[])
+        yield deployment
         output = notes.output()
         # Nothing secret reached the server's log: no token, no client secret, no request id.
+        assert deployment.answered, "the tests answered no request"
         assert "eyJ" not in output, "a token reached the server's output"
         assert "mcp-ciba-secret" not in output
+        for auth_req_id in deployment.answered:
+            assert auth_req_id not in output, "a request id reached the server's output"
     finally:
         for proc in started:
             _stop_popen(proc)

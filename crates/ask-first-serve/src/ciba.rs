@@ -111,14 +111,14 @@ impl CibaClient {
             scopes: Vec::new(),
             ..oauth.clone()
         };
-        let verifier = OAuthVerifier::new(config, names).map_err(|source| CibaError::Verifier {
+        let verifier = OAuthVerifier::new(config, names).map_err(|source| CibaError::Setup {
             reason: source.to_string(),
         })?;
         let http = reqwest::Client::builder()
             .timeout(FETCH_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
             .build()
-            .map_err(|source| CibaError::Verifier {
+            .map_err(|source| CibaError::Setup {
                 reason: source.to_string(),
             })?;
         Ok(Self {

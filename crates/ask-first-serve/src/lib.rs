@@ -248,7 +248,7 @@ fn ciba_client(
         &names.oauth,
         &names.http_auth,
     )
-    .map_err(|error| ciba::CibaError::Verifier {
+    .map_err(|error| ciba::CibaError::Setup {
         reason: error.to_string(),
     })?;
     let client = ciba::CibaClient::new(name, &ciba_settings, &oauth, &names.oauth)?;

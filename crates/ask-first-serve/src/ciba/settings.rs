@@ -46,9 +46,9 @@ pub enum CibaError {
         /// The setting.
         setting: String,
     },
-    /// The token verifier could not be built.
-    #[error("the CIBA token verifier could not be set up: {reason}")]
-    Verifier {
+    /// The CIBA client (its HTTP client, or its token verifier) could not be built.
+    #[error("CIBA could not be set up: {reason}")]
+    Setup {
         /// Why.
         reason: String,
     },
