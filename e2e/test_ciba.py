@@ -130,7 +130,7 @@ async def make_note(client, note_id: str) -> None:
     assert not written.is_error, text_of(written)
 
 
-def pending_code(result) -> str:
+def pending_code(result, tool: str = "delete_note") -> str:
     """The binding code of a pending result; checks what the text says the route proves."""
     assert result.is_error, text_of(result)
     # A tool with an outputSchema carries these facts in `_meta` instead.
@@ -139,7 +139,7 @@ def pending_code(result) -> str:
     code = structured["binding_code"]
     text = text_of(result)
     assert f"Pending, code {code}: approve on your device" in text, text
-    assert "call `delete_note` again with exactly the same arguments" in text, text
+    assert f"call `{tool}` again with exactly the same arguments" in text, text
     assert "identity provider" in text and "on their device" in text, text
     return code
 
