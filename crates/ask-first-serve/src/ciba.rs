@@ -11,8 +11,9 @@
 //!
 //! A question is sent with `scope=openid`, the caller's subject as `login_hint`, the record's
 //! short code as `binding_message`, `resource=<PREFIX>_OAUTH_RESOURCE` (so the token is a JWT
-//! for this server) and one `authorization_details` object of type
-//! [`AUTHORIZATION_DETAILS_TYPE`] naming the server, tool, operation and both fingerprints.
+//! for this server) and one `authorization_details` object of type `ask_first_approval`
+//! ([`AUTHORIZATION_DETAILS_TYPE`](ask_first_core::AUTHORIZATION_DETAILS_TYPE)) naming the
+//! server, tool, operation and both fingerprints.
 //! A token that comes back is checked before the call may run, by the same verifier OAuth
 //! mode uses (signature under the issuer's published keys, `iss` = the CIBA issuer, `aud` =
 //! the resource, `exp`, `nbf`), then: `sub` is the caller's subject, and its
