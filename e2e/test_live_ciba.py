@@ -37,7 +37,7 @@ async def test_a_verified_delete_runs_once_after_the_device_approved(era, opengi
             "OPENGIST_MCP_CIBA_CLIENT_SECRET": "mcp-ciba-secret",
             # The token route is listed, but a verified tool never takes it.
             "OPENGIST_MCP_APPROVAL_ROUTES": "ciba,form,token",
-            "OPENGIST_MCP_VERIFIED_TOOLS": "delete_gist",
+            "OPENGIST_MCP_VERIFIED_TOOLS": "delete_gist,delete_gist_files",
             "XDG_STATE_HOME": str(tmp_path / "state"),
         }
         server = start([str(binary), "--http", f"127.0.0.1:{port}"], env, tmp_path, "opengist-mcp", started)
@@ -61,6 +61,17 @@ async def test_a_verified_delete_runs_once_after_the_device_approved(era, opengi
             ran = await client.call_tool("delete_gist", call)
             assert not ran.is_error, text_of(ran)
             assert not og.exists(gist_id), "Opengist still holds the gist"
+            # A file deleted the same way: Opengist holds the rest, and the result says who
+            # cleared it.
+            two = og.create({"a.txt": "a\n", "b.txt": "b\n"}, "private", title=marker())
+            files = {"gist_id": two, "filenames": ["a.txt"]}
+            code = pending_code(await client.call_tool("delete_gist_files", files), "delete_gist_files")
+            assert set(og.files(two)) == {"a.txt", "b.txt"}
+            ciba.device(code, "approve")
+            ran = await client.call_tool("delete_gist_files", files)
+            assert not ran.is_error, text_of(ran)
+            assert set(og.files(two)) == {"b.txt"}
+            assert ran.structured_content["cleared_by"] == "identity_provider", ran.structured_content
         output = server.output()
         assert "mcp-ciba-secret" not in output and "eyJ" not in output
     finally:

@@ -19,6 +19,8 @@ pub(crate) enum ClearedBy {
     Dialog,
     /// The same call was made twice with a confirmation token; no person was asked.
     ConfirmToken,
+    /// The person approved it on their device, through their identity provider (CIBA).
+    IdentityProvider,
     /// No question was needed (e.g. the gist is and stays private).
     NotNeeded,
 }
@@ -28,6 +30,7 @@ impl ClearedBy {
     pub(crate) fn of(by: Option<ApprovedBy>) -> Self {
         match by {
             Some(ApprovedBy::Dialog) => Self::Dialog,
+            Some(ApprovedBy::Ciba) => Self::IdentityProvider,
             Some(_) => Self::ConfirmToken,
             None => Self::NotNeeded,
         }
