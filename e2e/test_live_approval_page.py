@@ -58,6 +58,8 @@ async def test_a_verified_delete_runs_once_after_the_passkey(era, opengist_env, 
     async with connect(server.params, era, dialog=person) as client:
         ran = await client.call_tool("delete_gist", {"gist_id": gist_id})
         assert not ran.is_error, text_of(ran)
+        # The result says what approved it: the page, never a token.
+        assert ran.structured_content["cleared_by"] == "approval_page", ran.structured_content
     assert len(person.calls) == 1 and person.urls == [person.calls[0].url], "a form dialog was shown"
     assert not og.exists(gist_id), "Opengist still holds the gist"
     # Once: the same call again is a new question, and nothing else is deleted.

@@ -22,6 +22,20 @@
 //   urn:e2e:not-yet-valid        aud = the resource, nbf one hour ahead
 //   urn:e2e:hs256-public-key     aud = the resource, HS256 keyed with the issuer's RSA public
 //                                key (PEM): the key-confusion attack, signed by the issuer
+//
+// CIBA (poll mode) with RFC 9396 authorization_details of type `ask_first_approval`, for the
+// MCP server's confidential client `mcp-ciba` / `mcp-ciba-secret` (client_secret_basic, the
+// CIBA grant only). The users are `alice` and `bob` (a login_hint names one; the subjects of
+// the client_credentials tokens above are the same names, so an MCP caller's subject is a
+// user here). A CIBA token for the resource is a JWT (aud = the resource) carrying the
+// authorization_details the person's device approved. The test plays that device through a
+// loopback endpoint of this server (test only):
+//   GET  /test/ciba/requests   the open requests: [{auth_req_id, login_hint, binding_message,
+//                              authorization_details}], oldest first
+//   POST /test/ciba/answer     JSON {auth_req_id, action}: `approve` (the details as asked,
+//                              or `authorization_details` given instead; `sub` given: the
+//                              token's sub is that instead), `deny`, or `expire` (the request
+//                              expires now)
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 
@@ -70,6 +84,14 @@ const servers = {
   },
 };
 
+// The people of the CIBA flow.
+const users = new Set(['alice', 'bob']);
+// Requests the device has not answered yet, by auth_req_id.
+const cibaRequests = new Map();
+// Subjects a test asked a token to carry instead of the person's, by grant id.
+const subjectOverrides = new Map();
+const RAR_TYPE = 'ask_first_approval';
+
 const client = (id) => ({
   client_id: id,
   client_secret: `${id}-secret`,
@@ -79,12 +101,57 @@ const client = (id) => ({
   token_endpoint_auth_method: 'client_secret_post',
 });
 
+const cibaClient = {
+  client_id: 'mcp-ciba',
+  client_secret: 'mcp-ciba-secret',
+  grant_types: ['urn:openid:params:grant-type:ciba'],
+  redirect_uris: [],
+  response_types: [],
+  token_endpoint_auth_method: 'client_secret_basic',
+  backchannel_token_delivery_mode: 'poll',
+  authorization_details_types: ['ask_first_approval'],
+};
+
 const provider = new Provider(issuer, {
-  clients: [client('alice'), client('bob')],
+  clients: [client('alice'), client('bob'), cibaClient],
   jwks: { keys },
+  findAccount: async (_ctx, id) => (users.has(id) ? { accountId: id, claims: async () => ({ sub: id }) } : undefined),
   features: {
     devInteractions: { enabled: false },
     clientCredentials: { enabled: true },
+    ciba: {
+      enabled: true,
+      deliveryModes: ['poll'],
+      processLoginHint: async (_ctx, loginHint) => (users.has(loginHint) ? loginHint : undefined),
+      processLoginHintToken: async () => undefined,
+      verifyUserCode: async () => {},
+      validateRequestContext: async () => {},
+      validateBindingMessage: async (_ctx, message) => {
+        if (!/^[A-Za-z0-9]{4,12}$/.test(message ?? '')) {
+          throw new errors.InvalidBindingMessage('binding_message must be a short code');
+        }
+      },
+      triggerAuthenticationDevice: async (_ctx, request) => {
+        cibaRequests.set(request.jti, request);
+      },
+    },
+    richAuthorizationRequests: {
+      enabled: true,
+      types: {
+        [RAR_TYPE]: {
+          validate: async (_ctx, detail) => {
+            for (const key of ['tool', 'operation', 'target', 'question']) {
+              if (typeof detail[key] !== 'string' || !detail[key]) {
+                throw new errors.InvalidAuthorizationDetails(`${RAR_TYPE} needs ${key}`);
+              }
+            }
+          },
+        },
+      },
+      authorizationDetailsForGrantSource: async (_ctx, source) => source.rar,
+      authorizationDetailsForAccessToken: async (_ctx, _token, source) => source?.rar,
+      authorizationDetailsForIntrospection: async (_ctx, token) => token.rar,
+    },
     resourceIndicators: {
       enabled: true,
       defaultResource: async (_ctx, _client, oneOf) => oneOf,
@@ -108,10 +175,62 @@ const provider = new Provider(issuer, {
         if (token.resourceServer?.identifier() === 'urn:e2e:not-yet-valid') {
           jwt.payload.nbf = Math.floor(Date.now() / 1000) + 3600;
         }
+        const subject = token.grantId && subjectOverrides.get(token.grantId);
+        if (subject) jwt.payload.sub = subject;
       },
     },
   },
 });
+// The person's device, played by the test (loopback only, like the whole server).
+async function readJson(ctx) {
+  const chunks = [];
+  for await (const chunk of ctx.req) chunks.push(chunk);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+}
+
+provider.use(async (ctx, next) => {
+  if (ctx.path === '/test/ciba/requests' && ctx.method === 'GET') {
+    ctx.body = [...cibaRequests.values()].map((request) => ({
+      auth_req_id: request.jti,
+      login_hint: request.params.login_hint,
+      binding_message: request.params.binding_message,
+      authorization_details: JSON.parse(request.params.authorization_details ?? 'null'),
+    }));
+    return;
+  }
+  if (ctx.path === '/test/ciba/answer' && ctx.method === 'POST') {
+    const body = await readJson(ctx);
+    const request = cibaRequests.get(body.auth_req_id);
+    if (!request) {
+      ctx.status = 404;
+      ctx.body = { error: 'no such open request' };
+      return;
+    }
+    cibaRequests.delete(body.auth_req_id);
+    if (body.action === 'approve') {
+      const grant = new provider.Grant({ accountId: request.accountId, clientId: request.clientId });
+      grant.addOIDCScope('openid');
+      if (request.resource) grant.addResourceScope(request.resource, 'mcp');
+      const grantId = await grant.save();
+      if (body.sub) subjectOverrides.set(grantId, body.sub);
+      const rar = body.authorization_details ?? JSON.parse(request.params.authorization_details);
+      await provider.backchannelResult(request.jti, grantId, { rar });
+    } else if (body.action === 'deny') {
+      await provider.backchannelResult(request.jti, new errors.AccessDenied('the person declined'));
+    } else if (body.action === 'expire') {
+      const stored = await provider.BackchannelAuthenticationRequest.adapter.find(request.jti);
+      stored.exp = Math.floor(Date.now() / 1000) - 1;
+    } else {
+      ctx.status = 400;
+      ctx.body = { error: 'action must be approve, deny or expire' };
+      return;
+    }
+    ctx.body = { done: body.action };
+    return;
+  }
+  await next();
+});
+
 provider.on('server_error', (_ctx, error) => console.error('oidc-provider server_error:', error));
 
 const server = provider.listen(port, '127.0.0.1', () => {

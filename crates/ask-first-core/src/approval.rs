@@ -17,6 +17,9 @@ pub enum ApprovedBy {
     Token,
     /// The person approved the server-held record on the approval page, with their passkey.
     Page,
+    /// The person's identity provider approved the server-held record on their device
+    /// (OpenID Connect CIBA), in a token checked against the record.
+    Ciba,
 }
 
 /// Proof that exactly this target was approved: by a person in a dialog, or by the two-call

@@ -118,8 +118,13 @@ pub struct ApprovalRecord {
     pub shown: String,
     /// The question exactly as the form dialog shows it.
     pub question: String,
-    /// The route it was put on (`page`).
+    /// The route it was put on (`page` or `ciba`).
     pub route: String,
+    /// On the `ciba` route: the identity provider's `auth_req_id`, polled on the retry.
+    pub auth_req_id: Option<String>,
+    /// On the `ciba` route: the short code the person's device shows beside the question
+    /// (`binding_message`).
+    pub binding_code: Option<String>,
     /// When it stops being decidable or spendable, Unix seconds.
     pub expires_at: u64,
     /// Where it stands.
@@ -149,6 +154,8 @@ impl ApprovalRecord {
             shown: shown.to_string(),
             question,
             route: "page".to_owned(),
+            auth_req_id: None,
+            binding_code: None,
             expires_at,
             state: RecordState::Pending,
         }
@@ -181,6 +188,8 @@ impl ApprovalRecord {
             "shown": self.shown,
             "question": self.question,
             "route": self.route,
+            "auth_req_id": self.auth_req_id,
+            "binding_code": self.binding_code,
             "expires_at": self.expires_at,
             "state": self.state.as_str(),
         })
@@ -200,6 +209,8 @@ impl ApprovalRecord {
             shown: text("shown")?,
             question: text("question")?,
             route: text("route")?,
+            auth_req_id: text("auth_req_id"),
+            binding_code: text("binding_code"),
             expires_at: value.get("expires_at")?.as_u64()?,
             state: RecordState::parse(value.get("state")?.as_str()?)?,
         })
@@ -310,6 +321,11 @@ mod tests {
         );
         assert!(record.is_for("local", "op", &fp, &fp));
         assert!(!record.is_for("other", "op", &fp, &fp));
+        let mut ciba = record.clone();
+        ciba.route = "ciba".into();
+        ciba.auth_req_id = Some("req-1".into());
+        ciba.binding_code = Some("K7QF2M".into());
+        assert_eq!(ApprovalRecord::from_json(&ciba.to_json()), Some(ciba));
         let mut broken = record.to_json();
         broken["state"] = "maybe".into();
         assert_eq!(ApprovalRecord::from_json(&broken), None);

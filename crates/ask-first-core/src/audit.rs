@@ -35,10 +35,13 @@ pub enum Route {
     Exempt,
     /// The approval page: a server-held record the person decides with their passkey.
     Page,
+    /// CIBA: the person's identity provider asks them on their device.
+    Ciba,
 }
 
 impl Route {
-    /// The route's name in the audit log: `dialog`, `input_required`, `token`, `exempt`, `page`.
+    /// The route's name in the audit log: `dialog`, `input_required`, `token`, `exempt`, `page`,
+    /// `ciba`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Dialog => "dialog",
@@ -46,6 +49,7 @@ impl Route {
             Self::Token => "token",
             Self::Exempt => "exempt",
             Self::Page => "page",
+            Self::Ciba => "ciba",
         }
     }
 }

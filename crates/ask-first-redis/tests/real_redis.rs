@@ -257,6 +257,8 @@ async fn an_approval_record_is_decided_once_and_spent_once_across_replicas() {
         shown: a.to_string(),
         question: "Delete note n1?".to_owned(),
         route: "page".to_owned(),
+        auth_req_id: None,
+        binding_code: None,
         expires_at: now() + 60,
         state: RecordState::Pending,
     };

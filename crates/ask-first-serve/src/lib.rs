@@ -39,6 +39,8 @@ use ask_first_core::{AuditSink, Guard, GuardBuilder, HasGuard, NonceStore};
 #[cfg(feature = "passkeys")]
 pub mod approve;
 pub mod audit;
+#[cfg(feature = "passkeys")]
+pub mod ciba;
 #[cfg(feature = "http")]
 pub mod http;
 #[cfg(feature = "redis")]
@@ -94,6 +96,10 @@ pub enum ServeError {
     #[cfg(feature = "passkeys")]
     #[error(transparent)]
     Approval(#[from] approve::ApprovalSettingError),
+    /// The CIBA settings cannot be used.
+    #[cfg(feature = "passkeys")]
+    #[error(transparent)]
+    Ciba(#[from] ciba::CibaError),
     /// The spent-answer log cannot be used.
     #[error(transparent)]
     SpentLog(#[from] ask_first_core::FileNonceStoreError),
@@ -175,8 +181,7 @@ fn approval_page(
     shared_records: Option<Arc<dyn ask_first_core::ApprovalStore>>,
 ) -> Result<(Option<approve::ApprovalPage>, approve::ApprovalSettings), ServeError> {
     let names = &settings.names;
-    let prefix = names.state_dir.strip_suffix("_STATE_DIR").unwrap_or("MCP");
-    let approval = approve::ApprovalSettings::from_env(prefix)?;
+    let approval = approve::ApprovalSettings::from_env(settings_prefix(settings))?;
     let Some(dir) = settings
         .state_dir
         .clone()
@@ -186,7 +191,11 @@ fn approval_page(
     };
     // Without an enrolled passkey nothing changes, and nothing is created on disk.
     if !dir.join(approve::PASSKEYS_FILE).exists() && approval.public_url.is_none() {
-        if approval.routes.is_some() {
+        if approval
+            .routes
+            .as_ref()
+            .is_some_and(|routes| routes.contains(&ask_first_core::ApprovalRoute::Page))
+        {
             tracing::warn!(
                 "{} is set but no passkey is enrolled: enrol one with `{name} passkeys add`",
                 approval.routes_setting
@@ -205,6 +214,50 @@ fn approval_page(
     Ok((Some(page), approval))
 }
 
+/// The settings' prefix (`NOTES` for `NOTES_STATE_DIR`).
+#[cfg(feature = "passkeys")]
+fn settings_prefix(settings: &ServeSettings) -> &str {
+    settings
+        .names
+        .state_dir
+        .strip_suffix("_STATE_DIR")
+        .unwrap_or("MCP")
+}
+
+/// The CIBA client, when its settings are set and callers are authenticated by OAuth (where
+/// their subject is proven); otherwise `None`, with a warning when the settings are set.
+#[cfg(feature = "passkeys")]
+fn ciba_client(
+    name: &str,
+    settings: &ServeSettings,
+) -> Result<Option<Arc<ciba::CibaClient>>, ServeError> {
+    let prefix = settings_prefix(settings);
+    let Some(ciba_settings) = ciba::CibaSettings::from_env(prefix)? else {
+        return Ok(None);
+    };
+    let names = &settings.names;
+    if settings.auth.mode != settings::AuthMode::OAuth {
+        tracing::warn!(
+            "{prefix}_CIBA_CLIENT_ID is set but {}={}: CIBA asks only callers an OAuth issuer proved (set {}=oauth), so the ciba route is unavailable",
+            names.http_auth,
+            settings.auth.mode,
+            names.http_auth
+        );
+        return Ok(None);
+    }
+    let oauth = http::oauth::OAuthConfig::from_settings(
+        &settings.auth.oauth,
+        &names.oauth,
+        &names.http_auth,
+    )
+    .map_err(|error| ciba::CibaError::Setup {
+        reason: error.to_string(),
+    })?;
+    let client = ciba::CibaClient::new(name, &ciba_settings, &oauth, &names.oauth)?;
+    tracing::info!(issuer = %client.issuer(), "CIBA: the identity provider may ask the person on their device");
+    Ok(Some(Arc::new(client)))
+}
+
 /// One process's serving: its settings read, its replica pieces (seal key, spent-answer store,
 /// audit log) built, ready to give its guard ([`Serving::guard_builder`]) and to serve
 /// ([`Serving::serve`]).
@@ -221,6 +274,11 @@ pub struct Serving {
     authenticator: Option<Arc<dyn http::Authenticate>>,
     #[cfg(feature = "passkeys")]
     approval: (Option<approve::ApprovalPage>, approve::ApprovalSettings),
+    #[cfg(feature = "passkeys")]
+    ciba: Option<Arc<ciba::CibaClient>>,
+    /// The approval records replicas share (Redis), for CIBA without a page.
+    #[cfg(feature = "passkeys")]
+    shared_records: Option<Arc<dyn ask_first_core::ApprovalStore>>,
 }
 
 impl std::fmt::Debug for Serving {
@@ -292,7 +350,9 @@ impl Serving {
         #[cfg(all(feature = "passkeys", not(feature = "redis")))]
         let shared_records = None;
         #[cfg(feature = "passkeys")]
-        let approval = approval_page(name, &settings, shared_records)?;
+        let approval = approval_page(name, &settings, shared_records.clone())?;
+        #[cfg(feature = "passkeys")]
+        let ciba = ciba_client(name, &settings)?;
         Ok(Self {
             name: name.to_owned(),
             settings,
@@ -304,7 +364,17 @@ impl Serving {
             authenticator: None,
             #[cfg(feature = "passkeys")]
             approval,
+            #[cfg(feature = "passkeys")]
+            ciba,
+            #[cfg(feature = "passkeys")]
+            shared_records,
         })
+    }
+
+    /// The settings' prefix (`NOTES` for `NOTES_STATE_DIR`).
+    #[cfg(feature = "passkeys")]
+    fn prefix(&self) -> &str {
+        settings_prefix(&self.settings)
     }
 
     /// The settings read.
@@ -370,6 +440,18 @@ impl Serving {
         #[cfg(feature = "passkeys")]
         {
             let (page, settings) = &self.approval;
+            let prefix = self.prefix();
+            builder = builder.ciba_setup(format!(
+                "with {mode}=oauth, set {prefix}_CIBA_CLIENT_ID and {prefix}_CIBA_CLIENT_SECRET (a confidential client of the OAuth issuer allowed the CIBA grant) and name ciba in {}",
+                settings.routes_setting,
+                mode = self.settings.names.http_auth,
+            ));
+            if let Some(ciba) = &self.ciba {
+                builder = builder.backchannel(ciba.clone());
+                if let Some(records) = &self.shared_records {
+                    builder = builder.approval_store(records.clone());
+                }
+            }
             builder = settings.configure(builder, &self.name, page.as_ref());
         }
         builder

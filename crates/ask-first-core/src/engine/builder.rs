@@ -8,6 +8,7 @@ use rmcp::RoleServer;
 use rmcp::service::RequestContext;
 use sha2::{Digest, Sha256};
 
+use super::backchannel::Backchannel;
 use super::{APPROVAL_INPUT_KEY, AlteredState, ApprovalRoute, Guard, Inner};
 use crate::approval_record::{ApprovalPages, ApprovalStore};
 use crate::approval_store::MemoryApprovalStore;
@@ -82,6 +83,8 @@ pub struct GuardBuilder {
     routes: Option<Vec<ApprovalRoute>>,
     verified_tools: Vec<String>,
     page_setup: Option<String>,
+    backchannel: Option<Arc<dyn Backchannel>>,
+    ciba_setup: Option<String>,
 }
 
 impl GuardBuilder {
@@ -104,6 +107,8 @@ impl GuardBuilder {
             routes: None,
             verified_tools: Vec::new(),
             page_setup: None,
+            backchannel: None,
+            ciba_setup: None,
         }
     }
 
@@ -135,10 +140,26 @@ impl GuardBuilder {
         self
     }
 
-    /// How the operator enables the approval page, as the end of the sentence "To enable it:"
-    /// (serving names its own command and settings).
+    /// How the operator enables the approval page, as the end of the sentence "To enable the
+    /// page:" (serving names its own command and settings).
     pub fn page_setup(mut self, how: impl Into<String>) -> Self {
         self.page_setup = Some(how.into());
+        self
+    }
+
+    /// The operator's identity provider, asking the person on their device (the `ciba` route,
+    /// OpenID Connect CIBA). It is used only where [`approval_routes`](Self::approval_routes)
+    /// names `ciba`; like the page, a model cannot complete it.
+    pub fn backchannel(mut self, backchannel: Arc<dyn Backchannel>) -> Self {
+        self.backchannel = Some(backchannel);
+        self
+    }
+
+    /// How the operator enables CIBA, as the end of the sentence "To have the identity
+    /// provider ask instead:" (serving names its settings). Without it, refusals name only
+    /// the page.
+    pub fn ciba_setup(mut self, how: impl Into<String>) -> Self {
+        self.ciba_setup = Some(how.into());
         self
     }
 
@@ -245,6 +266,8 @@ impl GuardBuilder {
                 page_setup: self.page_setup.unwrap_or_else(|| {
                     "give the guard an approval page (GuardBuilder::approval_pages) and enrol a passkey".to_owned()
                 }),
+                backchannel: self.backchannel,
+                ciba_setup: self.ciba_setup,
             }),
         }
     }

@@ -4,14 +4,16 @@
 //! `route` (the approval routes and how a call is asked on the one it takes), `plan` (which
 //! route a call takes, also for a server's `tools/list` before any call), `rejection` (what a
 //! call answers instead of running: an input error, an interruption), `page` (the approval
-//! page), `pushed`
+//! page), `ciba` (the person's identity provider asks them on their device), `pushed`
 //! (2025-11-25: a pushed `elicitation/create`), `input_required` (2026-07-28: `input_required`
 //! with a sealed `requestState`), `token` (no dialog: the two-call `confirm_token`), `recheck`
 //! (after a pushed dialog's yes: the target read again and compared with what the person was
 //! shown). This file holds the guard itself and what every path shares: the question, the
 //! person's answer, the spent-nonce check and the audit.
 
+mod backchannel;
 mod builder;
+mod ciba;
 mod input_required;
 mod page;
 mod plan;
@@ -36,7 +38,11 @@ use crate::nonce::NonceStore;
 use crate::seal::{self, SealKey, SealScope};
 use crate::target::{Approval, Conditional, Fingerprint, Target, binding_fingerprint};
 
+pub use backchannel::{
+    AUTHORIZATION_DETAILS_TYPE, Backchannel, BackchannelFuture, BackchannelPoll, BackchannelStarted,
+};
 pub use builder::{Caller, GuardBuilder, PrincipalFn, default_principal};
+pub use ciba::BINDING_CODE_KEY;
 pub use page::{APPROVAL_URL_KEY, ELICITATION_COMPLETE_METHOD};
 pub use plan::{ClientDeclared, RoutePlan, ToolNeeds};
 pub use recheck::MAX_ASK_ROUNDS;
@@ -85,6 +91,8 @@ struct Inner {
     routes: Option<Vec<ApprovalRoute>>,
     verified_tools: Vec<String>,
     page_setup: String,
+    backchannel: Option<Arc<dyn Backchannel>>,
+    ciba_setup: Option<String>,
 }
 
 /// What a 2026-07-28 retry gets when its `requestState` does not open: altered, forged, for

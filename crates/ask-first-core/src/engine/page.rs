@@ -35,6 +35,9 @@ pub const ELICITATION_COMPLETE_METHOD: &str = "notifications/elicitation/complet
 /// What the result of a call waiting on the page says, under `structuredContent.status`.
 pub(super) const STATUS_PENDING: &str = "approval_pending";
 
+/// The `route` of a record put on the page.
+const PAGE_ROUTE: &str = "page";
+
 /// How a client can be shown the page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum PageVia {
@@ -104,7 +107,8 @@ impl Guard {
             PageVia::Pushed => None,
         };
         let known = known.filter(|r| {
-            r.holder == holder
+            r.route == PAGE_ROUTE
+                && r.holder == holder
                 && r.is_for(&principal, T::OPERATION, &approval.binding, &approval.shown)
         });
         if let Some(record) = &known {
@@ -134,18 +138,21 @@ impl Guard {
     }
 
     /// The record store (in memory unless the builder was given one).
-    fn records_store(&self) -> &dyn crate::approval_record::ApprovalStore {
+    pub(super) fn records_store(&self) -> &dyn crate::approval_record::ApprovalStore {
         self.inner.records.as_ref()
     }
 
-    async fn load_record(&self, id: &RecordId) -> Result<Option<ApprovalRecord>, Interruption> {
+    pub(super) async fn load_record(
+        &self,
+        id: &RecordId,
+    ) -> Result<Option<ApprovalRecord>, Interruption> {
         self.records_store()
             .get(id, now_unix())
             .await
             .map_err(store_failed)
     }
 
-    async fn spend_record(&self, id: &RecordId) -> Result<bool, Interruption> {
+    pub(super) async fn spend_record(&self, id: &RecordId) -> Result<bool, Interruption> {
         self.records_store()
             .spend(id, now_unix())
             .await
@@ -154,6 +161,23 @@ impl Guard {
 
     /// A fresh pending record for `target`, stored.
     async fn new_record<T: Target>(
+        &self,
+        call: &GuardCall,
+        target: &T,
+        approval: &Approval,
+        who: (&str, &str),
+        changed: bool,
+    ) -> Result<ApprovalRecord, Interruption> {
+        let record = self.pending_record(call, target, approval, who, changed)?;
+        self.records_store()
+            .create(&record)
+            .await
+            .map_err(store_failed)?;
+        Ok(record)
+    }
+
+    /// A fresh pending record for `target`, not stored yet.
+    pub(super) fn pending_record<T: Target>(
         &self,
         call: &GuardCall,
         target: &T,
@@ -169,7 +193,7 @@ impl Guard {
             _ => Self::message(target),
         };
         let expires_at = now_unix().saturating_add(self.inner.state_ttl.as_secs());
-        let record = ApprovalRecord::pending(
+        Ok(ApprovalRecord::pending(
             principal,
             holder,
             &call.tool,
@@ -178,12 +202,7 @@ impl Guard {
             &approval.shown,
             question,
             expires_at,
-        );
-        self.records_store()
-            .create(&record)
-            .await
-            .map_err(store_failed)?;
-        Ok(record)
+        ))
     }
 
     async fn url(&self, record: &ApprovalRecord) -> Result<String, Interruption> {
@@ -381,7 +400,7 @@ fn declined_on_page() -> Interruption {
     )
 }
 
-fn store_failed(error: crate::approval_record::RecordStoreError) -> Interruption {
+pub(super) fn store_failed(error: crate::approval_record::RecordStoreError) -> Interruption {
     tracing::warn!(%error, "approval record store failed; refusing");
     Interruption::text(
         InterruptionKind::StoreFailed,

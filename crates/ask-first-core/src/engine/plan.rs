@@ -87,7 +87,8 @@ pub enum ToolNeeds {
     /// A person's yes in a dialog or on the page, never the token
     /// (`#[guarded(..., person_required)]`).
     Person,
-    /// Only the approval page with a passkey (`#[guarded(always, verified)]`, or a tool the
+    /// Only a route a model cannot complete: the approval page with a passkey, or CIBA
+    /// (`#[guarded(always, verified)]`, or a tool the
     /// operator listed with [`GuardBuilder::verified_tools`](super::GuardBuilder::verified_tools)).
     Verified,
 }
@@ -106,6 +107,9 @@ pub enum RoutePlan {
     /// The approval page's link in the call's result, for the person to open; an identical
     /// call runs once they approved, never because it was repeated.
     PageLink,
+    /// CIBA: the operator's identity provider asks the person on their own device; the call
+    /// answers "pending" with a short code, and an identical call runs once they approved.
+    Ciba,
     /// A form dialog pushed to the client (2025-11-25).
     FormPushed,
     /// A form dialog sent as `input_required` (2026-07-28).
@@ -116,16 +120,18 @@ pub enum RoutePlan {
     TokenNotDeclared,
     /// Refused: the tool needs a person and this client can be asked by none.
     RefusedNoPerson,
-    /// Refused: the tool needs the approval page, which is not available.
+    /// Refused: the tool needs a route a model cannot complete (the page, CIBA), and none is
+    /// available.
     RefusedNotVerified,
     /// Refused: none of the operator's routes reaches this client.
     RefusedNoRoute,
 }
 
 impl RoutePlan {
-    /// Whether a person decides: on the approval page or in a form dialog.
+    /// Whether a person decides: on the approval page, on their device (CIBA) or in a form
+    /// dialog.
     pub fn asks_person(self) -> bool {
-        self.on_page() || matches!(self, Self::FormPushed | Self::FormInputRequired)
+        self.on_page() || matches!(self, Self::Ciba | Self::FormPushed | Self::FormInputRequired)
     }
 
     /// Whether the person decides on the approval page, with their passkey.
@@ -165,6 +171,9 @@ impl RoutePlan {
             Self::PageLink => format!(
                 "{server} {PAGE}: the first call changes nothing and returns the page's link. Ask the person to open the link and approve; then repeat the same call with exactly the same arguments. Opening the link approves nothing, and repeating the call before their yes changes nothing."
             ),
+            Self::Ciba => format!(
+                "{server} asks the person to approve it on their own device, through their identity provider: the first call changes nothing and returns a short code the device shows too; once they approved there, repeat the same call with exactly the same arguments. Repeating it before their yes changes nothing."
+            ),
             Self::FormPushed => format!(
                 "{server} asks the person at the client in a dialog it opens through the client, and only their answer there lets the call go ahead. If the client cannot show such a dialog, the call changes nothing and returns a confirm_token instead, with what the call would do; repeating the same call with exactly the same arguments plus that token does it. That token proves only that the call was made twice, not that anyone approved: tell the person what the call will do before you repeat it."
             ),
@@ -181,7 +190,7 @@ impl RoutePlan {
                 "{server} runs it only after a person's yes, and this client declared no dialog a person could give it in: the call is refused and changes nothing."
             ),
             Self::RefusedNotVerified => format!(
-                "{server} runs it only after the person approves it on its approval page with a passkey, and that page is not available here: the call is refused and changes nothing, naming the settings that enable it."
+                "{server} runs it only after the person approves it on its approval page with a passkey, or on their device through their identity provider, and neither is available here: the call is refused and changes nothing, naming the settings that enable one."
             ),
             Self::RefusedNoRoute => format!(
                 "None of {server}'s approval routes can reach this client: the call is refused and changes nothing."
@@ -193,6 +202,8 @@ impl RoutePlan {
 /// The route a call takes, as the guard runs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Choice {
+    /// CIBA: the person's identity provider asks them on their device.
+    Ciba,
     /// The approval page, shown this way.
     Page(PageVia),
     /// The form dialog, in the client's era.
@@ -204,10 +215,17 @@ pub(super) enum Choice {
 
 impl Guard {
     /// The route a call of a tool takes for `client`: the first of the operator's routes that
-    /// can reach it and that the tool accepts (`verified`: only the page); `None` when none can.
-    pub(super) fn choose(&self, client: &ClientDeclared, verified: bool) -> Option<Choice> {
+    /// can reach it and that the tool accepts (`verified`: only the page and CIBA); `ciba`
+    /// says whether CIBA can ask this caller. `None` when no route can.
+    pub(super) fn choose(
+        &self,
+        client: &ClientDeclared,
+        verified: bool,
+        ciba: bool,
+    ) -> Option<Choice> {
         let page = self.page().is_some();
         self.routes(page).into_iter().find_map(|route| match route {
+            ApprovalRoute::Ciba if ciba => Some(Choice::Ciba),
             ApprovalRoute::Page if page => Some(Choice::Page(match (client.url, client.modern) {
                 (true, true) => PageVia::InputRequired,
                 (true, false) => PageVia::Pushed,
@@ -233,7 +251,11 @@ impl Guard {
         let verified =
             needs == ToolNeeds::Verified || self.inner.verified_tools.iter().any(|t| t == tool);
         let person = verified || needs == ToolNeeds::Person;
-        match self.choose(client, verified) {
+        // Whether this caller has a subject is known only per call; in OAuth mode, the only
+        // one where CIBA is configured, every caller has one.
+        let ciba = self.backchannel().is_some();
+        match self.choose(client, verified, ciba) {
+            Some(Choice::Ciba) => RoutePlan::Ciba,
             Some(Choice::Page(PageVia::Pushed)) => RoutePlan::PagePushed,
             Some(Choice::Page(PageVia::InputRequired)) => RoutePlan::PageInputRequired,
             Some(Choice::Page(PageVia::Link)) => RoutePlan::PageLink,

@@ -1,4 +1,4 @@
-//! The approval routes (the page, the form dialog, the token) and which one a call takes: the
+//! The approval routes (the page, CIBA, the form dialog, the token) and which one a call takes: the
 //! operator's order, narrowed by what the client declared and what the tool allows.
 
 use super::plan::{Choice, ClientDeclared};
@@ -20,15 +20,20 @@ pub enum ApprovalRoute {
     Form,
     /// The two-call `confirm_token`. It proves only that the same call was made twice.
     Token,
+    /// CIBA: the operator's identity provider asks the person on their own device, and the
+    /// token it returns must name exactly the record. Only in OAuth mode, where the caller's
+    /// subject is known. A model cannot complete it.
+    Ciba,
 }
 
 impl ApprovalRoute {
-    /// The route's name in the setting: `page`, `form`, `token`.
+    /// The route's name in the setting: `page`, `form`, `token`, `ciba`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Page => "page",
             Self::Form => "form",
             Self::Token => "token",
+            Self::Ciba => "ciba",
         }
     }
 
@@ -41,9 +46,10 @@ impl ApprovalRoute {
                 "page" => Self::Page,
                 "form" => Self::Form,
                 "token" => Self::Token,
+                "ciba" => Self::Ciba,
                 _ => {
                     return Err(format!(
-                        "`{word}` is not a route; use a comma-separated list of page, form and token"
+                        "`{word}` is not a route; use a comma-separated list of page, ciba, form and token"
                     ));
                 }
             };
@@ -53,7 +59,8 @@ impl ApprovalRoute {
         }
         if routes.is_empty() {
             return Err(
-                "no route is named; use a comma-separated list of page, form and token".to_owned(),
+                "no route is named; use a comma-separated list of page, ciba, form and token"
+                    .to_owned(),
             );
         }
         Ok(routes)
@@ -103,22 +110,34 @@ impl Guard {
         let client = ClientDeclared::of(&call.context);
         let modern = client.is_modern();
         let verified = call.verified || self.inner.verified_tools.iter().any(|t| *t == call.tool);
-        let result = match self.choose(&client, verified) {
-            Some(Choice::Page(via)) => self.page_path(call, target, via, changed).await,
-            Some(Choice::Form) if modern => self.input_required_path(call, target).await,
-            Some(Choice::Form) => self.push_path(call, target, changed).await,
+        let ciba = self.ciba_reaches(&call.context);
+        let choice = self.choose(&client, verified, ciba);
+        let result = match choice {
+            Some(Choice::Ciba) => self.ciba_path(call, target, changed).await,
+            Some(Choice::Page(via)) => Some(self.page_path(call, target, via, changed).await),
+            Some(Choice::Form) if modern => Some(self.input_required_path(call, target).await),
+            Some(Choice::Form) => Some(self.push_path(call, target, changed).await),
             Some(Choice::Token { switched_off }) => {
                 let why = if switched_off {
                     NoDialog::SwitchedOff
                 } else {
                     NoDialog::NotDeclared
                 };
-                self.no_dialog(call, target, why).await
+                Some(self.no_dialog(call, target, why).await)
             }
+            None => None,
+        };
+        let result = match result {
+            Some(result) => result,
             None if verified => Err(self.verified_unavailable(call, self.page().is_some())),
             None => Err(self.no_route(call)),
         };
-        (route_of(modern, &result), result)
+        let route = if choice == Some(Choice::Ciba) {
+            Route::Ciba
+        } else {
+            route_of(modern, &result)
+        };
+        (route, result)
     }
 
     /// The routes in the operator's order; by default `page,form,token` with a page ready,
@@ -151,8 +170,10 @@ impl Guard {
         Interruption::text(
             InterruptionKind::VerifiedUnavailable,
             format!(
-                "Nothing was changed: {server} runs `{tool}` only after the person approves it on its approval page with a passkey, a yes a model cannot give; no dialog and no {CONFIRM_TOKEN_ARG} will do, and {why}. To enable it: {setup}.",
+                "Nothing was changed: {server} runs `{tool}` only after the person approves it on its approval page with a passkey, or on their device through their identity provider (CIBA), a yes a model cannot give; no dialog and no {CONFIRM_TOKEN_ARG} will do, and {why}{ciba}. To enable the page: {setup}.{ciba_setup}",
                 setup = self.inner.page_setup,
+                ciba = self.ciba_unavailable(),
+                ciba_setup = self.ciba_setup_sentence(),
             ),
         )
     }
@@ -167,13 +188,42 @@ impl Guard {
         Interruption::text(
             InterruptionKind::NotAsked,
             format!(
-                "Nothing was changed: {} could not ask anyone about `{}`: none of its approval routes ({}) can reach this client. To enable one: {}.",
+                "Nothing was changed: {} could not ask anyone about `{}`: none of its approval routes ({}) can reach this client. To enable one: {}.{}",
                 self.inner.server,
                 call.tool,
                 routes.join(", "),
                 self.inner.page_setup,
+                self.ciba_setup_sentence(),
             ),
         )
+    }
+
+    /// Why CIBA could not ask this call, as the end of a list of reasons ("" when it is not
+    /// among the routes at all).
+    fn ciba_unavailable(&self) -> &'static str {
+        let named = self
+            .inner
+            .routes
+            .as_ref()
+            .is_some_and(|routes| routes.contains(&ApprovalRoute::Ciba));
+        match (named, self.backchannel().is_some()) {
+            (false, _) => "",
+            (true, false) => {
+                "; `ciba` is among its routes but no identity provider is configured for it"
+            }
+            (true, true) => {
+                "; CIBA asks only callers the identity provider knows (OAuth mode, where the caller's subject is proven)"
+            }
+        }
+    }
+
+    /// The sentence that says how to enable CIBA ("" when serving did not say).
+    fn ciba_setup_sentence(&self) -> String {
+        self.inner
+            .ciba_setup
+            .as_deref()
+            .map(|how| format!(" To have the person's identity provider ask them on their device (CIBA): {how}."))
+            .unwrap_or_default()
     }
 }
 
@@ -195,6 +245,11 @@ mod tests {
             ApprovalRoute::parse_list("form"),
             Ok(vec![ApprovalRoute::Form])
         );
+        assert_eq!(
+            ApprovalRoute::parse_list("CIBA,page"),
+            Ok(vec![ApprovalRoute::Ciba, ApprovalRoute::Page])
+        );
+        assert_eq!(ApprovalRoute::Ciba.as_str(), "ciba");
         let wrong = ApprovalRoute::parse_list("page,dialog").unwrap_err();
         assert!(wrong.contains("`dialog`"), "{wrong}");
         assert!(ApprovalRoute::parse_list(" , ").is_err());

@@ -45,8 +45,9 @@ pub(crate) async fn show(
         None => Ok(None),
     };
     let record = match record {
-        Ok(Some(record)) => record,
-        Ok(None) => {
+        // Only the page's own records: a CIBA record is decided by the identity provider.
+        Ok(Some(record)) if record.route == "page" => record,
+        Ok(_) => {
             let page = html::notice_page(
                 "No such question",
                 "There is no question here, or it has expired. Nothing was changed.",
@@ -251,7 +252,9 @@ pub(crate) async fn finish(
         );
     }
     let record = match inner.records.get(&record_id, now()).await {
-        Ok(Some(record)) if record.state == RecordState::Pending => record,
+        Ok(Some(record)) if record.state == RecordState::Pending && record.route == "page" => {
+            record
+        }
         Ok(_) => {
             return html::text(
                 StatusCode::GONE,

@@ -176,6 +176,9 @@ struct AccessClaims {
     exp: Option<f64>,
     #[serde(default)]
     scope: Option<String>,
+    /// RFC 9396: what the token was authorized for (read for CIBA tokens).
+    #[serde(default)]
+    authorization_details: Option<serde_json::Value>,
 }
 
 impl OAuthVerifier {
@@ -307,10 +310,61 @@ impl OAuthVerifier {
 
     /// Checks one access token.
     pub async fn verify(&self, token: &str) -> Result<Verified, TokenRefusal> {
-        let invalid = |why: &str| {
-            tracing::warn!("refused an OAuth access token: {why}");
-            TokenRefusal::Invalid(format!("the access token was refused: {why}"))
+        let header = self.header_of(token)?;
+        let digest: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
+        if let Some(hit) = self.remembered(&digest) {
+            return Ok(hit);
+        }
+        let (claims, generation) = self.decode(token, &header).await?;
+        let expires = claims.exp.unwrap_or(0.0);
+        let missing: Vec<String> = {
+            let granted = granted_scopes(&claims);
+            self.config
+                .scopes
+                .iter()
+                .filter(|scope| !granted.contains(&scope.as_str()))
+                .cloned()
+                .collect()
         };
+        let verified = self.accept(claims).map_err(invalid)?;
+        if !missing.is_empty() {
+            tracing::warn!("refused an OAuth access token without a required scope");
+            return Err(TokenRefusal::InsufficientScope(format!(
+                "the access token lacks the scope {} this server requires; request \
+                 a token with scope \"{}\"",
+                missing.join(" "),
+                self.config.scopes.join(" ")
+            )));
+        }
+        self.verified.insert(
+            digest,
+            Remembered {
+                verified: verified.clone(),
+                // `as` saturates: a negative or NaN `exp` never remembers.
+                expires: expires as u64,
+                generation,
+                at: Instant::now(),
+            },
+        );
+        Ok(verified)
+    }
+
+    /// Checks one access token as [`verify`](Self::verify) does (signature, `iss`, `aud`,
+    /// `exp`, `nbf`, `sub`), without requiring scopes and without remembering it, and answers
+    /// its `authorization_details` claim (RFC 9396) too: what a CIBA token is checked with.
+    pub(crate) async fn verify_with_details(
+        &self,
+        token: &str,
+    ) -> Result<(Verified, Option<serde_json::Value>), TokenRefusal> {
+        let header = self.header_of(token)?;
+        let (mut claims, _) = self.decode(token, &header).await?;
+        let details = claims.authorization_details.take();
+        let verified = self.accept(claims).map_err(invalid)?;
+        Ok((verified, details))
+    }
+
+    /// The token's header, when its size, algorithm and `typ` may be those of an access token.
+    fn header_of(&self, token: &str) -> Result<jsonwebtoken::Header, TokenRefusal> {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(invalid(
                 "it is longer than any access token this server accepts",
@@ -334,10 +388,16 @@ impl OAuthVerifier {
                 return Err(invalid("its `typ` says it is not an access token"));
             }
         }
-        let digest: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
-        if let Some(hit) = self.remembered(&digest) {
-            return Ok(hit);
-        }
+        Ok(header)
+    }
+
+    /// The token's claims once its signature verified under one of the issuer's keys and
+    /// jsonwebtoken checked `iss`, `aud`, `exp` and `nbf`; with the key set's generation.
+    async fn decode(
+        &self,
+        token: &str,
+        header: &jsonwebtoken::Header,
+    ) -> Result<(AccessClaims, u64), TokenRefusal> {
         let kid = header.kid.as_deref();
         let mut keys = self.current_keys().await?;
         if keys.candidates(kid, header.alg).next().is_none() && kid.is_some() {
@@ -352,39 +412,7 @@ impl OAuthVerifier {
         let mut last = None;
         for key in keys.candidates(kid, header.alg) {
             match jsonwebtoken::decode::<AccessClaims>(token, &key.key, &validation) {
-                Ok(data) => {
-                    let expires = data.claims.exp.unwrap_or(0.0);
-                    let missing: Vec<String> = {
-                        let granted = granted_scopes(&data.claims);
-                        self.config
-                            .scopes
-                            .iter()
-                            .filter(|scope| !granted.contains(&scope.as_str()))
-                            .cloned()
-                            .collect()
-                    };
-                    let verified = self.accept(data.claims).map_err(&invalid)?;
-                    if !missing.is_empty() {
-                        tracing::warn!("refused an OAuth access token without a required scope");
-                        return Err(TokenRefusal::InsufficientScope(format!(
-                            "the access token lacks the scope {} this server requires; request \
-                             a token with scope \"{}\"",
-                            missing.join(" "),
-                            self.config.scopes.join(" ")
-                        )));
-                    }
-                    self.verified.insert(
-                        digest,
-                        Remembered {
-                            verified: verified.clone(),
-                            // `as` saturates: a negative or NaN `exp` never remembers.
-                            expires: expires as u64,
-                            generation: keys.generation,
-                            at: Instant::now(),
-                        },
-                    );
-                    return Ok(verified);
-                }
+                Ok(data) => return Ok((data.claims, keys.generation)),
                 Err(error) => {
                     let signature = matches!(
                         error.kind(),
@@ -470,6 +498,12 @@ impl OAuthVerifier {
             _ => "it is malformed".to_owned(),
         }
     }
+}
+
+/// A refusal of a token that does not verify, logged (without the token).
+fn invalid(why: &str) -> TokenRefusal {
+    tracing::warn!("refused an OAuth access token: {why}");
+    TokenRefusal::Invalid(format!("the access token was refused: {why}"))
 }
 
 /// The scopes a token grants: its `scope` (RFC 9068) and its `scp` (a string or a list, as

@@ -134,6 +134,11 @@ impl Guarded {
                 needs = self.verb("needs"),
                 tail = self.tail,
             ),
+            RoutePlan::Ciba => format!(
+                "{head} {needs} the person's yes on their own device, asked by their identity provider: the first call {nothing} and returns a short code{shows}, which their device shows too. Once they approved there, repeat the identical call, which {does} only after their yes (a repeat before it changes nothing).{tail}",
+                needs = self.verb("needs"),
+                tail = self.tail,
+            ),
             _ => format!(
                 "{head} {needs} an approval this client cannot give here. {sentence}{tail}",
                 needs = self.verb("needs"),
@@ -212,7 +217,8 @@ mod tests {
 
     const SERVER_NAME: &str = "opengist-mcp";
 
-    const ALL: [RoutePlan; 10] = [
+    const ALL: [RoutePlan; 11] = [
+        RoutePlan::Ciba,
         RoutePlan::PagePushed,
         RoutePlan::PageInputRequired,
         RoutePlan::PageLink,
@@ -272,6 +278,10 @@ mod tests {
                         plan == RoutePlan::PageLink,
                         "{text}"
                     );
+                }
+                if plan == RoutePlan::Ciba {
+                    assert!(text.contains("on their own device"), "{text}");
+                    assert!(!text.contains("confirm_token"), "{text}");
                 }
                 if plan.refused() {
                     assert!(text.contains("refused and changes nothing"), "{text}");

@@ -19,6 +19,10 @@ pub(crate) enum ClearedBy {
     Dialog,
     /// The same call was made twice with a confirmation token; no person was asked.
     ConfirmToken,
+    /// The person approved it on the approval page, with their passkey.
+    ApprovalPage,
+    /// The person approved it on their device, through their identity provider (CIBA).
+    IdentityProvider,
     /// No question was needed (e.g. the gist is and stays private).
     NotNeeded,
 }
@@ -28,6 +32,10 @@ impl ClearedBy {
     pub(crate) fn of(by: Option<ApprovedBy>) -> Self {
         match by {
             Some(ApprovedBy::Dialog) => Self::Dialog,
+            Some(ApprovedBy::Page) => Self::ApprovalPage,
+            Some(ApprovedBy::Ciba) => Self::IdentityProvider,
+            Some(ApprovedBy::Token) => Self::ConfirmToken,
+            // A way of approving added later: never claim more than the token proves.
             Some(_) => Self::ConfirmToken,
             None => Self::NotNeeded,
         }
