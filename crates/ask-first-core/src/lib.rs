@@ -78,9 +78,9 @@ pub use call::{CONFIRM_TOKEN_ARG, CONFIRM_TOKEN_DESCRIPTION, GuardCall};
 pub use dialog::{DialogCarrier, DialogSlot};
 pub use engine::{
     APPROVAL_INPUT_KEY, APPROVAL_URL_KEY, APPROVE_PROPERTY, ApprovalRoute, BINDING_CODE_KEY,
-    Caller, ClientDeclared, ELICITATION_COMPLETE_METHOD, Guard, GuardBuilder, HasGuard,
-    InputError, Interruption, InterruptionKind, MAX_ASK_ROUNDS, PERSON_REQUIRED_META_KEY,
-    PrincipalFn, Resolve, RoutePlan, ToolNeeds, approval_dialog, default_principal,
+    Caller, ClientDeclared, ELICITATION_COMPLETE_METHOD, Guard, GuardBuilder, HasGuard, InputError,
+    Interruption, InterruptionKind, MAX_ASK_ROUNDS, PERSON_REQUIRED_META_KEY, PrincipalFn, Resolve,
+    RoutePlan, ToolNeeds, approval_dialog, default_principal,
 };
 pub use engine::{
     AUTHORIZATION_DETAILS_TYPE, AlteredState, Backchannel, BackchannelFuture, BackchannelPoll,

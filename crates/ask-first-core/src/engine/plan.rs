@@ -131,7 +131,11 @@ impl RoutePlan {
     /// Whether a person decides: on the approval page, on their device (CIBA) or in a form
     /// dialog.
     pub fn asks_person(self) -> bool {
-        self.on_page() || matches!(self, Self::Ciba | Self::FormPushed | Self::FormInputRequired)
+        self.on_page()
+            || matches!(
+                self,
+                Self::Ciba | Self::FormPushed | Self::FormInputRequired
+            )
     }
 
     /// Whether the person decides on the approval page, with their passkey.
