@@ -21,6 +21,7 @@ mod ceremony;
 mod enrol;
 mod html;
 mod invite;
+mod login;
 mod page;
 mod passkeys;
 mod site;
@@ -42,6 +43,8 @@ use webauthn_rp::DiscoverableAuthenticationServerState;
 pub use aaguid::AaguidList;
 pub use enrol::run_passkeys_command;
 pub use passkeys::{PASSKEYS_FILE, PasskeyFileError};
+
+pub(crate) use login::LoginSettings;
 
 use crate::http::BrowserPages;
 use crate::settings::{AllowedHost, AllowedOrigin};
@@ -101,6 +104,12 @@ pub enum ApprovalSettingError {
         setting: String,
         /// The entry that is not a UUID.
         entry: String,
+    },
+    /// The page's login at the identity provider cannot be set up.
+    #[error("{reason}")]
+    Login {
+        /// What is wrong, naming the setting.
+        reason: String,
     },
     /// The record store cannot be opened.
     #[error(transparent)]
@@ -189,6 +198,8 @@ struct Inner {
     invites: invite::Invites,
     aaguids: Option<AaguidList>,
     decided: tokio::sync::Notify,
+    /// Set in `oauth` mode when the page offers a login at the identity provider.
+    login: OnceLock<login::Login>,
 }
 
 impl Inner {
@@ -206,6 +217,11 @@ impl Inner {
         self.mounted
             .get()
             .map_or(site::LOOPBACK_HOST, |base| base.rp.as_str())
+    }
+
+    /// Whether a passkey approves on this page (unless the operator offers only the login).
+    fn offers_passkey(&self) -> bool {
+        self.login.get().is_none_or(|login| login.passkey)
     }
 
     /// Whether cookies must be `Secure` (the pages are served on https).
@@ -258,6 +274,7 @@ impl ApprovalPage {
                 invites: invite::Invites::default(),
                 aaguids: settings.aaguids.clone(),
                 decided: tokio::sync::Notify::new(),
+                login: OnceLock::new(),
             }),
         }
     }
@@ -299,6 +316,12 @@ impl ApprovalPage {
         })
     }
 
+    /// Offers approving with a login at the identity provider besides (or instead of) a
+    /// passkey.
+    pub(crate) fn offer_login(&self, login: login::Login) {
+        let _ = self.inner.login.set(login);
+    }
+
     /// The port the page listens on, binding it on first need.
     async fn port(&self) -> Result<u16, String> {
         let inner = self.inner.clone();
@@ -317,6 +340,9 @@ fn routes(inner: Arc<Inner>) -> Router {
         .route("/approve/{id}", get(page::show))
         .route("/approve/{id}/begin", post(page::begin))
         .route("/approve/{id}/finish", post(page::finish))
+        .route("/approve/{id}/login", get(login::start))
+        .route("/approve/{id}/decide", post(login::decide))
+        .route(login::CALLBACK_PATH, get(login::callback))
         .route("/enrol/{code}", get(invite::show))
         .route("/enrol/{code}/begin", post(invite::begin))
         .route("/enrol/{code}/finish", post(invite::finish))
@@ -373,7 +399,8 @@ impl ApprovalPages for ApprovalPage {
     }
 
     fn ready(&self) -> bool {
-        self.inner.passkeys.any()
+        self.inner.login.get().is_some()
+            || (self.inner.offers_passkey() && self.inner.passkeys.any())
     }
 
     fn changed<'a>(&'a self, _id: &'a RecordId) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {

@@ -164,8 +164,9 @@ fn spent_log(
     Ok(store)
 }
 
-/// The approval page of a server whose state directory holds enrolled passkeys, or that has a
-/// public URL (its passkeys are enrolled through it): its records there too. Read at start:
+/// The approval page of a server whose state directory holds enrolled passkeys, that has a
+/// public URL (its passkeys are enrolled through it), or whose page offers a login at its
+/// identity provider (`oauth` mode): its records there too. Read at start:
 /// a server without either, started before the first passkey was enrolled, asks as before
 /// until it is restarted.
 #[cfg(feature = "passkeys")]
@@ -177,6 +178,9 @@ fn approval_page(
     let names = &settings.names;
     let prefix = names.state_dir.strip_suffix("_STATE_DIR").unwrap_or("MCP");
     let approval = approve::ApprovalSettings::from_env(prefix)?;
+    let oauth = (settings.auth.mode == settings::AuthMode::OAuth)
+        .then_some((&settings.auth.oauth, &names.oauth));
+    let login = approve::LoginSettings::from_env(prefix)?.login(oauth, &names.http_auth)?;
     let Some(dir) = settings
         .state_dir
         .clone()
@@ -185,7 +189,10 @@ fn approval_page(
         return Ok((None, approval));
     };
     // Without an enrolled passkey nothing changes, and nothing is created on disk.
-    if !dir.join(approve::PASSKEYS_FILE).exists() && approval.public_url.is_none() {
+    if !dir.join(approve::PASSKEYS_FILE).exists()
+        && approval.public_url.is_none()
+        && login.is_none()
+    {
         if approval.routes.is_some() {
             tracing::warn!(
                 "{} is set but no passkey is enrolled: enrol one with `{name} passkeys add`",
@@ -202,6 +209,9 @@ fn approval_page(
         ),
     };
     let page = approve::ApprovalPage::new(name, &dir, &names.state_dir, records, &approval);
+    if let Some(login) = login {
+        page.offer_login(login);
+    }
     Ok((Some(page), approval))
 }
 
