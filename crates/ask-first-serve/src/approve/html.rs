@@ -226,4 +226,31 @@ mod tests {
         assert!(!page.contains("src=") && !page.contains("href=") && !page.contains("http"));
         assert_eq!(page.matches("<script nonce=\"N\">").count(), 1);
     }
+
+    #[test]
+    fn the_login_link_and_the_signed_in_page_escape_and_stay_small() {
+        let question = "Delete <b>x</b> & \"y\".";
+        let ways = Ways {
+            passkey: false,
+            login: Some("/approve/a\"b/login"),
+        };
+        let page = approval_page("notes", "delete_note", question, "N", "T", &ways);
+        assert!(page.contains("href=\"/approve/a&quot;b/login\""), "{page}");
+        assert!(
+            !page.contains("id=\"approve\""),
+            "no passkey buttons: {page}"
+        );
+        let both = Ways {
+            passkey: true,
+            login: Some("/approve/r/login"),
+        };
+        let page = approval_page("notes", "delete_note", question, "N", "T", &both);
+        assert!(page.contains("id=\"approve\"") && page.contains("id=\"login\""));
+        let signed = signed_in_page("notes", "delete_note", question, "r\"1", "N", "T");
+        assert!(signed.contains("Delete &lt;b&gt;x&lt;/b&gt; &amp; &quot;y&quot;."));
+        assert!(signed.contains("data-record=\"r&quot;1\""));
+        assert!(signed.len() <= 30 * 1024);
+        assert!(!signed.contains("src=") && !signed.contains("http"));
+        assert_eq!(signed.matches("<script nonce=\"N\">").count(), 1);
+    }
 }

@@ -26,9 +26,13 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::Digest as _;
 
 use super::page::{PAGE_COOKIE, checked_post};
-use super::{ApprovalSettingError, Inner, MAX_PAGES, PAGE_TTL, html, now, random_token};
-use crate::http::oauth::{CodeExchange, OAuthConfig, OAuthVerifier};
-use crate::settings::{OAuthNames, OAuthSettings, Secret};
+use super::{Inner, MAX_PAGES, PAGE_TTL, html, now, random_token};
+use crate::http::oauth::{CodeExchange, OAuthVerifier};
+use crate::settings::Secret;
+
+mod settings;
+
+pub(crate) use settings::LoginSettings;
 
 /// Where the provider sends the person back; the redirect URI registered for the page's
 /// client is the page's origin followed by this path.
@@ -37,110 +41,6 @@ pub(crate) const CALLBACK_PATH: &str = "/approve-login/callback";
 const LOGIN_COOKIE: &str = "ask_first_login";
 /// How long a sign-in may take at the provider.
 const LOGIN_TTL: Duration = Duration::from_secs(10 * 60);
-
-/// The ways the page offers to approve, and the login's client, as the settings say.
-#[derive(Debug, Clone)]
-pub(crate) struct LoginSettings {
-    client_id: Option<String>,
-    client_secret: Option<Secret>,
-    /// Whether a passkey approves on the page.
-    pub(crate) passkey: bool,
-    /// Whether a login approves on the page.
-    pub(crate) login: bool,
-}
-
-impl LoginSettings {
-    /// Reads `<PREFIX>_APPROVAL_LOGIN_CLIENT_ID`, `<PREFIX>_APPROVAL_LOGIN_CLIENT_SECRET` and
-    /// `<PREFIX>_APPROVAL_PAGE_METHODS` (`passkey`, `login`; default: a passkey, and a login
-    /// when its client is configured).
-    pub(crate) fn from_env(prefix: &str) -> Result<Self, ApprovalSettingError> {
-        let var = |name: &str| {
-            std::env::var(name)
-                .ok()
-                .map(|v| v.trim().to_owned())
-                .filter(|v| !v.is_empty())
-        };
-        let id_setting = format!("{prefix}_APPROVAL_LOGIN_CLIENT_ID");
-        let client_id = var(&id_setting);
-        let client_secret = var(&format!("{prefix}_APPROVAL_LOGIN_CLIENT_SECRET")).map(Secret::new);
-        let methods_setting = format!("{prefix}_APPROVAL_PAGE_METHODS");
-        let (passkey, login) = match var(&methods_setting) {
-            None => (true, client_id.is_some()),
-            Some(text) => {
-                let (mut passkey, mut login) = (false, false);
-                for word in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-                    match word.to_ascii_lowercase().as_str() {
-                        "passkey" => passkey = true,
-                        "login" => login = true,
-                        _ => {
-                            return Err(ApprovalSettingError::Login {
-                                reason: format!(
-                                    "{methods_setting}: `{word}` is neither `passkey` nor `login`"
-                                ),
-                            });
-                        }
-                    }
-                }
-                if !passkey && !login {
-                    return Err(ApprovalSettingError::Login {
-                        reason: format!("{methods_setting} names no method (passkey, login)"),
-                    });
-                }
-                if login && client_id.is_none() {
-                    return Err(ApprovalSettingError::Login {
-                        reason: format!(
-                            "{methods_setting} offers `login`, which needs {id_setting}: the client id registered at the identity provider for the approval page (redirect URI: the server's public URL followed by {CALLBACK_PATH})"
-                        ),
-                    });
-                }
-                (passkey, login)
-            }
-        };
-        Ok(Self {
-            client_id,
-            client_secret,
-            passkey,
-            login,
-        })
-    }
-
-    /// The login for a server in `oauth` mode (`oauth`: its OAuth settings), when offered.
-    pub(crate) fn login(
-        &self,
-        oauth: Option<(&OAuthSettings, &OAuthNames)>,
-        mode_setting: &str,
-    ) -> Result<Option<Login>, ApprovalSettingError> {
-        let Some(client_id) = self.client_id.clone().filter(|_| self.login) else {
-            return Ok(None);
-        };
-        let Some((settings, names)) = oauth else {
-            return Err(ApprovalSettingError::Login {
-                reason: format!(
-                    "the approval page's login needs {mode_setting}=oauth: the person signs in at the identity provider whose access tokens the server accepts (or leave `login` out of the page's methods)"
-                ),
-            });
-        };
-        let mut config =
-            OAuthConfig::from_settings(settings, names, mode_setting).map_err(|e| {
-                ApprovalSettingError::Login {
-                    reason: e.to_string(),
-                }
-            })?;
-        config.scopes.clear();
-        let verifier =
-            OAuthVerifier::new(config, names).map_err(|e| ApprovalSettingError::Login {
-                reason: e.to_string(),
-            })?;
-        Ok(Some(Login {
-            verifier,
-            client_id,
-            client_secret: self.client_secret.clone(),
-            passkey: self.passkey,
-            started: Mutex::new(HashMap::new()),
-            signed_in: Mutex::new(HashMap::new()),
-        }))
-    }
-}
 
 /// A sign-in started for one record, waiting for the provider's redirect back.
 struct Started {
