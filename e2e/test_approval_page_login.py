@@ -128,8 +128,12 @@ async def test_a_login_as_the_caller_approves_once_and_nothing_else_does(browser
         async with connect(HttpTarget(f"http://127.0.0.1:{port}/mcp", token), "legacy") as client:
             # The verified delete waits on the page (no passkey is enrolled: the login is the
             # route a model cannot complete).
-            url = pending_link(await client.call_tool("delete_note", {"note_id": "n1"}))
+            first = await client.call_tool("delete_note", {"note_id": "n1"})
+            url = pending_link(first)
             assert url.startswith(f"http://localhost:{port}/approve/"), url
+            # The result says what the page will ask for: a sign-in, not a passkey.
+            assert "a sign-in at their identity provider" in text_of(first), text_of(first)
+            assert "passkey" not in text_of(first), text_of(first)
 
             # A plain HTTP client: the page opens (approving nothing) and offers the sign-in;
             # posting a decision with the page's own token, but no sign-in, is refused.

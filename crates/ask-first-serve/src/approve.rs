@@ -34,7 +34,9 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use ask_first_core::{ApprovalPages, ApprovalRoute, ApprovalStore, GuardBuilder, RecordId};
+use ask_first_core::{
+    ApprovalPages, ApprovalRoute, ApprovalStore, GuardBuilder, PageProof, RecordId,
+};
 use axum::Router;
 use axum::http::HeaderMap;
 use axum::routing::{get, post};
@@ -401,6 +403,14 @@ impl ApprovalPages for ApprovalPage {
     fn ready(&self) -> bool {
         self.inner.login.get().is_some()
             || (self.inner.offers_passkey() && self.inner.passkeys.any())
+    }
+
+    fn proof(&self) -> PageProof {
+        match self.inner.login.get() {
+            None => PageProof::Passkey,
+            Some(login) if login.passkey && self.inner.passkeys.any() => PageProof::PasskeyOrLogin,
+            Some(_) => PageProof::Login,
+        }
     }
 
     fn changed<'a>(&'a self, _id: &'a RecordId) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
