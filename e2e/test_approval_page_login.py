@@ -6,10 +6,12 @@ A real oidc-provider (scripts/oidc-env, e2e/oidc/server.mjs with the approval pa
 page's ID tokens; the notes example serves HTTP with `NOTES_HTTP_AUTH=oauth`, `delete_note`
 verified and no passkey enrolled; a real headless Chromium plays the person (`e2e/cdp.py`).
 
-Alice's pending delete: the person opens the link, signs in at the provider as alice, approves,
-and the call runs once. Refused, each beside its positive control: a sign-in as bob; the
-provider's callback replayed; a plain HTTP client posting the page without signing in; a
-signed-in page used again once the record is spent.
+Alice's pending delete: the result says the page needs a sign-in; the person opens the link,
+signs in at the provider as alice, approves, and the call runs once. Refused, each beside its
+positive control: a sign-in as bob; the provider's callback replayed; a plain HTTP client
+posting the page without signing in (with a signed-in page's token and cookie, the same post is
+heard); a signed-in page whose record was spent meanwhile; a sign-in posted to another record's
+page; a sign-in used twice.
 """
 
 from __future__ import annotations
@@ -204,12 +206,24 @@ async def test_a_login_as_the_caller_approves_once_and_nothing_else_does(browser
             # Positive control for both posts above: the same plain client, with a signed-in
             # page's token for a pending record, is heard (the person's browser did sign in).
             url3 = pending_link(await client.call_tool("delete_note", {"note_id": "n3"}))
+            # A sign-in is bound to its own record: n3's, posted to n2's page, is refused.
+            await anyio.to_thread.run_sync(lambda: sign_in(browser, url3, "alice"))
+            elsewhere = await anyio.to_thread.run_sync(browser.evaluate, "document.body.dataset.token")
+            status, said = await anyio.to_thread.run_sync(
+                lambda: post_decide(url2, {"token": elsewhere, "decision": "approve"}, f"ask_first_page={elsewhere}")
+            )
+            assert status == 403 and "nobody signed in" in said, (status, said)
             await anyio.to_thread.run_sync(lambda: sign_in(browser, url3, "alice"))
             signed = await anyio.to_thread.run_sync(browser.evaluate, "document.body.dataset.token")
             status, said = await anyio.to_thread.run_sync(
                 lambda: post_decide(url3, {"token": signed, "decision": "approve"}, f"ask_first_page={signed}")
             )
             assert status == 200 and "Approved" in said, (status, said)
+            # Single use: the same sign-in posting again is not heard.
+            status, said = await anyio.to_thread.run_sync(
+                lambda: post_decide(url3, {"token": signed, "decision": "decline"}, f"ask_first_page={signed}")
+            )
+            assert status == 403 and "nobody signed in" in said, (status, said)
             assert not (await client.call_tool("delete_note", {"note_id": "n3"})).is_error
             assert "n3" not in await note_ids(client)
     finally:

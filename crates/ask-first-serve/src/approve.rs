@@ -127,8 +127,11 @@ impl ApprovalSettings {
         server: &str,
         page: Option<&ApprovalPage>,
     ) -> GuardBuilder {
+        let login_setting = self
+            .routes_setting
+            .replace("_APPROVAL_ROUTES", "_APPROVAL_LOGIN_CLIENT_ID");
         let mut builder = builder.page_setup(format!(
-            "enrol a passkey with `{server} passkeys add` on the server's machine (then restart it), and keep `page` in {}",
+            "enrol a passkey with `{server} passkeys add` on the server's machine (then restart it), or in oauth mode set {login_setting} to let the person approve by signing in at the identity provider, and keep `page` in {}",
             self.routes_setting
         ));
         if let Some(page) = page {
