@@ -234,3 +234,23 @@ async def test_a_login_as_the_caller_approves_once_and_nothing_else_does(browser
 class NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: D102
         return None
+
+
+async def test_the_login_outside_oauth_mode_is_refused_at_start(tmp_path):
+    """A half-wired setting is refused at start, naming what it needs (the test above is the
+    positive control: the same setting in `oauth` mode starts and serves)."""
+    binary = require_binary(notes_bin(), "cargo build --example notes")
+    port = free_port()
+    env = {
+        "NOTES_STATE_DIR": str(tmp_path / "state"),
+        "NOTES_APPROVAL_LOGIN_CLIENT_ID": "approval-page",
+    }
+    started = []
+    try:
+        notes = start([str(binary), "--http", f"127.0.0.1:{port}"], env, tmp_path, "notes", started)
+        code = await anyio.to_thread.run_sync(lambda: notes.proc.wait(timeout=60))
+        assert code != 0
+        assert "NOTES_HTTP_AUTH=oauth" in notes.output(), notes.output()
+    finally:
+        for proc in started:
+            _stop_popen(proc)
