@@ -10,6 +10,12 @@
 //     OIDC_KEYS_FILE           where the signing keys are kept: read when it exists, else
 //                              made up and written (two issuers sharing one file sign with the
 //                              same keys, so only `iss` tells their tokens apart)
+//     OIDC_LOGIN_REDIRECT_URI  when set: the approval page's client `approval-page` /
+//                              `approval-page-secret` (authorization code with PKCE,
+//                              client_secret_basic) with this redirect URI, and the sign-in
+//                              pages at /interaction/<uid>: a form (#login, #password,
+//                              #submit) where account `<name>` signs in with `<name>-password`
+//                              (its ID token's `sub` is `<name>`); consent is given at once
 //
 // Prints `oidc-provider listening on <issuer>` on stdout once it accepts connections.
 //
@@ -112,8 +118,21 @@ const cibaClient = {
   authorization_details_types: ['ask_first_approval'],
 };
 
+// The approval page's sign-in client, when the test names its redirect URI.
+const loginRedirect = process.env.OIDC_LOGIN_REDIRECT_URI;
+const loginClients = loginRedirect
+  ? [{
+      client_id: 'approval-page',
+      client_secret: 'approval-page-secret',
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      redirect_uris: [loginRedirect],
+      token_endpoint_auth_method: 'client_secret_basic',
+    }]
+  : [];
+
 const provider = new Provider(issuer, {
-  clients: [client('alice'), client('bob'), cibaClient],
+  clients: [client('alice'), client('bob'), cibaClient, ...loginClients],
   jwks: { keys },
   findAccount: async (_ctx, id) => (users.has(id) ? { accountId: id, claims: async () => ({ sub: id }) } : undefined),
   features: {
@@ -229,6 +248,45 @@ provider.use(async (ctx, next) => {
     return;
   }
   await next();
+});
+
+// The sign-in pages of the approval page's client (with devInteractions off, these are the
+// provider's interaction pages): a login form, and consent given without asking.
+async function readForm(req) {
+  let body = '';
+  for await (const chunk of req) {
+    body += chunk;
+    if (body.length > 4096) break;
+  }
+  return new URLSearchParams(body);
+}
+
+provider.use(async (ctx, next) => {
+  const match = /^\/interaction\/([A-Za-z0-9_-]+)(\/login)?$/.exec(ctx.path);
+  if (!loginRedirect || !match) return next();
+  const details = await provider.interactionDetails(ctx.req, ctx.res);
+  if (details.prompt.name === 'consent') {
+    const grant = details.grantId
+      ? await provider.Grant.find(details.grantId)
+      : new provider.Grant({ accountId: details.session.accountId, clientId: details.params.client_id });
+    grant.addOIDCScope(String(details.params.scope || 'openid'));
+    const grantId = await grant.save();
+    return provider.interactionFinished(ctx.req, ctx.res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+  }
+  if (ctx.method === 'GET') {
+    ctx.type = 'html';
+    ctx.body = `<!doctype html><html><head><title>Sign in</title></head><body><form method="post" action="/interaction/${match[1]}/login"><input id="login" name="login"><input id="password" name="password" type="password"><button id="submit" type="submit">Sign in</button></form></body></html>`;
+    return undefined;
+  }
+  const form = await readForm(ctx.req);
+  const login = form.get('login') || '';
+  if (!/^[a-z]+$/.test(login) || form.get('password') !== `${login}-password`) {
+    ctx.status = 403;
+    ctx.type = 'text';
+    ctx.body = 'wrong login or password';
+    return undefined;
+  }
+  return provider.interactionFinished(ctx.req, ctx.res, { login: { accountId: login } }, { mergeWithLastSubmission: false });
 });
 
 provider.on('server_error', (_ctx, error) => console.error('oidc-provider server_error:', error));

@@ -292,6 +292,12 @@ pub trait ApprovalPages: Send + Sync + 'static {
     /// Waits until the record `id` may have changed (decided on the page), or briefly; the
     /// guard reads the record again after it returns.
     fn changed<'a>(&'a self, id: &'a RecordId) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+    /// What approving on the page takes, as the guard's texts say it: a passkey unless the
+    /// page says otherwise.
+    fn proof(&self) -> crate::PageProof {
+        crate::PageProof::Passkey
+    }
 }
 
 #[cfg(test)]

@@ -51,6 +51,7 @@ mod engine;
 mod identity;
 mod nonce;
 mod nonce_file;
+mod page_proof;
 mod question;
 // The seal's own functions are public only to the fuzz targets (feature `fuzzing`); a
 // server names nothing here but `SealKey`.
@@ -89,6 +90,7 @@ pub use engine::{
 pub use identity::Identity;
 pub use nonce::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
 pub use nonce_file::{FileNonceStore, FileNonceStoreError, SPENT_LOG_FILE};
+pub use page_proof::PageProof;
 pub use question::{
     Address, ByteSize, Configured, Count, Fact, Id, InvalidId, Link, Moment, Name, NotConfigured,
     PathName, Question, Span, ToFact, Wording,

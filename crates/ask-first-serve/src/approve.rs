@@ -21,6 +21,7 @@ mod ceremony;
 mod enrol;
 mod html;
 mod invite;
+mod login;
 mod page;
 mod passkeys;
 mod site;
@@ -33,7 +34,9 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use ask_first_core::{ApprovalPages, ApprovalRoute, ApprovalStore, GuardBuilder, RecordId};
+use ask_first_core::{
+    ApprovalPages, ApprovalRoute, ApprovalStore, GuardBuilder, PageProof, RecordId,
+};
 use axum::Router;
 use axum::http::HeaderMap;
 use axum::routing::{get, post};
@@ -42,6 +45,8 @@ use webauthn_rp::DiscoverableAuthenticationServerState;
 pub use aaguid::AaguidList;
 pub use enrol::run_passkeys_command;
 pub use passkeys::{PASSKEYS_FILE, PasskeyFileError};
+
+pub(crate) use login::LoginSettings;
 
 use crate::http::BrowserPages;
 use crate::settings::{AllowedHost, AllowedOrigin};
@@ -102,6 +107,12 @@ pub enum ApprovalSettingError {
         /// The entry that is not a UUID.
         entry: String,
     },
+    /// The page's login at the identity provider cannot be set up.
+    #[error("{reason}")]
+    Login {
+        /// What is wrong, naming the setting.
+        reason: String,
+    },
     /// The record store cannot be opened.
     #[error(transparent)]
     Store(#[from] ask_first_core::FileApprovalStoreError),
@@ -116,8 +127,11 @@ impl ApprovalSettings {
         server: &str,
         page: Option<&ApprovalPage>,
     ) -> GuardBuilder {
+        let login_setting = self
+            .routes_setting
+            .replace("_APPROVAL_ROUTES", "_APPROVAL_LOGIN_CLIENT_ID");
         let mut builder = builder.page_setup(format!(
-            "enrol a passkey with `{server} passkeys add` on the server's machine (then restart it), and keep `page` in {}",
+            "enrol a passkey with `{server} passkeys add` on the server's machine (then restart it), or in oauth mode set {login_setting} to let the person approve by signing in at the identity provider, and keep `page` in {}",
             self.routes_setting
         ));
         if let Some(page) = page {
@@ -189,6 +203,8 @@ struct Inner {
     invites: invite::Invites,
     aaguids: Option<AaguidList>,
     decided: tokio::sync::Notify,
+    /// Set in `oauth` mode when the page offers a login at the identity provider.
+    login: OnceLock<login::Login>,
 }
 
 impl Inner {
@@ -206,6 +222,11 @@ impl Inner {
         self.mounted
             .get()
             .map_or(site::LOOPBACK_HOST, |base| base.rp.as_str())
+    }
+
+    /// Whether a passkey approves on this page (unless the operator offers only the login).
+    fn offers_passkey(&self) -> bool {
+        self.login.get().is_none_or(|login| login.passkey)
     }
 
     /// Whether cookies must be `Secure` (the pages are served on https).
@@ -258,6 +279,7 @@ impl ApprovalPage {
                 invites: invite::Invites::default(),
                 aaguids: settings.aaguids.clone(),
                 decided: tokio::sync::Notify::new(),
+                login: OnceLock::new(),
             }),
         }
     }
@@ -299,6 +321,12 @@ impl ApprovalPage {
         })
     }
 
+    /// Offers approving with a login at the identity provider besides (or instead of) a
+    /// passkey.
+    pub(crate) fn offer_login(&self, login: login::Login) {
+        let _ = self.inner.login.set(login);
+    }
+
     /// The port the page listens on, binding it on first need.
     async fn port(&self) -> Result<u16, String> {
         let inner = self.inner.clone();
@@ -317,6 +345,9 @@ fn routes(inner: Arc<Inner>) -> Router {
         .route("/approve/{id}", get(page::show))
         .route("/approve/{id}/begin", post(page::begin))
         .route("/approve/{id}/finish", post(page::finish))
+        .route("/approve/{id}/login", get(login::start))
+        .route("/approve/{id}/decide", post(login::decide))
+        .route(login::CALLBACK_PATH, get(login::callback))
         .route("/enrol/{code}", get(invite::show))
         .route("/enrol/{code}/begin", post(invite::begin))
         .route("/enrol/{code}/finish", post(invite::finish))
@@ -373,7 +404,16 @@ impl ApprovalPages for ApprovalPage {
     }
 
     fn ready(&self) -> bool {
-        self.inner.passkeys.any()
+        self.inner.login.get().is_some()
+            || (self.inner.offers_passkey() && self.inner.passkeys.any())
+    }
+
+    fn proof(&self) -> PageProof {
+        match self.inner.login.get() {
+            None => PageProof::Passkey,
+            Some(login) if login.passkey && self.inner.passkeys.any() => PageProof::PasskeyOrLogin,
+            Some(_) => PageProof::Login,
+        }
     }
 
     fn changed<'a>(&'a self, _id: &'a RecordId) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {

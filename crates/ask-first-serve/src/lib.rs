@@ -170,8 +170,9 @@ fn spent_log(
     Ok(store)
 }
 
-/// The approval page of a server whose state directory holds enrolled passkeys, or that has a
-/// public URL (its passkeys are enrolled through it): its records there too. Read at start:
+/// The approval page of a server whose state directory holds enrolled passkeys, that has a
+/// public URL (its passkeys are enrolled through it), or whose page offers a login at its
+/// identity provider (`oauth` mode): its records there too. Read at start:
 /// a server without either, started before the first passkey was enrolled, asks as before
 /// until it is restarted.
 #[cfg(feature = "passkeys")]
@@ -181,7 +182,11 @@ fn approval_page(
     shared_records: Option<Arc<dyn ask_first_core::ApprovalStore>>,
 ) -> Result<(Option<approve::ApprovalPage>, approve::ApprovalSettings), ServeError> {
     let names = &settings.names;
-    let approval = approve::ApprovalSettings::from_env(settings_prefix(settings))?;
+    let prefix = settings_prefix(settings);
+    let approval = approve::ApprovalSettings::from_env(prefix)?;
+    let oauth = (settings.auth.mode == settings::AuthMode::OAuth)
+        .then_some((&settings.auth.oauth, &names.oauth));
+    let login = approve::LoginSettings::from_env(prefix)?.login(oauth, &names.http_auth)?;
     let Some(dir) = settings
         .state_dir
         .clone()
@@ -190,7 +195,10 @@ fn approval_page(
         return Ok((None, approval));
     };
     // Without an enrolled passkey nothing changes, and nothing is created on disk.
-    if !dir.join(approve::PASSKEYS_FILE).exists() && approval.public_url.is_none() {
+    if !dir.join(approve::PASSKEYS_FILE).exists()
+        && approval.public_url.is_none()
+        && login.is_none()
+    {
         if approval
             .routes
             .as_ref()
@@ -211,6 +219,9 @@ fn approval_page(
         ),
     };
     let page = approve::ApprovalPage::new(name, &dir, &names.state_dir, records, &approval);
+    if let Some(login) = login {
+        page.offer_login(login);
+    }
     Ok((Some(page), approval))
 }
 

@@ -26,6 +26,7 @@ use crate::approval_record::{ApprovalPages, ApprovalRecord, RecordId, RecordStat
 use crate::audit::{AuditOutcome, Route};
 use crate::call::GuardCall;
 use crate::dialog::Pushed;
+use crate::page_proof::PageProof;
 use crate::seal::{self, SealKind, SealScope};
 use crate::target::{Approval, Target};
 
@@ -53,6 +54,14 @@ impl Guard {
     /// The page, when one is configured and a passkey is enrolled.
     pub(super) fn page(&self) -> Option<&dyn ApprovalPages> {
         self.inner.pages.as_deref().filter(|pages| pages.ready())
+    }
+
+    /// What approving on the page takes (a passkey without a page).
+    fn proof(&self) -> PageProof {
+        self.inner
+            .pages
+            .as_deref()
+            .map_or(PageProof::Passkey, |pages| pages.proof())
     }
 
     /// Asks about `target` on the approval page, shown `via`.
@@ -235,7 +244,7 @@ impl Guard {
             Ok(url) => url,
             Err(interruption) => return interruption,
         };
-        let message = page_message(&self.inner.server, &record.question);
+        let message = page_message(&self.inner.server, &record.question, self.proof());
         if via == PageVia::InputRequired {
             let state = seal::seal_nonce(
                 &self.inner.key,
@@ -272,8 +281,9 @@ impl Guard {
             "Nothing was changed yet."
         };
         let text = format!(
-            "{status}\n\nWhat this call would do:\n{question}\n\n{server} asks the person to approve this on a page that needs their passkey. Ask the person to open this link and approve; then call `{tool}` again with exactly the same arguments:\n{url}\n\nOpening the link approves nothing, and calling again before the person approved changes nothing: only the person's yes on that page lets this call run, once. The link is valid for {ttl}.",
+            "{status}\n\nWhat this call would do:\n{question}\n\n{server} asks the person to approve this on a page that needs {proof}. Ask the person to open this link and approve; then call `{tool}` again with exactly the same arguments:\n{url}\n\nOpening the link approves nothing, and calling again before the person approved changes nothing: only the person's yes on that page lets this call run, once. The link is valid for {ttl}.",
             question = record.question,
+            proof = self.proof().theirs(),
         );
         let mut structured = serde_json::Map::new();
         structured.insert(token_reply::STATUS.to_owned(), Value::from(STATUS_PENDING));
@@ -302,7 +312,7 @@ impl Guard {
         let url = self.url(record).await?;
         let params = ElicitRequestParams::UrlElicitationParams {
             meta: None,
-            message: page_message(&self.inner.server, &record.question),
+            message: page_message(&self.inner.server, &record.question, self.proof()),
             url,
             elicitation_id: record.id.to_string(),
         };
@@ -387,9 +397,10 @@ impl Guard {
 pub const APPROVAL_URL_KEY: &str = "approval_url";
 
 /// The message a URL elicitation carries: what the page is for, then the question.
-fn page_message(server: &str, question: &str) -> String {
+fn page_message(server: &str, question: &str, proof: PageProof) -> String {
     format!(
-        "{server} asks you to approve this on its approval page, with your passkey:\n{question}"
+        "{server} asks you to approve this on its approval page, with {}:\n{question}",
+        proof.yours()
     )
 }
 

@@ -16,6 +16,16 @@ for(const b of document.querySelectorAll('button'))b.disabled=true}
 catch(e){out.textContent='Not recorded: '+e.message;out.dataset.state='refused'}}
 for(const b of document.querySelectorAll('button'))b.addEventListener('click',()=>go(b.value));"#;
 
+/// The script of the page shown after a login: the decision the person clicked, posted with the
+/// page's token.
+const DECIDE_SCRIPT: &str = r#"const d=document.body.dataset,out=document.getElementById('out');
+async function go(decision){out.dataset.state='busy';out.textContent='Recording...';
+try{const r=await fetch('/approve/'+document.getElementById('question').dataset.record+'/decide',{method:'POST',headers:{'content-type':'application/json'},body:JSON.stringify({token:d.token,decision})});
+const t=await r.text();if(!r.ok)throw new Error(t);out.textContent=t;out.dataset.state='done';
+for(const b of document.querySelectorAll('button'))b.disabled=true}
+catch(e){out.textContent='Not recorded: '+e.message;out.dataset.state='refused'}}
+for(const b of document.querySelectorAll('button'))b.addEventListener('click',()=>go(b.value));"#;
+
 /// The script of the enrolment page.
 const ENROL_SCRIPT: &str = r#"const d=document.body.dataset,out=document.getElementById('out');
 async function post(path,body){const r=await fetch(location.pathname+path,{method:'POST',headers:{'content-type':'application/json'},body:JSON.stringify(body)});const t=await r.text();if(!r.ok)throw new Error(t);return t}
@@ -43,7 +53,7 @@ pub(crate) fn escape(text: &str) -> String {
     out
 }
 
-fn document(title: &str, nonce: &str, token: &str, body: &str, script: &str) -> String {
+pub(super) fn document(title: &str, nonce: &str, token: &str, body: &str, script: &str) -> String {
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>{title}</title><style nonce=\"{nonce}\">{STYLE}</style></head><body data-token=\"{token}\">{body}<p id=\"out\" role=\"status\"></p>{script}</body></html>",
         title = escape(title),
@@ -56,17 +66,41 @@ fn document(title: &str, nonce: &str, token: &str, body: &str, script: &str) -> 
     )
 }
 
+/// How the page lets the person approve: with a passkey, and with a login at the identity
+/// provider started at this relative link.
+pub(crate) struct Ways<'a> {
+    pub(crate) passkey: bool,
+    pub(crate) login: Option<&'a str>,
+}
+
 /// The approval page for one question: the question exactly as the form dialog shows it, and
-/// Approve and Decline, each a passkey ceremony.
+/// Approve and Decline, each a passkey ceremony, and/or a link to sign in and approve.
 pub(crate) fn approval_page(
     server: &str,
     tool: &str,
     question: &str,
     nonce: &str,
     token: &str,
+    ways: &Ways<'_>,
 ) -> String {
+    let how = match (ways.passkey, ways.login.is_some()) {
+        (true, true) => "with your passkey, or after signing in",
+        (false, true) => "after signing in",
+        _ => "with your passkey",
+    };
+    let buttons = if ways.passkey {
+        "<p><button id=\"approve\" value=\"approve\">Approve</button><button id=\"decline\" value=\"decline\">Decline</button></p>"
+    } else {
+        ""
+    };
+    let login = ways.login.map_or(String::new(), |link| {
+        format!(
+            "<p><a id=\"login\" href=\"{}\">Sign in at your identity provider to approve or decline</a></p>",
+            escape(link)
+        )
+    });
     let body = format!(
-        "<h1>{server} asks for your approval</h1><p>A call to <code>{tool}</code> is waiting. It runs once, and only if you approve here with your passkey. Opening this page approves nothing.</p><pre id=\"question\">{question}</pre><p><button id=\"approve\" value=\"approve\">Approve</button><button id=\"decline\" value=\"decline\">Decline</button></p>",
+        "<h1>{server} asks for your approval</h1><p>A call to <code>{tool}</code> is waiting. It runs once, and only if you approve here {how}. Opening this page approves nothing.</p><pre id=\"question\">{question}</pre>{buttons}{login}",
         server = escape(server),
         tool = escape(tool),
         question = escape(question),
@@ -77,6 +111,31 @@ pub(crate) fn approval_page(
         token,
         &body,
         APPROVE_SCRIPT,
+    )
+}
+
+/// The question again after a login proved the person who asked, with Approve and Decline.
+pub(crate) fn signed_in_page(
+    server: &str,
+    tool: &str,
+    question: &str,
+    record: &str,
+    nonce: &str,
+    token: &str,
+) -> String {
+    let body = format!(
+        "<h1>{server} asks for your approval</h1><p>You are signed in as the person who asked. A call to <code>{tool}</code> is waiting; it runs once, and only if you approve it here.</p><pre id=\"question\" data-record=\"{record}\">{question}</pre><p><button id=\"approve\" value=\"approve\">Approve</button><button id=\"decline\" value=\"decline\">Decline</button></p>",
+        server = escape(server),
+        tool = escape(tool),
+        question = escape(question),
+        record = escape(record),
+    );
+    document(
+        &format!("{server}: approve?"),
+        nonce,
+        token,
+        &body,
+        DECIDE_SCRIPT,
     )
 }
 
@@ -153,7 +212,11 @@ mod tests {
     #[test]
     fn names_and_questions_are_escaped_and_the_page_stays_small() {
         let question = "This will delete note <script>alert(1)</script> & \"x\" 'y'.";
-        let page = approval_page("notes", "delete_note", question, "N", "T");
+        let ways = Ways {
+            passkey: true,
+            login: None,
+        };
+        let page = approval_page("notes", "delete_note", question, "N", "T", &ways);
         assert!(!page.contains("<script>alert"), "{page}");
         assert!(
             page.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;x&quot; &#39;y&#39;")
@@ -162,5 +225,32 @@ mod tests {
         // Only the nonce'd script and style: nothing loaded from anywhere.
         assert!(!page.contains("src=") && !page.contains("href=") && !page.contains("http"));
         assert_eq!(page.matches("<script nonce=\"N\">").count(), 1);
+    }
+
+    #[test]
+    fn the_login_link_and_the_signed_in_page_escape_and_stay_small() {
+        let question = "Delete <b>x</b> & \"y\".";
+        let ways = Ways {
+            passkey: false,
+            login: Some("/approve/a\"b/login"),
+        };
+        let page = approval_page("notes", "delete_note", question, "N", "T", &ways);
+        assert!(page.contains("href=\"/approve/a&quot;b/login\""), "{page}");
+        assert!(
+            !page.contains("id=\"approve\""),
+            "no passkey buttons: {page}"
+        );
+        let both = Ways {
+            passkey: true,
+            login: Some("/approve/r/login"),
+        };
+        let page = approval_page("notes", "delete_note", question, "N", "T", &both);
+        assert!(page.contains("id=\"approve\"") && page.contains("id=\"login\""));
+        let signed = signed_in_page("notes", "delete_note", question, "r\"1", "N", "T");
+        assert!(signed.contains("Delete &lt;b&gt;x&lt;/b&gt; &amp; &quot;y&quot;."));
+        assert!(signed.contains("data-record=\"r&quot;1\""));
+        assert!(signed.len() <= 30 * 1024);
+        assert!(!signed.contains("src=") && !signed.contains("http"));
+        assert_eq!(signed.matches("<script nonce=\"N\">").count(), 1);
     }
 }

@@ -100,12 +100,19 @@ pub(crate) async fn show(
             },
         );
     }
+    let login = format!("/approve/{id}/login");
+    // With a login offered, the passkey buttons show only once a passkey is enrolled.
+    let ways = html::Ways {
+        passkey: inner.offers_passkey() && (inner.login.get().is_none() || inner.passkeys.any()),
+        login: inner.login.get().map(|_| login.as_str()),
+    };
     let page = html::approval_page(
         &inner.server,
         &record.tool,
         &record.question,
         &nonce,
         &token,
+        &ways,
     );
     let cookie = format!(
         "{PAGE_COOKIE}={token}; Path=/approve/{id}; HttpOnly; SameSite=Strict; Max-Age={}{}",
@@ -157,6 +164,12 @@ pub(crate) async fn begin(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    if !inner.offers_passkey() {
+        return html::text(
+            StatusCode::FORBIDDEN,
+            "Refused: this page does not approve with a passkey; sign in instead.",
+        );
+    }
     let (_, body) = match checked_post(inner.origin(&headers), &headers, &body) {
         Ok(checked) => checked,
         Err((status, text)) => return html::text(status, text),

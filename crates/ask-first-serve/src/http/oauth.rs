@@ -49,9 +49,11 @@ use crate::settings::OAuthNames;
 
 mod authenticator;
 mod config;
+mod id_token;
 mod keys;
 
 pub use config::{OAuthConfig, OAuthError};
+pub(crate) use id_token::CodeExchange;
 use keys::{KeySet, RefreshClock};
 
 /// Where Protected Resource Metadata is served (RFC 9728 §3), also with the MCP endpoint's

@@ -222,7 +222,10 @@ impl OAuthVerifier {
         Err(problems.join("; "))
     }
 
-    async fn fetch_json<T: serde::de::DeserializeOwned>(&self, url: &str) -> Result<T, String> {
+    pub(super) async fn fetch_json<T: serde::de::DeserializeOwned>(
+        &self,
+        url: &str,
+    ) -> Result<T, String> {
         let mut response = self
             .client
             .get(url)
