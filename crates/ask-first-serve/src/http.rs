@@ -69,6 +69,7 @@ pub mod limits;
 pub mod oauth;
 mod options;
 mod owners;
+mod recheck;
 pub mod sessions;
 mod streams;
 pub mod tokens;
@@ -215,21 +216,35 @@ where
         .with_allowed_origins(host_origin.rmcp_allowed_origins());
     let token = config.cancellation_token.clone();
     let sessions = Arc::new(options.limits.session_manager());
-    let bounds = streams::Bounds::new(
-        guard.clone(),
-        options.limits.bounds,
-        options.limits.max_connections,
-        options.names.bounds.clone(),
-    );
     let owners = owners::SessionOwners::new(
         sessions.clone(),
-        guard,
+        guard.clone(),
         authenticator.clone(),
         options
             .limits
             .bounds
             .session_cap(options.limits.max_sessions),
         options.names.bounds.sessions_per_principal.clone(),
+    );
+    // A credential found revoked while its streams are open: its sessions are closed too.
+    let revoked_sessions = Arc::downgrade(&owners);
+    let watch = recheck::CredentialWatch::start(
+        authenticator.clone(),
+        Box::new(move |identity| {
+            let owners = revoked_sessions.upgrade();
+            Box::pin(async move {
+                if let Some(owners) = owners {
+                    owners.close_of(&identity).await;
+                }
+            })
+        }),
+    );
+    let bounds = streams::Bounds::new(
+        guard,
+        options.limits.bounds,
+        options.limits.max_connections,
+        options.names.bounds.clone(),
+        watch,
     );
     let manager = ReplicaSessionManager::new(sessions.clone(), options.session_prefix.clone());
     let service: StreamableHttpService<S, ReplicaSessionManager> =

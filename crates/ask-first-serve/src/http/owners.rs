@@ -151,6 +151,21 @@ impl SessionOwners {
         }
     }
 
+    /// Closes every session `identity` opened (its credential was found revoked).
+    pub(crate) async fn close_of(&self, identity: &Identity) {
+        let theirs: Vec<String> = self
+            .table()
+            .iter()
+            .filter(|(_, owner)| owner.identity.as_ref() == Some(identity))
+            .map(|(session, _)| session.clone())
+            .collect();
+        for session in theirs {
+            tracing::info!("closed an MCP session whose credential is no longer accepted");
+            self.forget(&session);
+            let _ = self.sessions.close_session(&session.as_str().into()).await;
+        }
+    }
+
     async fn record(&self, session: String, owner: Owner) {
         self.prune().await;
         self.table().insert(session, owner);

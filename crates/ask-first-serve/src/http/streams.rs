@@ -26,6 +26,11 @@
 //!   [`HttpBounds::stream_idle`] is ended (the client may open another); rmcp's keep-alives
 //!   (every 15 s) meanwhile end streams whose client is gone.
 //!
+//! - **Revoked credentials.** With an authenticator that asks for it
+//!   ([`Authenticate::recheck_open_streams`](super::Authenticate::recheck_open_streams)), the
+//!   credential of every open `GET` or `listen` stream is asked about again every period, once
+//!   per credential ([`recheck`](super::recheck)); the streams of one found revoked end.
+//!
 //! Every table here is bounded by its cap: nothing grows with calls or streams past the caps.
 
 use std::collections::HashMap;
@@ -42,13 +47,14 @@ use axum::middleware::Next;
 use axum::response::Response;
 use futures::Stream;
 use http::{HeaderValue, Method, StatusCode, header};
-use tokio_util::sync::{CancellationToken, DropGuard};
+use tokio_util::sync::{CancellationToken, DropGuard, WaitForCancellationFutureOwned};
 
 use crate::settings::{BoundNames, HttpBounds};
 
 use super::MCP_PATH;
 use super::envelope::RequestMethod;
 use super::limits::MAX_BODY_BYTES;
+use super::recheck::CredentialWatch;
 
 /// The header rmcp names sessions with.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -63,6 +69,8 @@ pub(crate) struct Bounds {
     caps: HttpBounds,
     stream_cap: usize,
     names: BoundNames,
+    /// Asks again about the credentials of open streams, when the authenticator wants it.
+    watch: Option<Arc<CredentialWatch>>,
     next_id: AtomicU64,
     dialogs: Mutex<Vec<Dialog>>,
     streams: Mutex<StreamCounts>,
@@ -95,22 +103,36 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Bounds {
     /// The tables for a server whose guard tells principals apart, with `caps` below
-    /// `max_connections` connections; refusals name the settings `names`.
+    /// `max_connections` connections; refusals name the settings `names`. The streams' credentials
+    /// are watched by `watch`, if given.
     pub(crate) fn new(
         guard: Guard,
         caps: HttpBounds,
         max_connections: usize,
         names: BoundNames,
+        watch: Option<Arc<CredentialWatch>>,
     ) -> Arc<Self> {
         Arc::new(Self {
             guard,
             caps,
             stream_cap: caps.stream_cap(max_connections),
             names,
+            watch,
             next_id: AtomicU64::new(0),
             dialogs: Mutex::new(Vec::new()),
             streams: Mutex::new(StreamCounts::default()),
         })
+    }
+
+    /// The watch of the credential of the stream `parts` opens, and the token that ends it.
+    fn watch(
+        &self,
+        parts: &http::request::Parts,
+    ) -> (Option<super::recheck::Watch>, Option<CancellationToken>) {
+        match self.watch.as_ref().and_then(|watch| watch.watch(parts)) {
+            Some((watch, end)) => (Some(watch), Some(end)),
+            None => (None, None),
+        }
     }
 
     fn stream_retry_after(&self) -> u64 {
@@ -330,12 +352,14 @@ pub(crate) async fn bound(
                 Ok(place) => place,
                 Err(cap) => return bounds.stream_refusal(&cap),
             };
+            let (watch, revoked) = bounds.watch(&parts);
             let response = next.run(Request::from_parts(parts, body)).await;
             track(
                 response,
-                Some(Box::new(place)),
+                Some(Box::new((place, watch))),
                 None,
                 Some(bounds.caps.stream_idle),
+                revoked,
             )
         }
         Method::POST => {
@@ -359,12 +383,14 @@ pub(crate) async fn bound(
                     Ok(place) => place,
                     Err(cap) => return bounds.stream_refusal(&cap),
                 };
+                let (watch, revoked) = bounds.watch(&parts);
                 let response = next.run(Request::from_parts(parts, body)).await;
                 return track(
                     response,
-                    Some(Box::new(place)),
+                    Some(Box::new((place, watch))),
                     None,
                     Some(bounds.caps.stream_idle),
+                    revoked,
                 );
             }
             let gone = CancellationToken::new();
@@ -374,20 +400,22 @@ pub(crate) async fn bound(
             });
             parts.extensions.insert(carrier);
             let response = next.run(Request::from_parts(parts, body)).await;
-            track(response, None, Some(gone.drop_guard()), None)
+            track(response, None, Some(gone.drop_guard()), None, None)
         }
         _ => next.run(Request::from_parts(parts, body)).await,
     }
 }
 
 /// Wraps an event-stream response's body so that `held` lives as long as the stream, `gone` is
-/// cancelled if the client drops it before its end, and it ends after `idle` without an event.
-/// Other responses are returned as they are (their places freed at once).
+/// cancelled if the client drops it before its end, and it ends after `idle` without an event
+/// or when `end` is cancelled. Other responses are returned as they are (their places freed at
+/// once).
 fn track(
     response: Response,
     held: Option<Box<dyn Send + Sync>>,
     gone: Option<DropGuard>,
     idle: Option<Duration>,
+    end: Option<CancellationToken>,
 ) -> Response {
     let streaming = response.status().is_success()
         && response
@@ -407,6 +435,7 @@ fn track(
         held,
         gone,
         idle: idle.map(|idle| (idle, Box::pin(tokio::time::sleep(idle)))),
+        end: end.map(|end| Box::pin(end.cancelled_owned())),
         ended: false,
     };
     Response::from_parts(parts, Body::from_stream(tracked))
@@ -418,6 +447,8 @@ struct Tracked {
     held: Option<Box<dyn Send + Sync>>,
     gone: Option<DropGuard>,
     idle: Option<(Duration, Pin<Box<tokio::time::Sleep>>)>,
+    /// Ends the stream when its credential is found revoked.
+    end: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
     ended: bool,
 }
 
@@ -438,6 +469,15 @@ impl Stream for Tracked {
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
         if this.ended {
+            return Poll::Ready(None);
+        }
+        if this
+            .end
+            .as_mut()
+            .is_some_and(|end| end.as_mut().poll(cx).is_ready())
+        {
+            tracing::info!("ended a long-lived stream whose credential is no longer accepted");
+            this.end();
             return Poll::Ready(None);
         }
         match Pin::new(&mut this.inner).poll_next(cx) {
@@ -481,6 +521,7 @@ mod tests {
             caps,
             connections,
             BoundNames::with_prefix("NOTES"),
+            None,
         )
     }
 
@@ -598,6 +639,7 @@ mod tests {
             None,
             Some(gone.clone().drop_guard()),
             None,
+            None,
         );
         let mut body = response.into_body().into_data_stream();
         assert!(body.next().await.is_some());
@@ -610,6 +652,7 @@ mod tests {
             event_stream(vec![b"data: 1\n\n"], true),
             None,
             Some(gone.clone().drop_guard()),
+            None,
             None,
         );
         let bytes = axum::body::to_bytes(response.into_body(), 1024)
@@ -628,6 +671,7 @@ mod tests {
             Some(Box::new(place)),
             None,
             Some(Duration::from_millis(200)),
+            None,
         );
         // Keep-alives do not count as events: the body ends after the idle time.
         let bytes = axum::body::to_bytes(response.into_body(), 1024)
