@@ -44,6 +44,7 @@
 //! ([`HttpOptions::names`]).
 
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use axum::Router;
@@ -68,10 +69,10 @@ pub mod identity;
 pub mod limits;
 pub mod oauth;
 mod options;
-mod owners;
+pub mod owners;
 mod recheck;
 pub mod sessions;
-mod streams;
+pub mod streams;
 pub mod tokens;
 pub mod wire;
 
@@ -88,6 +89,16 @@ use credential::{Credential, announce};
 pub const MCP_PATH: &str = "/mcp";
 /// The health check.
 pub const HEALTH_PATH: &str = "/healthz";
+
+/// The future of every hardening layer's service: the response, or the inner service's error.
+pub type ResponseFuture<E> = Pin<Box<dyn Future<Output = Result<Response, E>> + Send>>;
+
+/// The inner service, ready (polled by `poll_ready`), to serve one request; a clone takes its
+/// place for the next (the tower idiom for a service whose future outlives `call`'s borrow).
+fn take_ready<S: Clone>(inner: &mut S) -> S {
+    let clone = inner.clone();
+    std::mem::replace(inner, clone)
+}
 
 /// A listening socket with its routes, not yet serving. Lets a caller (or a test) learn the
 /// bound address, e.g. after binding port 0, before serving.
@@ -216,18 +227,16 @@ where
         .with_allowed_origins(host_origin.rmcp_allowed_origins());
     let token = config.cancellation_token.clone();
     let sessions = Arc::new(options.limits.session_manager());
-    let owners = owners::SessionOwners::new(
+    let (limits, names) = (&options.limits, &options.names);
+    let binding = owners::SessionBindingLayer::new(
         sessions.clone(),
         guard.clone(),
         authenticator.clone(),
-        options
-            .limits
-            .bounds
-            .session_cap(options.limits.max_sessions),
-        options.names.bounds.sessions_per_principal.clone(),
+        limits,
+        names,
     );
     // A credential found revoked while its streams are open: its sessions are closed too.
-    let revoked_sessions = Arc::downgrade(&owners);
+    let revoked_sessions = binding.owners();
     let watch = recheck::CredentialWatch::start(
         authenticator.clone(),
         Box::new(move |identity| {
@@ -239,31 +248,27 @@ where
             })
         }),
     );
-    let bounds = streams::Bounds::new(
-        guard,
-        options.limits.bounds,
-        options.limits.max_connections,
-        options.names.bounds.clone(),
-        watch,
-    );
-    let manager = ReplicaSessionManager::new(sessions.clone(), options.session_prefix.clone());
+    let manager = ReplicaSessionManager::new(sessions, options.session_prefix.clone());
     let service: StreamableHttpService<S, ReplicaSessionManager> =
         StreamableHttpService::new(factory, Arc::new(manager), config);
 
+    // From the inside out (the last layer added is the outermost).
     let router = routes
         .nest_service(MCP_PATH, service)
-        // Inside the session binding: caps on dialogs and long-lived streams.
-        .layer(middleware::from_fn_with_state(bounds, streams::bound))
-        .layer(middleware::from_fn_with_state(
-            owners,
-            owners::bind_sessions,
+        // Caps on dialogs and long-lived streams.
+        .layer(streams::StreamBoundsLayer::watched(
+            guard, limits, names, watch,
         ))
-        // Inside the gate: JSON-RPC errors for bodies rmcp would answer 415, the DELETE status.
-        .layer(middleware::from_fn(wire::json_rpc_body));
-    // The gate: the Host and Origin checks first, then who is calling.
-    let router = limits::layer(router, options.limits, sessions, &options.names)
+        // Each legacy session answers only to the credential that opened it; session caps.
+        .layer(binding)
+        // JSON-RPC errors for bodies rmcp would answer 415, the DELETE status; the one read of
+        // the envelope the layers inside share.
+        .layer(wire::JsonRpcLayer::new())
+        // The body read once, within its timeout and size, before anything parses it.
+        .layer(limits::BodyLimitLayer::new(limits, names))
         // Just inside the gate: a request that passed it marks its connection authenticated.
         .layer(middleware::from_fn(connections::mark_authenticated))
+        // The gate: the Host and Origin checks first, then who is calling.
         .layer(identity::IdentityLayer::new(authenticator))
         .layer(host_origin);
     // Outside the gate: what the authenticator serves to anyone (e.g. OAuth metadata).
