@@ -38,6 +38,14 @@
 //! `httpGet.httpHeaders`). With the no-authentication setting it answers anyone who passes the
 //! Host/Origin checks.
 //!
+//! Each piece is a public tower layer a server can mount on its own axum `Router` (SERVING.md
+//! shows how), and [`bind_http`] is their composition, from the outside in:
+//! [`HostOriginLayer`](host_origin::HostOriginLayer), [`IdentityLayer`](identity::IdentityLayer),
+//! [`BodyLimitLayer`](limits::BodyLimitLayer), [`JsonRpcLayer`](wire::JsonRpcLayer) (which
+//! reads each body's JSON-RPC envelope once, for every layer inside it:
+//! [`envelope::RequestMethod`]), [`SessionBindingLayer`](owners::SessionBindingLayer) and
+//! [`StreamBoundsLayer`](streams::StreamBoundsLayer).
+//!
 //! rmcp's own Host and Origin checks are configured with the same lists, as a second layer.
 //! Binding a non-loopback address without a bearer secret is refused at start, with or without
 //! the no-authentication setting. Every message names the settings as the server calls them
@@ -235,18 +243,14 @@ where
         limits,
         names,
     );
-    // A credential found revoked while its streams are open: its sessions are closed too.
-    let revoked_sessions = binding.owners();
-    let watch = recheck::CredentialWatch::start(
+    // Open streams' credentials asked about again, when the authenticator wants it; a
+    // credential found revoked loses its streams and its sessions.
+    let bounds = streams::StreamBoundsLayer::with_rechecks(
+        guard,
+        limits,
+        names,
         authenticator.clone(),
-        Box::new(move |identity| {
-            let owners = revoked_sessions.upgrade();
-            Box::pin(async move {
-                if let Some(owners) = owners {
-                    owners.close_of(&identity).await;
-                }
-            })
-        }),
+        &binding,
     );
     let manager = ReplicaSessionManager::new(sessions, options.session_prefix.clone());
     let service: StreamableHttpService<S, ReplicaSessionManager> =
@@ -256,9 +260,7 @@ where
     let router = routes
         .nest_service(MCP_PATH, service)
         // Caps on dialogs and long-lived streams.
-        .layer(streams::StreamBoundsLayer::watched(
-            guard, limits, names, watch,
-        ))
+        .layer(bounds)
         // Each legacy session answers only to the credential that opened it; session caps.
         .layer(binding)
         // JSON-RPC errors for bodies rmcp would answer 415, the DELETE status; the one read of

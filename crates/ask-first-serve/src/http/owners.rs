@@ -307,9 +307,17 @@ impl SessionBindingLayer {
         }
     }
 
-    /// The table, for a hook that closes the sessions of a credential found revoked.
-    pub(crate) fn owners(&self) -> Weak<SessionOwners> {
-        Arc::downgrade(&self.owners)
+    /// What closes the sessions of a credential found revoked (it holds the table weakly).
+    pub(crate) fn revocation_hook(&self) -> super::recheck::OnRevoked {
+        let owners = Arc::downgrade(&self.owners);
+        Box::new(move |identity| {
+            let owners = owners.upgrade();
+            Box::pin(async move {
+                if let Some(owners) = owners {
+                    owners.close_of(&identity).await;
+                }
+            })
+        })
     }
 }
 

@@ -49,10 +49,11 @@ use tower_service::Service;
 
 use crate::settings::{BoundNames, HttpBounds, HttpLimits, SettingNames};
 
-use super::MCP_PATH;
 #[cfg(doc)]
 use super::envelope::RequestMethod;
+use super::owners::SessionBindingLayer;
 use super::recheck::CredentialWatch;
+use super::{Authenticate, MCP_PATH};
 
 mod tracked;
 
@@ -371,8 +372,23 @@ impl StreamBoundsLayer {
         Self::watched(guard, limits, names, None)
     }
 
-    /// The same, with the credentials of open streams watched by `watch`.
-    pub(crate) fn watched(
+    /// The same caps; and when `auth` asks for it
+    /// ([`Authenticate::recheck_open_streams`]), the credential of every open `GET` and
+    /// `listen` stream asked about again each period, once per credential: the streams of one
+    /// found revoked end, and `sessions` closes its sessions. Make it inside a Tokio runtime
+    /// (it starts the task that asks).
+    pub fn with_rechecks(
+        guard: Guard,
+        limits: &HttpLimits,
+        names: &SettingNames,
+        auth: Arc<dyn Authenticate>,
+        sessions: &SessionBindingLayer,
+    ) -> Self {
+        let watch = CredentialWatch::start(auth, sessions.revocation_hook());
+        Self::watched(guard, limits, names, watch)
+    }
+
+    fn watched(
         guard: Guard,
         limits: &HttpLimits,
         names: &SettingNames,
