@@ -32,8 +32,8 @@
 //!
 //! The pieces are used by [`crate::http`]: [`HttpLimits::session_config`] for rmcp's session
 //! manager, [`BodyLimitLayer`] around the routes (the body timeout and size), [`serve`] instead
-//! of `axum::serve`. The session caps are the session binding's
-//! ([`SessionBindingLayer`](super::owners::SessionBindingLayer)), the dialog and stream
+//! of `axum::serve` ([`BodyLimitLayer`]'s page has the example of mounting it). The session
+//! caps are the session binding's ([`SessionBindingLayer`](super::owners::SessionBindingLayer)), the dialog and stream
 //! bounds the stream layer's ([`StreamBoundsLayer`](super::streams::StreamBoundsLayer)).
 
 use std::future::Future;

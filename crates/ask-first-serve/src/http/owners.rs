@@ -4,7 +4,7 @@
 //! layer, anyone who learnt a session id could post into it (answer someone else's open dialog,
 //! call tools on it, close it, read its stream) with other credentials. A session belongs to
 //! its opener's [`Guard::holder_of`]: the principal under the server's guard's rule (the gate's
-//! [`Identity`](ask_first_core::Identity), narrowed by a custom
+//! [`Identity`], narrowed by a custom
 //! [`GuardBuilder::principal`](ask_first_core::GuardBuilder::principal) if the server has one)
 //! and the credential the gate named within that person (a token of several of one account).
 //! A request that names a session opened by another principal or another credential of the

@@ -27,11 +27,13 @@
 //!   (every 15 s) meanwhile end streams whose client is gone.
 //!
 //! - **Revoked credentials.** With an authenticator that asks for it
-//!   ([`Authenticate::recheck_open_streams`](super::Authenticate::recheck_open_streams)), the
+//!   ([`Authenticate::recheck_open_streams`]), the
 //!   credential of every open `GET` or `listen` stream is asked about again every period, once
-//!   per credential ([`recheck`](super::recheck)); the streams of one found revoked end.
+//!   per credential ([`StreamBoundsLayer::with_rechecks`]); the streams of one found revoked end.
 //!
 //! Every table here is bounded by its cap: nothing grows with calls or streams past the caps.
+//!
+//! [`StreamBoundsLayer`] mounts it on a router (its page has the example).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

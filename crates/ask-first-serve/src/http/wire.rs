@@ -27,6 +27,9 @@
 //!   `Mcp-Protocol-Version` so a browser client can keep its session. Loopback origins the gate
 //!   accepts anyway get no CORS headers unless listed: a page on some local port does not
 //!   become a browser client of this server by accident.
+//!
+//! [`JsonRpcLayer`] mounts the first on a router (its page has the example); [`cors`] is
+//! tower-http's CORS layer for the allowed origins.
 
 use std::task::{Context, Poll};
 use std::time::Duration;
