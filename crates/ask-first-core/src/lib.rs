@@ -59,6 +59,7 @@ mod question;
 #[doc(hidden)]
 pub mod seal;
 #[cfg(not(feature = "fuzzing"))]
+#[allow(unreachable_pub)]
 mod seal;
 mod settings;
 mod target;

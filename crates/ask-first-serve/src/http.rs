@@ -38,12 +38,21 @@
 //! `httpGet.httpHeaders`). With the no-authentication setting it answers anyone who passes the
 //! Host/Origin checks.
 //!
+//! Each piece is a public tower layer a server can mount on its own axum `Router` (SERVING.md
+//! shows how), and [`bind_http`] is their composition, from the outside in:
+//! [`HostOriginLayer`](host_origin::HostOriginLayer), [`IdentityLayer`](identity::IdentityLayer),
+//! [`BodyLimitLayer`](limits::BodyLimitLayer), [`JsonRpcLayer`](wire::JsonRpcLayer) (which
+//! reads each body's JSON-RPC envelope once, for every layer inside it:
+//! [`envelope::RequestMethod`]), [`SessionBindingLayer`](owners::SessionBindingLayer) and
+//! [`StreamBoundsLayer`](streams::StreamBoundsLayer).
+//!
 //! rmcp's own Host and Origin checks are configured with the same lists, as a second layer.
 //! Binding a non-loopback address without a bearer secret is refused at start, with or without
 //! the no-authentication setting. Every message names the settings as the server calls them
 //! ([`HttpOptions::names`]).
 
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use axum::Router;
@@ -68,9 +77,10 @@ pub mod identity;
 pub mod limits;
 pub mod oauth;
 mod options;
-mod owners;
+pub mod owners;
+mod recheck;
 pub mod sessions;
-mod streams;
+pub mod streams;
 pub mod tokens;
 pub mod wire;
 
@@ -87,6 +97,16 @@ use credential::{Credential, announce};
 pub const MCP_PATH: &str = "/mcp";
 /// The health check.
 pub const HEALTH_PATH: &str = "/healthz";
+
+/// The future of every hardening layer's service: the response, or the inner service's error.
+pub type ResponseFuture<E> = Pin<Box<dyn Future<Output = Result<Response, E>> + Send>>;
+
+/// The inner service, ready (polled by `poll_ready`), to serve one request; a clone takes its
+/// place for the next (the tower idiom for a service whose future outlives `call`'s borrow).
+fn take_ready<S: Clone>(inner: &mut S) -> S {
+    let clone = inner.clone();
+    std::mem::replace(inner, clone)
+}
 
 /// A listening socket with its routes, not yet serving. Lets a caller (or a test) learn the
 /// bound address, e.g. after binding port 0, before serving.
@@ -215,40 +235,42 @@ where
         .with_allowed_origins(host_origin.rmcp_allowed_origins());
     let token = config.cancellation_token.clone();
     let sessions = Arc::new(options.limits.session_manager());
-    let bounds = streams::Bounds::new(
-        guard.clone(),
-        options.limits.bounds,
-        options.limits.max_connections,
-        options.names.bounds.clone(),
-    );
-    let owners = owners::SessionOwners::new(
+    let (limits, names) = (&options.limits, &options.names);
+    let binding = owners::SessionBindingLayer::new(
         sessions.clone(),
-        guard,
+        guard.clone(),
         authenticator.clone(),
-        options
-            .limits
-            .bounds
-            .session_cap(options.limits.max_sessions),
-        options.names.bounds.sessions_per_principal.clone(),
+        limits,
+        names,
     );
-    let manager = ReplicaSessionManager::new(sessions.clone(), options.session_prefix.clone());
+    // Open streams' credentials asked about again, when the authenticator wants it; a
+    // credential found revoked loses its streams and its sessions.
+    let bounds = streams::StreamBoundsLayer::with_rechecks(
+        guard,
+        limits,
+        names,
+        authenticator.clone(),
+        &binding,
+    );
+    let manager = ReplicaSessionManager::new(sessions, options.session_prefix.clone());
     let service: StreamableHttpService<S, ReplicaSessionManager> =
         StreamableHttpService::new(factory, Arc::new(manager), config);
 
+    // From the inside out (the last layer added is the outermost).
     let router = routes
         .nest_service(MCP_PATH, service)
-        // Inside the session binding: caps on dialogs and long-lived streams.
-        .layer(middleware::from_fn_with_state(bounds, streams::bound))
-        .layer(middleware::from_fn_with_state(
-            owners,
-            owners::bind_sessions,
-        ))
-        // Inside the gate: JSON-RPC errors for bodies rmcp would answer 415, the DELETE status.
-        .layer(middleware::from_fn(wire::json_rpc_body));
-    // The gate: the Host and Origin checks first, then who is calling.
-    let router = limits::layer(router, options.limits, sessions, &options.names)
+        // Caps on dialogs and long-lived streams.
+        .layer(bounds)
+        // Each legacy session answers only to the credential that opened it; session caps.
+        .layer(binding)
+        // JSON-RPC errors for bodies rmcp would answer 415, the DELETE status; the one read of
+        // the envelope the layers inside share.
+        .layer(wire::JsonRpcLayer::new())
+        // The body read once, within its timeout and size, before anything parses it.
+        .layer(limits::BodyLimitLayer::new(limits, names))
         // Just inside the gate: a request that passed it marks its connection authenticated.
         .layer(middleware::from_fn(connections::mark_authenticated))
+        // The gate: the Host and Origin checks first, then who is calling.
         .layer(identity::IdentityLayer::new(authenticator))
         .layer(host_origin);
     // Outside the gate: what the authenticator serves to anyone (e.g. OAuth metadata).

@@ -170,7 +170,7 @@ pub enum HttpConfigError {
 }
 
 /// `client`'s configuration for the HTTP server whose MCP endpoint is `endpoint`, with the
-/// `Authorization` header's secret as [`SECRET_PLACEHOLDER`] (Codex: an environment variable).
+/// `Authorization` header's secret as the placeholder `<secret>` (Codex: an environment variable).
 pub fn render_http(client: Client, endpoint: &str) -> Result<String, HttpConfigError> {
     let bearer = format!("Bearer {SECRET_PLACEHOLDER}");
     let headers = serde_json::json!({ "Authorization": bearer });

@@ -561,7 +561,7 @@ mod tests {
     /// `doctor`, `client-config` and `--help` tell one story about the token's scopes.
     #[test]
     fn the_scope_story_is_told_the_same_everywhere() {
-        let token = crate::config::settings::setting("OPENGIST_TOKEN").expect("declared");
+        let token = crate::config::var::setting("OPENGIST_TOKEN").expect("declared");
         assert!(token.about.contains(TOKEN_SCOPES), "{}", token.about);
         let note = crate::client_config::note(crate::client_config::Client::Codex);
         assert!(note.contains(TOKEN_SCOPES), "{note}");

@@ -4,7 +4,7 @@
 
 pub use ask_first_serve::http::*;
 
-pub use crate::config::settings::setting_names;
+pub use crate::config::var::setting_names;
 
 /// Default options (loopback, a bearer secret made up at start, default limits) naming this
 /// server's settings.

@@ -29,6 +29,12 @@
 //! [`CHECK_QUEUE_WAIT`] is a `503`), so made-up tokens cannot take every turn of the caps on
 //! requests to Opengist from the people's own calls.
 //!
+//! A `GET` or `subscriptions/listen` stream passes the gate once, when it opens: the framework
+//! asks about the token of every open stream again every [`CREDENTIAL_TTL`], once per token
+//! however many streams it holds ([`Authenticate::recheck_open_streams`]). A token Opengist
+//! revoked ends its streams and closes its sessions (their pending dialogs with them); a
+//! check Opengist could not answer keeps them.
+//!
 //! The checked credential ([`PersonCredential`]: the principal, and an Opengist client acting
 //! with the person's token, sharing the server's connection pool and request caps) goes into
 //! the request's extensions, where the server finds it for each handler ([`crate::account`]).
@@ -238,6 +244,13 @@ impl Authenticate for TeamAuthenticator {
                 Err(refusal) => Err(refusal.into_refusal()),
             }
         })
+    }
+
+    /// At the lifetime of a checked token: a token revoked in Opengist ends its open `GET`
+    /// and `listen` streams, and closes its sessions, within two lifetimes at most (the
+    /// framework asks once per token, and Opengist once per lifetime).
+    fn recheck_open_streams(&self) -> Option<Duration> {
+        Some(self.checked.ttl)
     }
 }
 

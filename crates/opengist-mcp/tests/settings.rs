@@ -105,7 +105,7 @@ fn the_settings_table_lists_exactly_the_declared_settings_with_their_defaults() 
     for (names, default) in table_rows() {
         let mut shown: Vec<&str> = Vec::new();
         for name in &names {
-            if let Some(setting) = opengist_mcp::config::settings::setting(name)
+            if let Some(setting) = opengist_mcp::config::var::setting(name)
                 && !shown.contains(&setting.shown_default)
             {
                 shown.push(setting.shown_default);

@@ -98,6 +98,18 @@ pub trait Authenticate: Send + Sync + 'static {
         let _ = identity;
         true
     }
+
+    /// How often to ask again, by calling [`authenticate`](Self::authenticate) with the head
+    /// of the request that opened them, about the credential of open long-lived streams (`GET`
+    /// and `subscriptions/listen` streams), for an authenticator that learns of a revocation
+    /// only by asking its backend. Once per distinct credential per period, however many
+    /// streams it holds; a refusal of `401` or `403` (or another identity) ends those streams
+    /// and closes the credential's sessions, a `503` keeps them. Default: `None`, never (a
+    /// stream is checked once, when it opens; [`is_current`](Self::is_current) still ends the
+    /// sessions of a credential the authenticator knows to be revoked).
+    fn recheck_open_streams(&self) -> Option<std::time::Duration> {
+        None
+    }
 }
 
 /// Why a request was refused: `401` (with `WWW-Authenticate`), `403`, or `503` (the verifier's

@@ -1,10 +1,11 @@
 //! The JSON-RPC method of a request body, read once per request and shared through the
 //! request's extensions.
 //!
-//! The layer that reads the body first (the body limits, [`limits`](super::limits)) records
-//! a [`RequestMethod`]; the layers inside it (the session cap, the stream bounds) read that
-//! record instead of parsing the body again, so they all see the same method. A key given
-//! twice counts as a JSON map keeps it: the last one, as `serde_json::Value` does.
+//! The layer that checks the JSON-RPC envelope ([`JsonRpcLayer`](super::wire::JsonRpcLayer))
+//! records a [`RequestMethod`] from its one read of it; the layers inside it (the session
+//! binding and its caps, the stream bounds) read that record instead of parsing the body
+//! again, so they all see the same method. A key given twice counts as a JSON map keeps it:
+//! the last one, as `serde_json::Value` does.
 
 use http::Extensions;
 
@@ -14,7 +15,13 @@ use http::Extensions;
 pub struct RequestMethod(Option<String>);
 
 impl RequestMethod {
-    /// Reads the method from `body` without building the rest of it.
+    /// The record of a body whose envelope named `method` (or none).
+    pub fn new(method: Option<String>) -> Self {
+        Self(method)
+    }
+
+    /// Reads the method from `body` without building the rest of it (what a layer mounted
+    /// without [`JsonRpcLayer`](super::wire::JsonRpcLayer) outside it does).
     pub fn of(body: &[u8]) -> Self {
         use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
 
@@ -52,9 +59,29 @@ impl RequestMethod {
         self.0.as_deref()
     }
 
-    /// The record of this request, if a body layer made one.
+    /// The record of this request, if the envelope layer made one.
     pub fn recorded(extensions: &Extensions) -> Option<&Self> {
         extensions.get::<Self>()
+    }
+}
+
+/// The method of a request whose body is `body`: the record the envelope layer made, else
+/// read from the body here (for a layer mounted without that layer outside it). Returns the
+/// body to pass on.
+pub(crate) async fn method_of(
+    extensions: &Extensions,
+    body: axum::body::Body,
+) -> (axum::body::Body, RequestMethod) {
+    if let Some(method) = RequestMethod::recorded(extensions) {
+        return (body, method.clone());
+    }
+    match axum::body::to_bytes(body, super::wire::MAX_BODY_BYTES).await {
+        Ok(bytes) => {
+            let method = RequestMethod::of(&bytes);
+            (axum::body::Body::from(bytes), method)
+        }
+        // Whatever it is, rmcp answers it.
+        Err(_) => (axum::body::Body::empty(), RequestMethod(None)),
     }
 }
 

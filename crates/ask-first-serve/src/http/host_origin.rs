@@ -66,13 +66,14 @@ impl HostOriginLayer {
         }
     }
 
-    /// The same hosts in rmcp's syntax, for its own check behind this one.
-    pub(crate) fn rmcp_allowed_hosts(&self) -> Vec<String> {
+    /// The same hosts in rmcp's syntax, for its own check behind this one
+    /// (`StreamableHttpServerConfig::with_allowed_hosts`).
+    pub fn rmcp_allowed_hosts(&self) -> Vec<String> {
         self.rules.rmcp_allowed_hosts()
     }
 
-    /// The same origins in rmcp's syntax.
-    pub(crate) fn rmcp_allowed_origins(&self) -> Vec<String> {
+    /// The same origins in rmcp's syntax (`StreamableHttpServerConfig::with_allowed_origins`).
+    pub fn rmcp_allowed_origins(&self) -> Vec<String> {
         self.rules.rmcp_allowed_origins()
     }
 

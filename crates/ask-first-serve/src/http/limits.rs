@@ -31,27 +31,31 @@
 //! Every refusal names the setting to change as the server calls it ([`SettingNames`]).
 //!
 //! The pieces are used by [`crate::http`]: [`HttpLimits::session_config`] for rmcp's session
-//! manager, [`layer`] around the routes, [`serve`] instead of `axum::serve`.
+//! manager, [`BodyLimitLayer`] around the routes (the body timeout and size), [`serve`] instead
+//! of `axum::serve` ([`BodyLimitLayer`]'s page has the example of mounting it). The session
+//! caps are the session binding's ([`SessionBindingLayer`](super::owners::SessionBindingLayer)), the dialog and stream
+//! bounds the stream layer's ([`StreamBoundsLayer`](super::streams::StreamBoundsLayer)).
 
 use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::{self, Next};
+use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, Method, StatusCode, header};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
 
-use super::envelope::RequestMethod;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
+use tower_layer::Layer;
+use tower_service::Service;
 
 use super::connections::{Connections, Marked};
 pub use crate::settings::{
@@ -84,108 +88,144 @@ impl HttpLimits {
     }
 }
 
-struct LimitState {
-    limits: HttpLimits,
-    sessions: Arc<LocalSessionManager>,
-    body_timeout_setting: String,
-    max_sessions_setting: String,
+/// Reads every request body once, whole, within the body timeout and up to
+/// [`MAX_BODY_BYTES`] (see the [module](self)): a body that does not arrive in time is `408`, a
+/// larger one `413`, each with `Connection: close`, before anything parses it. Put it inside
+/// the gate, so nothing is read for a request the gate refuses. Refusals name the settings.
+///
+/// ```no_run
+/// use ask_first_serve::SettingNames;
+/// use ask_first_serve::http::limits::{BodyLimitLayer, HttpLimits};
+/// use axum::{Router, routing::post};
+///
+/// let names = SettingNames::with_prefix("NOTES");
+/// let app: Router = Router::new()
+///     .route("/upload", post(|body: String| async move { body.len().to_string() }))
+///     .layer(BodyLimitLayer::new(&HttpLimits::default(), &names));
+/// ```
+#[derive(Debug, Clone)]
+pub struct BodyLimitLayer {
+    timeout: Duration,
+    timeout_setting: Arc<str>,
 }
 
-/// Wraps `router` in the body timeout and the session cap. Put it inside the gate (so nothing
-/// is read for a request the gate refuses): `layer(routes, ..).layer(gate)`. Refusals name
-/// the settings `names`.
-pub fn layer(
-    router: Router,
-    limits: HttpLimits,
-    sessions: Arc<LocalSessionManager>,
-    names: &SettingNames,
-) -> Router {
-    spawn_memory_return(sessions.clone());
-    router.layer(middleware::from_fn_with_state(
-        Arc::new(LimitState {
-            limits,
-            sessions,
-            body_timeout_setting: names.body_timeout.clone(),
-            max_sessions_setting: names.max_sessions.clone(),
-        }),
-        limit,
-    ))
-}
-
-async fn limit(State(state): State<Arc<LimitState>>, request: Request, next: Next) -> Response {
-    let has_body = !matches!(
-        *request.method(),
-        Method::GET | Method::HEAD | Method::DELETE | Method::OPTIONS
-    );
-    if !has_body {
-        return next.run(request).await;
+impl BodyLimitLayer {
+    /// The body timeout of `limits`; messages name its setting as `names` call it.
+    pub fn new(limits: &HttpLimits, names: &SettingNames) -> Self {
+        Self {
+            timeout: limits.body_timeout,
+            timeout_setting: names.body_timeout.as_str().into(),
+        }
     }
-    let (mut parts, body) = request.into_parts();
+}
+
+impl<S> Layer<S> for BodyLimitLayer {
+    type Service = BodyLimit<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        BodyLimit {
+            inner,
+            layer: self.clone(),
+        }
+    }
+}
+
+/// The service [`BodyLimitLayer`] makes.
+#[derive(Debug, Clone)]
+pub struct BodyLimit<S> {
+    inner: S,
+    layer: BodyLimitLayer,
+}
+
+impl<S> Service<Request> for BodyLimit<S>
+where
+    S: Service<Request, Response = Response> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = super::ResponseFuture<S::Error>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let mut inner = super::take_ready(&mut self.inner);
+        let layer = self.layer.clone();
+        Box::pin(async move {
+            let has_body = !matches!(
+                *request.method(),
+                Method::GET | Method::HEAD | Method::DELETE | Method::OPTIONS
+            );
+            if !has_body {
+                return inner.call(request).await;
+            }
+            let (parts, body) = request.into_parts();
+            match read_body(body, &layer).await {
+                Ok(bytes) => {
+                    inner
+                        .call(Request::from_parts(parts, Body::from(bytes)))
+                        .await
+                }
+                Err(refused) => Ok(refused),
+            }
+        })
+    }
+}
+
+/// The whole body, or the answer to send instead.
+async fn read_body(body: Body, layer: &BodyLimitLayer) -> Result<axum::body::Bytes, Response> {
     let read = axum::body::to_bytes(body, MAX_BODY_BYTES);
-    let bytes = match tokio::time::timeout(state.limits.body_timeout, read).await {
+    match tokio::time::timeout(layer.timeout, read).await {
         Err(_) => {
             tracing::warn!("cut an HTTP request whose body did not arrive in time");
-            return refusal(
+            Err(refusal(
                 StatusCode::REQUEST_TIMEOUT,
                 "body_timeout",
                 &format!(
                     "the request body did not arrive within {} s ({}); send it at once",
-                    state.limits.body_timeout.as_secs(),
-                    state.body_timeout_setting
+                    layer.timeout.as_secs(),
+                    layer.timeout_setting
                 ),
                 true,
-            );
+            ))
         }
-        Ok(Err(_)) => {
-            return refusal(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "body_too_large",
-                &format!(
-                    "the request body is larger than {MAX_BODY_BYTES} bytes or broke off; send \
-                     smaller content"
-                ),
-                true,
-            );
-        }
-        Ok(Ok(bytes)) => bytes,
-    };
-    // The one read of the JSON-RPC method, for every layer inside this one.
-    let method = RequestMethod::of(&bytes);
-    let opens_session = method.get() == Some("initialize");
-    parts.extensions.insert(method);
-    if !parts.headers.contains_key("mcp-session-id")
-        && opens_session
-        && state.sessions.sessions.read().await.len() >= state.limits.max_sessions
-    {
-        tracing::warn!(
-            max_sessions = state.limits.max_sessions,
-            "refused a new MCP session: the session cap is reached"
-        );
-        let mut response = refusal(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too_many_sessions",
+        Ok(Err(_)) => Err(refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
             &format!(
-                "this server already holds {} sessions ({}); idle ones close after {} s; try \
-                 again later",
-                state.limits.max_sessions,
-                state.max_sessions_setting,
-                state.limits.session_idle.as_secs()
+                "the request body is larger than {MAX_BODY_BYTES} bytes or broke off; send \
+                 smaller content"
             ),
-            false,
-        );
-        response.headers_mut().insert(
-            header::RETRY_AFTER,
-            HeaderValue::from(SESSION_RETRY_AFTER_SECS),
-        );
-        return response;
+            true,
+        )),
+        Ok(Ok(bytes)) => Ok(bytes),
     }
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
 }
 
-/// Whether a body is a JSON-RPC `initialize` request (the only request that opens a session).
-pub(crate) fn is_initialize(body: &[u8]) -> bool {
-    RequestMethod::of(body).get() == Some("initialize")
+/// `503` with `Retry-After` for an `initialize` past the server's session cap (`max_sessions`,
+/// the setting `setting`; idle sessions close after `idle`).
+pub(crate) fn too_many_sessions(max_sessions: usize, setting: &str, idle: Duration) -> Response {
+    tracing::warn!(
+        max_sessions,
+        "refused a new MCP session: the session cap is reached"
+    );
+    let mut response = refusal(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "too_many_sessions",
+        &format!(
+            "this server already holds {max_sessions} sessions ({setting}); idle ones close \
+             after {} s; try again later",
+            idle.as_secs()
+        ),
+        false,
+    );
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(SESSION_RETRY_AFTER_SECS),
+    );
+    response
 }
 
 fn refusal(status: StatusCode, code: &str, message: &str, close: bool) -> Response {
@@ -296,7 +336,7 @@ where
 
 /// Hands memory back to the operating system after sessions closed: glibc keeps freed memory in
 /// its per-thread arenas (RSS stays at its peak) unless asked to trim.
-fn spawn_memory_return(sessions: Arc<LocalSessionManager>) {
+pub(crate) fn spawn_memory_return(sessions: Arc<LocalSessionManager>) {
     tokio::spawn(async move {
         let mut last = 0usize;
         let mut ticks = tokio::time::interval(Duration::from_secs(5));

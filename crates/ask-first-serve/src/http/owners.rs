@@ -4,7 +4,7 @@
 //! layer, anyone who learnt a session id could post into it (answer someone else's open dialog,
 //! call tools on it, close it, read its stream) with other credentials. A session belongs to
 //! its opener's [`Guard::holder_of`]: the principal under the server's guard's rule (the gate's
-//! [`Identity`](ask_first_core::Identity), narrowed by a custom
+//! [`Identity`], narrowed by a custom
 //! [`GuardBuilder::principal`](ask_first_core::GuardBuilder::principal) if the server has one)
 //! and the credential the gate named within that person (a token of several of one account).
 //! A request that names a session opened by another principal or another credential of the
@@ -17,29 +17,35 @@
 //! One principal (a person, whatever credential) holds at most a set number of sessions at
 //! once (the per-principal session setting, never above the session cap): an `initialize` past
 //! it is refused with `429` and `Retry-After`, so one person cannot take every session place.
-//! Concurrent `initialize`s of one principal at its cap can overshoot it by their number.
+//! The server holds at most the session-cap setting in all: an `initialize` past it gets `503`
+//! with `Retry-After`. Concurrent `initialize`s at a cap can overshoot it by their number.
+//!
+//! [`SessionBindingLayer`] mounts it.
 //!
 //! The owner of a session is recorded when rmcp's answer to the request that opened it carries
 //! the new `Mcp-Session-Id`. An entry goes when its session is closed by `DELETE`, and entries
 //! of sessions rmcp no longer holds (expired, ended) are dropped when the next session opens and
-//! every [`PRUNE_EVERY`]. At that same tick every session whose credential the authenticator no
+//! every second. At that same tick every session whose credential the authenticator no
 //! longer holds ([`Authenticate::is_current`]: a token removed from the token file) is closed,
 //! which ends its `GET` stream and its pending dialogs.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use ask_first_core::{Caller, Guard, Identity};
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::Response;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use rmcp::transport::streamable_http_server::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
+use tower_layer::Layer;
+use tower_service::Service;
+
 use super::auth::Authenticate;
+use crate::settings::{HttpLimits, SettingNames};
 
 /// The header rmcp names sessions with.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -89,28 +95,35 @@ pub(crate) struct SessionOwners {
     per_principal: usize,
     /// Its setting, as messages name it.
     per_principal_setting: String,
+    /// Sessions the server holds at most, its setting, and the idle time that frees them.
+    max_sessions: (usize, String, Duration),
 }
 
 impl SessionOwners {
     /// A table for the sessions of `sessions`, telling principals and credentials apart by
     /// `guard`'s rule and the gate's identity, asking `auth` whether each session's credential
-    /// is still good, with at most `per_principal` sessions per principal (the setting
-    /// `per_principal_setting`). Starts the task that drops entries of ended sessions and
-    /// closes those of revoked credentials (it ends with the table).
-    pub(crate) fn new(
+    /// is still good, with the session caps of `limits` (named as `names` call them). Starts
+    /// the task that drops entries of ended sessions and closes those of revoked credentials
+    /// (it ends with the table).
+    fn new(
         sessions: Arc<LocalSessionManager>,
         guard: Guard,
         auth: Arc<dyn Authenticate>,
-        per_principal: usize,
-        per_principal_setting: String,
+        limits: &HttpLimits,
+        names: &SettingNames,
     ) -> Arc<Self> {
         let owners = Arc::new(Self {
             owners: Mutex::new(HashMap::new()),
             sessions,
             guard,
             auth,
-            per_principal,
-            per_principal_setting,
+            per_principal: limits.bounds.session_cap(limits.max_sessions),
+            per_principal_setting: names.bounds.sessions_per_principal.clone(),
+            max_sessions: (
+                limits.max_sessions,
+                names.max_sessions.clone(),
+                limits.session_idle,
+            ),
         });
         spawn_pruning(Arc::downgrade(&owners));
         owners
@@ -146,6 +159,21 @@ impl SessionOwners {
             .collect();
         for session in revoked {
             tracing::info!("closed an MCP session whose credential was revoked");
+            self.forget(&session);
+            let _ = self.sessions.close_session(&session.as_str().into()).await;
+        }
+    }
+
+    /// Closes every session `identity` opened (its credential was found revoked).
+    pub(crate) async fn close_of(&self, identity: &Identity) {
+        let theirs: Vec<String> = self
+            .table()
+            .iter()
+            .filter(|(_, owner)| owner.identity.as_ref() == Some(identity))
+            .map(|(session, _)| session.clone())
+            .collect();
+        for session in theirs {
+            tracing::info!("closed an MCP session whose credential is no longer accepted");
             self.forget(&session);
             let _ = self.sessions.close_session(&session.as_str().into()).await;
         }
@@ -211,12 +239,140 @@ fn spawn_pruning(owners: Weak<SessionOwners>) {
     });
 }
 
-/// The middleware: refuses requests on another principal's session; records new sessions.
-pub(crate) async fn bind_sessions(
-    State(owners): State<Arc<SessionOwners>>,
+/// Binds every legacy session to the credential that opened it, and caps sessions per
+/// principal and in all (see the [module](self)), as a tower layer. Mount it inside the gate
+/// ([`IdentityLayer`](super::identity::IdentityLayer), whose [`Identity`] it reads) and inside
+/// the envelope checks ([`JsonRpcLayer`](super::wire::JsonRpcLayer), whose record of the
+/// method it reads), around rmcp's service built on the same session manager. Make it inside a
+/// Tokio runtime: it starts the task that forgets ended sessions, closes those of revoked
+/// credentials and returns their memory.
+///
+/// ```no_run
+/// use std::sync::Arc;
+///
+/// use ask_first_core::{Guard, HasGuard};
+/// use ask_first_serve::SettingNames;
+/// use ask_first_serve::http::limits::HttpLimits;
+/// use ask_first_serve::http::owners::SessionBindingLayer;
+/// use ask_first_serve::http::{Authenticate, ReplicaSessionManager};
+/// use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+/// # #[derive(Clone)] struct Notes { guard: Guard }
+/// # impl HasGuard for Notes { fn guard(&self) -> &Guard { &self.guard } }
+/// # impl rmcp::ServerHandler for Notes {}
+///
+/// # fn app(notes: Notes, auth: Arc<dyn Authenticate>) -> axum::Router {
+/// let limits = HttpLimits::default();
+/// let sessions = Arc::new(limits.session_manager());
+/// let binding = SessionBindingLayer::new(
+///     sessions.clone(),
+///     notes.guard().clone(),
+///     auth,
+///     &limits,
+///     &SettingNames::with_prefix("NOTES"),
+/// );
+/// let config = StreamableHttpServerConfig::default().with_legacy_session_mode(true);
+/// let manager = Arc::new(ReplicaSessionManager::new(sessions, None));
+/// let mcp = StreamableHttpService::new(move || Ok(notes.clone()), manager, config);
+/// axum::Router::new().nest_service("/mcp", mcp).layer(binding)
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct SessionBindingLayer {
+    owners: Arc<SessionOwners>,
+}
+
+impl std::fmt::Debug for SessionBindingLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionBindingLayer")
+            .finish_non_exhaustive()
+    }
+}
+
+impl SessionBindingLayer {
+    /// The binding of the sessions `sessions` holds (the manager rmcp's service uses), telling
+    /// callers apart by `guard`'s rule ([`Guard::holder_of`]) on the gate's identity, asking
+    /// `auth` every second whether each session's credential is still good
+    /// ([`Authenticate::is_current`]), with the session caps of `limits`; refusals name the
+    /// settings as `names` call them.
+    pub fn new(
+        sessions: Arc<LocalSessionManager>,
+        guard: Guard,
+        auth: Arc<dyn Authenticate>,
+        limits: &HttpLimits,
+        names: &SettingNames,
+    ) -> Self {
+        super::limits::spawn_memory_return(sessions.clone());
+        Self {
+            owners: SessionOwners::new(sessions, guard, auth, limits, names),
+        }
+    }
+
+    /// What closes the sessions of a credential found revoked (it holds the table weakly).
+    pub(crate) fn revocation_hook(&self) -> super::recheck::OnRevoked {
+        let owners = Arc::downgrade(&self.owners);
+        Box::new(move |identity| {
+            let owners = owners.upgrade();
+            Box::pin(async move {
+                if let Some(owners) = owners {
+                    owners.close_of(&identity).await;
+                }
+            })
+        })
+    }
+}
+
+impl<S> Layer<S> for SessionBindingLayer {
+    type Service = SessionBinding<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        SessionBinding {
+            inner,
+            owners: self.owners.clone(),
+        }
+    }
+}
+
+/// The service [`SessionBindingLayer`] makes.
+#[derive(Clone)]
+pub struct SessionBinding<S> {
+    inner: S,
+    owners: Arc<SessionOwners>,
+}
+
+impl<S> std::fmt::Debug for SessionBinding<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionBinding").finish_non_exhaustive()
+    }
+}
+
+impl<S> Service<Request> for SessionBinding<S>
+where
+    S: Service<Request, Response = Response> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = super::ResponseFuture<S::Error>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let inner = super::take_ready(&mut self.inner);
+        Box::pin(bind_sessions(self.owners.clone(), request, inner))
+    }
+}
+
+/// Refuses requests on another credential's session; records new sessions.
+async fn bind_sessions<S>(
+    owners: Arc<SessionOwners>,
     request: Request,
-    next: Next,
-) -> Response {
+    mut inner: S,
+) -> Result<Response, S::Error>
+where
+    S: Service<Request, Response = Response>,
+{
     let (parts, body) = request.into_parts();
     let caller = Owner::of(&owners.guard, &parts);
     let request = Request::from_parts(parts, body);
@@ -232,43 +388,44 @@ pub(crate) async fn bind_sessions(
                 tracing::warn!(
                     "refused a request on an MCP session that another credential opened"
                 );
-                return super::json_error(
+                return Ok(super::json_error(
                     StatusCode::FORBIDDEN,
                     "session_not_yours",
                     "this Mcp-Session-Id belongs to a session opened by another caller or with \
                      another credential (another token, even of the same account, or another \
                      Authorization header): only the credential that opened a session may use \
                      it or answer its dialogs; open your own session with `initialize`",
-                );
+                ));
             }
             let closing = request.method() == Method::DELETE;
-            let response = next.run(request).await;
+            let response = inner.call(request).await?;
             if closing && response.status().is_success() {
                 owners.forget(&session);
             }
-            response
+            Ok(response)
         }
         None => {
             let request = if request.method() == Method::POST {
                 let (parts, body) = request.into_parts();
-                // The limits layer read the body already: this is a copy from memory.
-                let bytes = axum::body::to_bytes(body, super::limits::MAX_BODY_BYTES)
-                    .await
-                    .unwrap_or_default();
-                if super::limits::is_initialize(&bytes)
-                    && owners.held_by(&caller.principal).await >= owners.per_principal
-                {
-                    return owners.too_many();
+                let (body, method) = super::envelope::method_of(&parts.extensions, body).await;
+                if method.get() == Some("initialize") {
+                    let (max, setting, idle) = &owners.max_sessions;
+                    if owners.sessions.sessions.read().await.len() >= *max {
+                        return Ok(super::limits::too_many_sessions(*max, setting, *idle));
+                    }
+                    if owners.held_by(&caller.principal).await >= owners.per_principal {
+                        return Ok(owners.too_many());
+                    }
                 }
-                Request::from_parts(parts, Body::from(bytes))
+                Request::from_parts(parts, body)
             } else {
                 request
             };
-            let response = next.run(request).await;
+            let response = inner.call(request).await?;
             if let Some(session) = session_of(response.headers()) {
                 owners.record(session, caller).await;
             }
-            response
+            Ok(response)
         }
     }
 }
@@ -394,12 +551,14 @@ mod tests {
     }
 
     fn table(sessions: &Arc<LocalSessionManager>, revoked: &'static str) -> Arc<SessionOwners> {
+        let mut limits = HttpLimits::default();
+        limits.bounds.sessions_per_principal = 2;
         SessionOwners::new(
             sessions.clone(),
             Guard::builder("test").build(),
             Arc::new(AllBut(revoked)),
-            2,
-            "NOTES_HTTP_SESSIONS_PER_PRINCIPAL".to_owned(),
+            &limits,
+            &SettingNames::with_prefix("NOTES"),
         )
     }
 

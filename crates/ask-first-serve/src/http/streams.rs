@@ -26,29 +26,40 @@
 //!   [`HttpBounds::stream_idle`] is ended (the client may open another); rmcp's keep-alives
 //!   (every 15 s) meanwhile end streams whose client is gone.
 //!
+//! - **Revoked credentials.** With an authenticator that asks for it
+//!   ([`Authenticate::recheck_open_streams`]), the
+//!   credential of every open `GET` or `listen` stream is asked about again every period, once
+//!   per credential ([`StreamBoundsLayer::with_rechecks`]); the streams of one found revoked end.
+//!
 //! Every table here is bounded by its cap: nothing grows with calls or streams past the caps.
+//!
+//! [`StreamBoundsLayer`] mounts it on a router (its page has the example).
 
 use std::collections::HashMap;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use ask_first_core::{Caller, DialogCarrier, DialogSlot, Guard};
-use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::Response;
-use futures::Stream;
 use http::{HeaderValue, Method, StatusCode, header};
-use tokio_util::sync::{CancellationToken, DropGuard};
+use tokio_util::sync::CancellationToken;
+use tower_layer::Layer;
+use tower_service::Service;
 
-use crate::settings::{BoundNames, HttpBounds};
+use crate::settings::{BoundNames, HttpBounds, HttpLimits, SettingNames};
 
-use super::MCP_PATH;
+#[cfg(doc)]
 use super::envelope::RequestMethod;
-use super::limits::MAX_BODY_BYTES;
+use super::owners::SessionBindingLayer;
+use super::recheck::CredentialWatch;
+use super::{Authenticate, MCP_PATH};
+
+mod tracked;
+
+use tracked::track;
 
 /// The header rmcp names sessions with.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -58,11 +69,13 @@ const LISTEN_METHOD: &str = "subscriptions/listen";
 const STREAM_RETRY_AFTER_SECS: u64 = 30;
 
 /// The shared tables and caps of one HTTP server.
-pub(crate) struct Bounds {
+struct Bounds {
     guard: Guard,
     caps: HttpBounds,
     stream_cap: usize,
     names: BoundNames,
+    /// Asks again about the credentials of open streams, when the authenticator wants it.
+    watch: Option<Arc<CredentialWatch>>,
     next_id: AtomicU64,
     dialogs: Mutex<Vec<Dialog>>,
     streams: Mutex<StreamCounts>,
@@ -95,22 +108,36 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Bounds {
     /// The tables for a server whose guard tells principals apart, with `caps` below
-    /// `max_connections` connections; refusals name the settings `names`.
-    pub(crate) fn new(
+    /// `max_connections` connections; refusals name the settings `names`. The streams' credentials
+    /// are watched by `watch`, if given.
+    fn new(
         guard: Guard,
         caps: HttpBounds,
         max_connections: usize,
         names: BoundNames,
+        watch: Option<Arc<CredentialWatch>>,
     ) -> Arc<Self> {
         Arc::new(Self {
             guard,
             caps,
             stream_cap: caps.stream_cap(max_connections),
             names,
+            watch,
             next_id: AtomicU64::new(0),
             dialogs: Mutex::new(Vec::new()),
             streams: Mutex::new(StreamCounts::default()),
         })
+    }
+
+    /// The watch of the credential of the stream `parts` opens, and the token that ends it.
+    fn watch(
+        &self,
+        parts: &http::request::Parts,
+    ) -> (Option<super::recheck::Watch>, Option<CancellationToken>) {
+        match self.watch.as_ref().and_then(|watch| watch.watch(parts)) {
+            Some((watch, end)) => (Some(watch), Some(end)),
+            None => (None, None),
+        }
     }
 
     fn stream_retry_after(&self) -> u64 {
@@ -308,14 +335,129 @@ impl Drop for DialogPlace {
     }
 }
 
-/// The middleware: counts long-lived streams and attaches the dialog carrier.
-pub(crate) async fn bound(
-    State(bounds): State<Arc<Bounds>>,
-    request: Request,
-    next: Next,
-) -> Response {
+/// The dialog and stream bounds (see the [module](self)), as a tower layer. Mount it inside the
+/// gate and the session binding, around rmcp's service: it reads the gate's identity (through
+/// the guard's principal rule) and the envelope layer's record of the method
+/// ([`RequestMethod`]). Refusals name the settings.
+///
+/// ```no_run
+/// use ask_first_core::Guard;
+/// use ask_first_serve::SettingNames;
+/// use ask_first_serve::http::limits::HttpLimits;
+/// use ask_first_serve::http::streams::StreamBoundsLayer;
+/// use axum::Router;
+///
+/// # fn app(mcp: Router, guard: Guard) -> Router {
+/// let bounds = StreamBoundsLayer::new(
+///     guard,
+///     &HttpLimits::default(),
+///     &SettingNames::with_prefix("NOTES"),
+/// );
+/// mcp.layer(bounds)
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct StreamBoundsLayer {
+    bounds: Arc<Bounds>,
+}
+
+impl std::fmt::Debug for StreamBoundsLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamBoundsLayer").finish_non_exhaustive()
+    }
+}
+
+impl StreamBoundsLayer {
+    /// The caps of `limits` (the stream cap below its connection cap), counting principals by
+    /// `guard`'s rule; refusals name the settings as `names` call them.
+    pub fn new(guard: Guard, limits: &HttpLimits, names: &SettingNames) -> Self {
+        Self::watched(guard, limits, names, None)
+    }
+
+    /// The same caps; and when `auth` asks for it
+    /// ([`Authenticate::recheck_open_streams`]), the credential of every open `GET` and
+    /// `listen` stream asked about again each period, once per credential: the streams of one
+    /// found revoked end, and `sessions` closes its sessions. Make it inside a Tokio runtime
+    /// (it starts the task that asks).
+    pub fn with_rechecks(
+        guard: Guard,
+        limits: &HttpLimits,
+        names: &SettingNames,
+        auth: Arc<dyn Authenticate>,
+        sessions: &SessionBindingLayer,
+    ) -> Self {
+        let watch = CredentialWatch::start(auth, sessions.revocation_hook());
+        Self::watched(guard, limits, names, watch)
+    }
+
+    fn watched(
+        guard: Guard,
+        limits: &HttpLimits,
+        names: &SettingNames,
+        watch: Option<Arc<CredentialWatch>>,
+    ) -> Self {
+        Self {
+            bounds: Bounds::new(
+                guard,
+                limits.bounds,
+                limits.max_connections,
+                names.bounds.clone(),
+                watch,
+            ),
+        }
+    }
+}
+
+impl<S> Layer<S> for StreamBoundsLayer {
+    type Service = StreamBounds<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        StreamBounds {
+            inner,
+            bounds: self.bounds.clone(),
+        }
+    }
+}
+
+/// The service [`StreamBoundsLayer`] makes.
+#[derive(Clone)]
+pub struct StreamBounds<S> {
+    inner: S,
+    bounds: Arc<Bounds>,
+}
+
+impl<S> std::fmt::Debug for StreamBounds<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamBounds").finish_non_exhaustive()
+    }
+}
+
+impl<S> Service<Request> for StreamBounds<S>
+where
+    S: Service<Request, Response = Response> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = super::ResponseFuture<S::Error>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let inner = super::take_ready(&mut self.inner);
+        Box::pin(bound(self.bounds.clone(), request, inner))
+    }
+}
+
+/// Counts long-lived streams and attaches the dialog carrier.
+async fn bound<S>(bounds: Arc<Bounds>, request: Request, mut inner: S) -> Result<Response, S::Error>
+where
+    S: Service<Request, Response = Response>,
+{
     if request.uri().path() != MCP_PATH {
-        return next.run(request).await;
+        return inner.call(request).await;
     }
     let (mut parts, body) = request.into_parts();
     let principal: Arc<str> = bounds.guard.principal_of(&Caller::http(&parts)).into();
@@ -324,48 +466,41 @@ pub(crate) async fn bound(
         .get(SESSION_HEADER)
         .and_then(|value| value.to_str().ok())
         .map(Arc::from);
+    let idle = Some(bounds.caps.stream_idle);
     match parts.method {
         Method::GET => {
             let place = match bounds.open_stream(&principal) {
                 Ok(place) => place,
-                Err(cap) => return bounds.stream_refusal(&cap),
+                Err(cap) => return Ok(bounds.stream_refusal(&cap)),
             };
-            let response = next.run(Request::from_parts(parts, body)).await;
-            track(
+            let (watch, revoked) = bounds.watch(&parts);
+            let response = inner.call(Request::from_parts(parts, body)).await?;
+            Ok(track(
                 response,
-                Some(Box::new(place)),
+                Some(Box::new((place, watch))),
                 None,
-                Some(bounds.caps.stream_idle),
-            )
+                idle,
+                revoked,
+            ))
         }
         Method::POST => {
             // From every body: a 2026-07-28 request is served statelessly even when it names a
-            // session, so a session header proves nothing about the method. The body layer
-            // recorded it; without that record, the body is read here.
-            let (body, method) = match RequestMethod::recorded(&parts.extensions) {
-                Some(method) => (body, method.clone()),
-                None => match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
-                    Ok(bytes) => {
-                        let method = RequestMethod::of(&bytes);
-                        (Body::from(bytes), method)
-                    }
-                    // Whatever it is, rmcp answers it.
-                    Err(_) => (Body::empty(), RequestMethod::of(b"")),
-                },
-            };
-            let listen = method.get() == Some(LISTEN_METHOD);
-            if listen {
+            // session, so a session header proves nothing about the method.
+            let (body, method) = super::envelope::method_of(&parts.extensions, body).await;
+            if method.get() == Some(LISTEN_METHOD) {
                 let place = match bounds.open_stream(&principal) {
                     Ok(place) => place,
-                    Err(cap) => return bounds.stream_refusal(&cap),
+                    Err(cap) => return Ok(bounds.stream_refusal(&cap)),
                 };
-                let response = next.run(Request::from_parts(parts, body)).await;
-                return track(
+                let (watch, revoked) = bounds.watch(&parts);
+                let response = inner.call(Request::from_parts(parts, body)).await?;
+                return Ok(track(
                     response,
-                    Some(Box::new(place)),
+                    Some(Box::new((place, watch))),
                     None,
-                    Some(bounds.caps.stream_idle),
-                );
+                    idle,
+                    revoked,
+                ));
             }
             let gone = CancellationToken::new();
             let admission = bounds.clone();
@@ -373,101 +508,10 @@ pub(crate) async fn bound(
                 admission.admit_dialog(session.as_ref(), &principal, timeout)
             });
             parts.extensions.insert(carrier);
-            let response = next.run(Request::from_parts(parts, body)).await;
-            track(response, None, Some(gone.drop_guard()), None)
+            let response = inner.call(Request::from_parts(parts, body)).await?;
+            Ok(track(response, None, Some(gone.drop_guard()), None, None))
         }
-        _ => next.run(Request::from_parts(parts, body)).await,
-    }
-}
-
-/// Wraps an event-stream response's body so that `held` lives as long as the stream, `gone` is
-/// cancelled if the client drops it before its end, and it ends after `idle` without an event.
-/// Other responses are returned as they are (their places freed at once).
-fn track(
-    response: Response,
-    held: Option<Box<dyn Send + Sync>>,
-    gone: Option<DropGuard>,
-    idle: Option<Duration>,
-) -> Response {
-    let streaming = response.status().is_success()
-        && response
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .is_some_and(|kind| kind.starts_with("text/event-stream"));
-    if !streaming {
-        if let Some(gone) = gone {
-            gone.disarm();
-        }
-        return response;
-    }
-    let (parts, body) = response.into_parts();
-    let tracked = Tracked {
-        inner: body.into_data_stream(),
-        held,
-        gone,
-        idle: idle.map(|idle| (idle, Box::pin(tokio::time::sleep(idle)))),
-        ended: false,
-    };
-    Response::from_parts(parts, Body::from_stream(tracked))
-}
-
-/// A response stream with its places, its carrier token and its idle timer.
-struct Tracked {
-    inner: axum::body::BodyDataStream,
-    held: Option<Box<dyn Send + Sync>>,
-    gone: Option<DropGuard>,
-    idle: Option<(Duration, Pin<Box<tokio::time::Sleep>>)>,
-    ended: bool,
-}
-
-impl Tracked {
-    /// The stream reached its end: the carrier is not gone, the places are freed.
-    fn end(&mut self) {
-        self.ended = true;
-        if let Some(gone) = self.gone.take() {
-            gone.disarm();
-        }
-        self.held = None;
-    }
-}
-
-impl Stream for Tracked {
-    type Item = Result<Bytes, axum::Error>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        if this.ended {
-            return Poll::Ready(None);
-        }
-        match Pin::new(&mut this.inner).poll_next(cx) {
-            Poll::Ready(None) => {
-                this.end();
-                Poll::Ready(None)
-            }
-            Poll::Ready(Some(Ok(bytes))) => {
-                // SSE comments (`:`) are keep-alives; anything else is an event.
-                if !bytes.starts_with(b":")
-                    && let Some((idle, sleep)) = &mut this.idle
-                {
-                    sleep.as_mut().reset(tokio::time::Instant::now() + *idle);
-                }
-                Poll::Ready(Some(Ok(bytes)))
-            }
-            Poll::Ready(Some(Err(error))) => Poll::Ready(Some(Err(error))),
-            Poll::Pending => {
-                let idle_out = this
-                    .idle
-                    .as_mut()
-                    .is_some_and(|(_, sleep)| sleep.as_mut().poll(cx).is_ready());
-                if idle_out {
-                    tracing::info!("ended a long-lived stream that carried no event for too long");
-                    this.end();
-                    return Poll::Ready(None);
-                }
-                Poll::Pending
-            }
-        }
+        _ => inner.call(Request::from_parts(parts, body)).await,
     }
 }
 
@@ -481,6 +525,7 @@ mod tests {
             caps,
             connections,
             BoundNames::with_prefix("NOTES"),
+            None,
         )
     }
 
@@ -571,63 +616,16 @@ mod tests {
         bounds.open_stream(&bob).ok().expect("a freed place");
     }
 
-    fn event_stream(chunks: Vec<&'static [u8]>, end: bool) -> Response {
-        use futures::StreamExt;
-        let stream = futures::stream::iter(
-            chunks
-                .into_iter()
-                .map(|chunk| Ok::<_, std::convert::Infallible>(Bytes::from_static(chunk))),
-        );
-        let body = if end {
-            Body::from_stream(stream)
-        } else {
-            Body::from_stream(stream.chain(futures::stream::pending()))
-        };
-        http::Response::builder()
-            .header(header::CONTENT_TYPE, "text/event-stream")
-            .body(body)
-            .expect("response")
-    }
-
-    #[tokio::test]
-    async fn a_stream_dropped_before_its_end_cancels_its_carrier_and_an_ended_one_does_not() {
-        use futures::StreamExt;
-        let gone = CancellationToken::new();
-        let response = track(
-            event_stream(vec![b"data: 1\n\n"], false),
-            None,
-            Some(gone.clone().drop_guard()),
-            None,
-        );
-        let mut body = response.into_body().into_data_stream();
-        assert!(body.next().await.is_some());
-        assert!(!gone.is_cancelled());
-        drop(body);
-        assert!(gone.is_cancelled());
-
-        let gone = CancellationToken::new();
-        let response = track(
-            event_stream(vec![b"data: 1\n\n"], true),
-            None,
-            Some(gone.clone().drop_guard()),
-            None,
-        );
-        let bytes = axum::body::to_bytes(response.into_body(), 1024)
-            .await
-            .expect("body");
-        assert_eq!(&bytes[..], b"data: 1\n\n");
-        assert!(!gone.is_cancelled());
-    }
-
     #[tokio::test]
     async fn an_idle_stream_ends_and_frees_its_place() {
         let bounds = bounds(HttpBounds::default(), 256);
         let place = bounds.open_stream(&key("alice")).ok().expect("place");
         let response = track(
-            event_stream(vec![b"data: ack\n\n", b":\n\n"], false),
+            tracked::tests::event_stream(vec![b"data: ack\n\n", b":\n\n"], false),
             Some(Box::new(place)),
             None,
             Some(Duration::from_millis(200)),
+            None,
         );
         // Keep-alives do not count as events: the body ends after the idle time.
         let bytes = axum::body::to_bytes(response.into_body(), 1024)

@@ -428,6 +428,12 @@ impl Authenticate for TokenFile {
             Err(_) => true,
         }
     }
+
+    /// Every [`RELOAD_CHECK`]: a token taken out of the file ends its open streams (a
+    /// stateless `subscriptions/listen` stream has no session to close).
+    fn recheck_open_streams(&self) -> Option<std::time::Duration> {
+        Some(RELOAD_CHECK)
+    }
 }
 
 /// A token just minted: print [`MintedToken::token`] once, to the person it is for.

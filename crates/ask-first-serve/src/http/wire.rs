@@ -1,8 +1,9 @@
 //! What the MCP endpoint answers on the wire where rmcp's streamable HTTP service alone would
 //! answer in a way clients do not expect. Two layers, wired in [`crate::http`]:
 //!
-//! - [`json_rpc_body`] (inside the gate, so only requests that passed Host, Origin and bearer
-//!   checks are read; the body was read once, up to [`MAX_BODY_BYTES`], by the limits layer):
+//! - [`JsonRpcLayer`] (inside the gate, so only requests that passed Host, Origin and bearer
+//!   checks are read; the body was read once, up to [`MAX_BODY_BYTES`], by the body layer,
+//!   [`BodyLimitLayer`](super::limits::BodyLimitLayer)):
 //!   - the check does bounded work and never builds a whole [`Value`] of the body: one pass
 //!     counts its nesting and values (`stdio::shape`; more than
 //!     [`MAX_VALUES`](crate::stdio::transport::MAX_VALUES) values answer `400` unparsed, `-32602`
@@ -26,14 +27,17 @@
 //!   `Mcp-Protocol-Version` so a browser client can keep its session. Loopback origins the gate
 //!   accepts anyway get no CORS headers unless listed: a page on some local port does not
 //!   become a browser client of this server by accident.
+//!
+//! [`JsonRpcLayer`] mounts the first on a router (its page has the example); [`cors`] is
+//! tower-http's CORS layer for the allowed origins.
 
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use crate::stdio::transport::checks::{self as stdio, Envelope};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use rmcp::model::{ErrorCode, NumberOrString, ProtocolVersion};
@@ -42,13 +46,16 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
+use tower_layer::Layer;
+use tower_service::Service;
 
+use super::envelope::RequestMethod;
 use crate::http::MCP_PATH;
 use crate::settings::{AllowedOrigin, Origin};
 
 /// The largest request body accepted, in bytes: what rmcp's streamable HTTP service accepts by
 /// default (4 MiB), configured on it explicitly so the two agree. The body is read once, by the
-/// limits layer ([`crate::http::limits`]), which answers `413` for a larger one before anything
+/// body layer ([`crate::http::limits::BodyLimitLayer`]), which answers `413` for a larger one before anything
 /// parses it.
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
@@ -63,29 +70,99 @@ const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// The session header rmcp issues to legacy clients.
 const SESSION_HEADER: &str = "mcp-session-id";
 
-/// The JSON-RPC body checks and the DELETE status; an `axum::middleware::from_fn` function.
-pub async fn json_rpc_body(request: Request, next: Next) -> Response {
+/// The JSON-RPC checks of `POST /mcp` bodies and the `DELETE` status (see the [module](self)),
+/// as a tower layer. Mount it inside the gate and inside [`BodyLimitLayer`], which reads (and
+/// bounds) the body first. Its one read of each body's envelope is recorded as the request's
+/// [`RequestMethod`], which the session binding and the stream bounds inside it use instead of
+/// parsing the body again.
+///
+/// ```no_run
+/// use ask_first_serve::SettingNames;
+/// use ask_first_serve::http::envelope::RequestMethod;
+/// use ask_first_serve::http::limits::{BodyLimitLayer, HttpLimits};
+/// use ask_first_serve::http::wire::JsonRpcLayer;
+/// use axum::{Router, extract::Extension, routing::post};
+///
+/// let names = SettingNames::with_prefix("NOTES");
+/// let app: Router = Router::new()
+///     .route("/mcp", post(|Extension(method): Extension<RequestMethod>| async move {
+///         method.get().unwrap_or("a response").to_owned()
+///     }))
+///     .layer(JsonRpcLayer::new())
+///     .layer(BodyLimitLayer::new(&HttpLimits::default(), &names));
+/// ```
+///
+/// [`BodyLimitLayer`]: super::limits::BodyLimitLayer
+#[derive(Debug, Clone, Default)]
+pub struct JsonRpcLayer {
+    _private: (),
+}
+
+impl JsonRpcLayer {
+    /// The checks (they have no settings: the limits are the protocol's).
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl<S> Layer<S> for JsonRpcLayer {
+    type Service = JsonRpc<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        JsonRpc { inner }
+    }
+}
+
+/// The service [`JsonRpcLayer`] makes.
+#[derive(Debug, Clone)]
+pub struct JsonRpc<S> {
+    inner: S,
+}
+
+impl<S> Service<Request> for JsonRpc<S>
+where
+    S: Service<Request, Response = Response> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = super::ResponseFuture<S::Error>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let inner = super::take_ready(&mut self.inner);
+        Box::pin(json_rpc_body(request, inner))
+    }
+}
+
+async fn json_rpc_body<S>(request: Request, mut inner: S) -> Result<Response, S::Error>
+where
+    S: Service<Request, Response = Response>,
+{
     if request.uri().path() != MCP_PATH {
-        return next.run(request).await;
+        return inner.call(request).await;
     }
     if request.method() == Method::DELETE {
-        let mut response = next.run(request).await;
+        let mut response = inner.call(request).await?;
         if response.status() == StatusCode::ACCEPTED {
             *response.status_mut() = StatusCode::OK;
         }
-        return response;
+        return Ok(response);
     }
     if request.method() != Method::POST || !is_json(&request) {
         // Other methods, and bodies that do not claim to be JSON, are rmcp's to answer.
-        return next.run(request).await;
+        return inner.call(request).await;
     }
     let has_session = request.headers().contains_key(SESSION_HEADER);
-    let (parts, body) = request.into_parts();
-    // Already read (and bounded) by the limits layer; this only takes the buffer.
+    let (mut parts, body) = request.into_parts();
+    // Already read (and bounded) by the body layer; this only takes the buffer.
     let bytes = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
         Ok(bytes) => bytes,
         Err(_) => {
-            return json_rpc_error(
+            return Ok(json_rpc_error(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 Value::Null,
                 ErrorCode::INVALID_REQUEST.0,
@@ -93,7 +170,7 @@ pub async fn json_rpc_body(request: Request, next: Next) -> Response {
                     "Invalid Request: the body could not be read or is larger than {MAX_BODY_BYTES} bytes; send one JSON-RPC message per POST"
                 ),
                 None,
-            );
+            ));
         }
     };
     let checked = if bytes.len() > CHECK_INLINE_BYTES {
@@ -111,25 +188,27 @@ pub async fn json_rpc_body(request: Request, next: Next) -> Response {
     } else {
         check_message(&bytes, has_session)
     };
-    let id = match checked {
-        Ok(id) => id,
-        Err(refusal) => return *refusal,
+    let (id, method) = match checked {
+        Ok(checked) => checked,
+        Err(refusal) => return Ok(*refusal),
     };
-    let response = next
-        .run(Request::from_parts(parts, Body::from(bytes)))
-        .await;
+    // The one read of the envelope, for every layer inside this one.
+    parts.extensions.insert(RequestMethod::new(method));
+    let response = inner
+        .call(Request::from_parts(parts, Body::from(bytes)))
+        .await?;
     if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
         // The body claimed JSON and passed the envelope checks, so rmcp's 415 means its typed
         // parse refused the message (params that do not fit a known method, say).
-        return json_rpc_error(
+        return Ok(json_rpc_error(
             StatusCode::BAD_REQUEST,
             id,
             ErrorCode::INVALID_REQUEST.0,
             NOT_A_MESSAGE,
             None,
-        );
+        ));
     }
-    response
+    Ok(response)
 }
 
 const NOT_A_MESSAGE: &str = "Invalid Request: not a JSON-RPC 2.0 request, notification or response this server knows (it needs \"jsonrpc\": \"2.0\", a \"method\" and, for a request, an \"id\", with params of the method's shape); send one message per POST";
@@ -163,8 +242,12 @@ fn refusal(status: StatusCode, id: Value, code: i32, message: &str) -> Box<Respo
 /// Checks one body with bounded work: one pass counting depth and values
 /// (`stdio::shape`), then the envelope as borrowed slices; never a whole
 /// [`Value`] of the body. `Ok` is the id to answer with (`null` when it has none, or one of an
-/// illegal shape); `Err` the answer to send instead of passing the message on.
-fn check_message(bytes: &[u8], has_session: bool) -> Result<Value, Box<Response>> {
+/// illegal shape) and the method, if the message names one; `Err` the answer to send instead
+/// of passing the message on.
+fn check_message(
+    bytes: &[u8],
+    has_session: bool,
+) -> Result<(Value, Option<String>), Box<Response>> {
     let shape = stdio::shape(bytes);
     let is_json = || serde_json::from_slice::<IgnoredAny>(bytes).is_ok();
     let parse_error = |detail: &str| {
@@ -299,7 +382,7 @@ fn check_message(bytes: &[u8], has_session: bool) -> Result<Value, Box<Response>
             Some(json!({ "requested": requested, "supported": supported })),
         )));
     }
-    Ok(id)
+    Ok((id, method))
 }
 
 /// The envelope check's verdict on one `POST /mcp` JSON body, for fuzzing and tests: `Ok` with
@@ -308,7 +391,9 @@ fn check_message(bytes: &[u8], has_session: bool) -> Result<Value, Box<Response>
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub fn body_verdict(bytes: &[u8], has_session: bool) -> Result<Value, StatusCode> {
-    check_message(bytes, has_session).map_err(|refusal| refusal.status())
+    check_message(bytes, has_session)
+        .map(|(id, _)| id)
+        .map_err(|refusal| refusal.status())
 }
 
 fn id_value(id: &NumberOrString) -> Value {
@@ -486,7 +571,10 @@ mod tests {
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{{"name":"x","arguments":{{"a":{values}}}}}}}"#
         );
-        assert_eq!(check_message(body.as_bytes(), true).ok(), Some(json!(8)));
+        assert_eq!(
+            check_message(body.as_bytes(), true).ok(),
+            Some((json!(8), Some("tools/call".to_owned())))
+        );
     }
 
     #[test]

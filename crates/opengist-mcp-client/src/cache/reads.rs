@@ -99,7 +99,7 @@ pub async fn gist_topics(
 
 /// The files of gist `id` at revision `sha` (its commits included) for `get_gist_file`: from
 /// the cache when `sha` is a full sha read before, which no later change can alter, once
-/// Opengist confirmed it still shows the gist to this token ([`still_shown`]); otherwise as
+/// Opengist confirmed it still shows the gist to this token (`still_shown`); otherwise as
 /// [`read_gist`] reads them. Only the files and commits may be used from the answer. A gist
 /// Opengist no longer shows is the same not-found error as a read of it.
 pub async fn read_gist_files(

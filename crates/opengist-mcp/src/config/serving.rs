@@ -9,15 +9,14 @@
 use ask_first_serve::settings::{ServeSettings, bare_name};
 
 use super::error::ConfigError;
-use super::settings;
 use super::var::Source;
 
 /// The value of `OPENGIST_MCP_HTTP_AUTH` that serves a team: each person with their own
-/// Opengist access token as the bearer (see [`crate::team`]).
+/// Opengist access token as the bearer (see the `team` module).
 pub const OPENGIST_AUTH_MODE: &str = "opengist";
 
 /// Reads the framework's serving settings under this server's names
-/// ([`settings::setting_names`]), a flag winning over its variable, and adds the warnings
+/// ([`super::var::setting_names`]), a flag winning over its variable, and adds the warnings
 /// that are this server's own (a secret given as a flag, HTTP-only settings on stdio). The
 /// framework logs its own warnings (Redis without a shared seal key) when serving starts.
 pub(super) fn parse(
@@ -25,7 +24,7 @@ pub(super) fn parse(
     warnings: &mut Vec<String>,
 ) -> Result<ServeSettings, ConfigError> {
     for var in source.flags.vars() {
-        if let Some(setting) = settings::setting(var)
+        if let Some(setting) = super::var::setting(var)
             && let (true, Some(flag)) = (setting.secret, setting.flag)
         {
             warnings.push(format!(
@@ -36,7 +35,7 @@ pub(super) fn parse(
         }
     }
     let settings = ServeSettings::from_lookup_with_modes(
-        settings::setting_names(),
+        super::var::setting_names(),
         &[OPENGIST_AUTH_MODE],
         |name| source.flag_or_exact(bare_name(name)),
     )?;

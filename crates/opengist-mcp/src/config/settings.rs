@@ -7,14 +7,12 @@
 //! `tool_filter`, ...) read a setting by its variable, the flag winning. The tests check the
 //! deployment guide's settings table and `server.json`'s `environmentVariables` against this
 //! table (`crates/opengist-mcp/tests/settings.rs`), so none of them can drift from it. What a
-//! row is, and the command line it builds and reads, is in `setting_row`; this file holds the
-//! rows.
+//! row is, and the command line it builds and reads, is in `setting_row`; finding a row by its
+//! variable is in `var`; this file holds the rows.
 //!
 //! A secret (`secret: true`) has no default and is never shown: not in `--help`, not in an
 //! error, not in a warning (each parser's messages name the setting, never its value); one
 //! given as a flag is warned about at start (a command line is visible in `ps`).
-
-use ask_first_serve::SettingNames;
 
 pub use super::setting_row::{Flag, FlagValues, Setting};
 
@@ -580,26 +578,3 @@ pub const SETTINGS: &[Setting] = &[
         about: "1/true/yes/on: also log the MCP SDK's protocol messages (they hold questions and gist content; do not share such logs). Default: off.",
     },
 ];
-
-/// The setting of the variable `var`.
-pub fn setting(var: &str) -> Option<&'static Setting> {
-    SETTINGS.iter().find(|setting| setting.var == var)
-}
-
-/// This server's setting names: the `OPENGIST_MCP_*` variables, each followed by its flag
-/// where its row in [`SETTINGS`] has one (`OPENGIST_MCP_AUDIT_LOG (--audit-log)`), as
-/// messages show them; the variable is the name's first word
-/// (`ask_first_serve::settings::bare_name`). The bearer secret's stays bare: HTTP clients read
-/// it in every 401 answer, where a flag means nothing.
-pub fn setting_names() -> SettingNames {
-    let mut names = SettingNames::with_prefix("OPENGIST_MCP");
-    let bearer = names.http_token.clone();
-    for name in names.each_mut() {
-        if *name != bearer
-            && let Some(setting) = setting(name)
-        {
-            *name = setting.shown_name();
-        }
-    }
-    names
-}

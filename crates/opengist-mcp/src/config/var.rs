@@ -1,10 +1,12 @@
 //! The names of the variables this server's own code reads by name (every setting is declared
 //! in [`super::SETTINGS`]; the framework's serving settings are read by the framework under
-//! [`super::settings::setting_names`]), and how a value is read (a flag wins over its variable;
+//! [`setting_names`]), and how a value is read (a flag wins over its variable;
 //! an empty variable counts as unset).
 
+use ask_first_serve::SettingNames;
+
 use super::error::ConfigError;
-use super::settings::{self, FlagValues};
+use super::settings::{self, FlagValues, Setting};
 
 /// The Opengist instance.
 pub const OPENGIST_URL: &str = "OPENGIST_URL";
@@ -106,7 +108,7 @@ impl<'a> Source<'a> {
 
 /// The setting `var` as messages name it (with its flag, from its declaration).
 fn shown_name(var: &str) -> String {
-    settings::setting(var).map_or_else(|| var.to_owned(), settings::Setting::shown_name)
+    setting(var).map_or_else(|| var.to_owned(), Setting::shown_name)
 }
 
 /// `raw`, trimmed, as a whole number within `min..=max`.
@@ -130,17 +132,40 @@ fn parse_number(raw: &str, setting: &str, min: u64, max: u64) -> Result<u64, Con
     Ok(value)
 }
 
+/// The setting of the variable `var`.
+pub fn setting(var: &str) -> Option<&'static Setting> {
+    settings::SETTINGS.iter().find(|setting| setting.var == var)
+}
+
+/// This server's setting names: the `OPENGIST_MCP_*` variables, each followed by its flag
+/// where its row in [`SETTINGS`](super::SETTINGS) has one (`OPENGIST_MCP_AUDIT_LOG (--audit-log)`), as
+/// messages show them; the variable is the name's first word
+/// (`ask_first_serve::settings::bare_name`). The bearer secret's stays bare: HTTP clients read
+/// it in every 401 answer, where a flag means nothing.
+pub fn setting_names() -> SettingNames {
+    let mut names = SettingNames::with_prefix("OPENGIST_MCP");
+    let bearer = names.http_token.clone();
+    for name in names.each_mut() {
+        if *name != bearer
+            && let Some(setting) = setting(name)
+        {
+            *name = setting.shown_name();
+        }
+    }
+    names
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn the_process_reads_every_framework_setting_of_this_server() {
         // `Config::from_process` reads only the declared settings: a framework setting missing
         // from them would be silently ignored in a real run.
-        let mut names = super::super::settings::setting_names();
+        let mut names = super::setting_names();
         let mut checked = 0;
         for name in names.each_mut() {
             let bare = ask_first_serve::settings::bare_name(name);
-            let declared = super::super::settings::setting(bare)
+            let declared = super::setting(bare)
                 .unwrap_or_else(|| panic!("{bare} is not declared in SETTINGS"));
             // A name that shows a flag shows the declared one.
             if let Some(flag) = declared.flag {
