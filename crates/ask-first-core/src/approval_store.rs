@@ -2,8 +2,8 @@
 //! directory (they outlive the process, and several processes sharing the directory decide and
 //! spend each record once).
 
-use std::collections::HashMap;
-use std::io::Write as _;
+use std::collections::{HashMap, HashSet};
+use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -125,19 +125,128 @@ pub struct FileApprovalStoreError {
 /// Approval records in files: `<dir>/approvals/<id>.json` (the record as asked, written once),
 /// `<id>.decided` (`approved` or `declined`, made once: linked into place, which fails when
 /// it exists) and `<id>.spent` (created once, exclusively). Every step is atomic in the file
-/// system, so processes sharing the directory decide and spend each record once.
-#[derive(Debug)]
+/// system, so processes sharing the directory decide and spend each record once: the files
+/// decide every change of state, never this process's memory.
+///
+/// **Its cost per call does not grow with the records kept.** The store keeps an index of the
+/// unexpired records it knows (read from the directory when it is opened, then kept up as it
+/// creates, decides and spends them): [`find_open`](ApprovalStore::find_open) looks up the
+/// records about exactly the call asked about, and reads from disk only their state (a record
+/// is written once; its state can change in another process). A record another process
+/// created after this one opened is read when asked for by id, and reaches the index at the
+/// next sweep; until then an identical retry here does not find it, and is asked again.
+/// Expired records' files are removed by a sweep of the directory that runs at most once a
+/// minute (at a `create`), not on every call.
+///
+/// **One `fsync` per approved call: the spend's.** The call runs only after its record's
+/// `<id>.spent` is on disk (the directory synced after the marker is created): a crash of the
+/// machine after the call ran cannot bring the record back as approved. The other writes are
+/// not synced, as losing them in a crash of the machine (never a crash or restart of this
+/// process: they are in the operating system's cache at once) only means asking again: a
+/// record lost before it was decided is asked again; a decision lost before its spend leaves
+/// the record pending, asked again; a record or decision file left empty or torn reads as
+/// unknown or declined (refused, never approved). Each file still appears whole or not at all
+/// (written under a temporary name, then linked into place).
 pub struct FileApprovalStore {
     dir: PathBuf,
+    index: Mutex<Index>,
+}
+
+impl std::fmt::Debug for FileApprovalStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The records themselves (their questions) are not shown.
+        f.debug_struct("FileApprovalStore")
+            .field("dir", &self.dir)
+            .field("records", &self.lock().records.len())
+            .finish()
+    }
+}
+
+/// How often, at most, `create` sweeps the directory of expired records (seconds).
+const SWEEP_EVERY_SECS: u64 = 60;
+
+/// What names one exact call: its principal, operation, and binding and question fingerprints.
+type CallKey = (String, String, String, String);
+
+fn call_key(record: &ApprovalRecord) -> CallKey {
+    (
+        record.principal.clone(),
+        record.operation.clone(),
+        record.target.clone(),
+        record.shown.clone(),
+    )
+}
+
+/// The records a [`FileApprovalStore`] knows, in memory. The files are the truth: the state
+/// kept here is the last one read or made, and only declined and spent are final.
+#[derive(Default)]
+struct Index {
+    /// Every record known and not yet swept.
+    records: HashMap<RecordId, ApprovalRecord>,
+    /// Per exact call, the ids of its records not known to be declined or spent.
+    open: HashMap<CallKey, Vec<RecordId>>,
+    /// Record files that could not be read (torn or damaged): skipped by the sweep, as
+    /// every look-up finds no record in them.
+    unreadable: HashSet<RecordId>,
+    /// When `create` sweeps next, Unix seconds.
+    next_sweep: u64,
+}
+
+fn is_final(state: RecordState) -> bool {
+    matches!(state, RecordState::Declined | RecordState::Spent)
+}
+
+impl Index {
+    fn insert(&mut self, record: ApprovalRecord) {
+        if !is_final(record.state) {
+            let ids = self.open.entry(call_key(&record)).or_default();
+            if !ids.contains(&record.id) {
+                ids.push(record.id);
+            }
+        }
+        self.records.insert(record.id, record);
+    }
+
+    fn close(&mut self, record: &ApprovalRecord) {
+        let key = call_key(record);
+        if let Some(ids) = self.open.get_mut(&key) {
+            ids.retain(|id| *id != record.id);
+            if ids.is_empty() {
+                self.open.remove(&key);
+            }
+        }
+    }
+
+    /// Notes what the files say of `id` now.
+    fn set_state(&mut self, id: &RecordId, state: RecordState) {
+        let Some(record) = self.records.get_mut(id) else {
+            return;
+        };
+        record.state = state;
+        if is_final(state) {
+            let record = record.clone();
+            self.close(&record);
+        }
+    }
+
+    fn remove(&mut self, id: &RecordId) {
+        if let Some(record) = self.records.remove(id) {
+            self.close(&record);
+        }
+    }
 }
 
 fn failed(error: impl std::fmt::Display) -> RecordStoreError {
     RecordStoreError(error.to_string())
 }
 
+fn not_found(error: &io::Error) -> bool {
+    error.kind() == io::ErrorKind::NotFound
+}
+
 impl FileApprovalStore {
-    /// Opens (creating it when missing, mode 0700) `<state_dir>/approvals`. `setting` names the
-    /// state directory's setting in the error.
+    /// Opens (creating it when missing, mode 0700) `<state_dir>/approvals` and reads the
+    /// records in it. `setting` names the state directory's setting in the error.
     pub fn open(state_dir: &Path, setting: &str) -> Result<Self, FileApprovalStoreError> {
         let dir = state_dir.join(APPROVALS_DIR);
         let made = {
@@ -147,12 +256,22 @@ impl FileApprovalStore {
             std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
             builder.create(&dir)
         };
-        made.map_err(|source| FileApprovalStoreError {
+        let error = |source| FileApprovalStoreError {
             path: dir.clone(),
             setting: setting.to_owned(),
             source,
-        })?;
-        Ok(Self { dir })
+        };
+        made.map_err(error)?;
+        let store = Self {
+            dir: dir.clone(),
+            index: Mutex::new(Index::default()),
+        };
+        // Every unexpired record into the index. Nothing is removed here: the first `create`
+        // sweeps (its `next_sweep` is now).
+        let now = crate::clock::now_unix();
+        store.scan(now, false).map_err(error)?;
+        store.lock().next_sweep = now;
+        Ok(store)
     }
 
     /// The directory holding the records.
@@ -160,54 +279,81 @@ impl FileApprovalStore {
         &self.dir
     }
 
+    fn lock(&self) -> std::sync::MutexGuard<'_, Index> {
+        self.index
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     fn file(&self, id: &RecordId, ext: &str) -> PathBuf {
         self.dir.join(format!("{id}.{ext}"))
     }
 
-    /// Reads a record and its state from its files; `None` when missing or unreadable.
-    fn read(&self, id: &RecordId) -> Result<Option<ApprovalRecord>, RecordStoreError> {
+    /// Reads a record's file, as written (pending); `None` when missing or unreadable.
+    fn read_record(&self, id: &RecordId) -> io::Result<Option<ApprovalRecord>> {
         let text = match std::fs::read_to_string(self.file(id, "json")) {
             Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(failed(e)),
+            Err(e) if not_found(&e) => return Ok(None),
+            Err(e) => return Err(e),
         };
-        let Some(mut record) = serde_json::from_str(&text)
+        Ok(serde_json::from_str(&text)
             .ok()
             .as_ref()
             .and_then(ApprovalRecord::from_json)
-        else {
-            return Ok(None);
-        };
-        if record.id != *id {
-            return Ok(None);
+            .filter(|record| record.id == *id))
+    }
+
+    /// A record's state as its files say now. A decision file that cannot be read as one
+    /// (torn) reads as declined.
+    fn state_on_disk(&self, id: &RecordId) -> io::Result<RecordState> {
+        if std::fs::exists(self.file(id, "spent"))? {
+            return Ok(RecordState::Spent);
         }
-        record.state = if self.file(id, "spent").exists() {
-            RecordState::Spent
-        } else {
-            match std::fs::read_to_string(self.file(id, "decided")) {
-                Ok(decided) => RecordState::parse(decided.trim()).unwrap_or(RecordState::Declined),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => RecordState::Pending,
-                Err(e) => return Err(failed(e)),
-            }
+        match std::fs::read_to_string(self.file(id, "decided")) {
+            Ok(decided) => Ok(RecordState::parse(decided.trim()).unwrap_or(RecordState::Declined)),
+            Err(e) if not_found(&e) => Ok(RecordState::Pending),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The unexpired record `id`, from the index, else from its file (then indexed); its
+    /// state as last known, and whether that was read just now.
+    fn known(&self, id: &RecordId, now: u64) -> io::Result<Option<(ApprovalRecord, bool)>> {
+        let cached = self.lock().records.get(id).cloned();
+        let found = match cached {
+            Some(record) => Some((record, false)),
+            None => match self.read_record(id)? {
+                Some(mut record) => {
+                    record.state = self.state_on_disk(id)?;
+                    if record.expires_at > now {
+                        self.lock().insert(record.clone());
+                    }
+                    Some((record, true))
+                }
+                None => None,
+            },
         };
+        Ok(found.filter(|(record, _)| record.expires_at > now))
+    }
+
+    /// The unexpired record `id` with its state as the files say now.
+    fn current(&self, id: &RecordId, now: u64) -> io::Result<Option<ApprovalRecord>> {
+        let Some((mut record, fresh)) = self.known(id, now)? else {
+            return Ok(None);
+        };
+        if !fresh && !is_final(record.state) {
+            record.state = self.state_on_disk(id)?;
+            self.lock().set_state(id, record.state);
+        }
         Ok(Some(record))
     }
 
-    fn read_live(
-        &self,
-        id: &RecordId,
-        now: u64,
-    ) -> Result<Option<ApprovalRecord>, RecordStoreError> {
-        Ok(self.read(id)?.filter(|r| r.expires_at > now))
-    }
-
-    /// Removes the files of records that expired before `now`.
-    fn sweep(&self, now: u64) {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name();
+    /// Reads every record file of the directory not in the index yet (another process's, or
+    /// all of them when opening) into the index, and, when `remove` is set, removes the files
+    /// of the records that expired before `now`.
+    fn scan(&self, now: u64, remove: bool) -> io::Result<()> {
+        for entry in std::fs::read_dir(&self.dir)? {
+            let name = entry?.file_name();
             let Some(id) = name
                 .to_str()
                 .and_then(|n| n.strip_suffix(".json"))
@@ -215,58 +361,137 @@ impl FileApprovalStore {
             else {
                 continue;
             };
-            if matches!(self.read(&id), Ok(Some(r)) if r.expires_at <= now) {
-                for ext in ["decided", "spent", "json"] {
-                    let _ = std::fs::remove_file(self.file(&id, ext));
+            let expires_at = {
+                let index = self.lock();
+                if index.unreadable.contains(&id) {
+                    continue;
                 }
+                index.records.get(&id).map(|r| r.expires_at)
+            };
+            let expires_at = match expires_at {
+                Some(expires_at) => expires_at,
+                None => match self.read_record(&id)? {
+                    Some(mut record) => {
+                        let expires_at = record.expires_at;
+                        if expires_at > now {
+                            record.state = self.state_on_disk(&id)?;
+                            self.lock().insert(record);
+                        }
+                        expires_at
+                    }
+                    // Gone meanwhile (another process's sweep) or torn: handled as before
+                    // this store kept an index, an unknown record.
+                    None => {
+                        if std::fs::exists(self.file(&id, "json"))? {
+                            self.lock().unreadable.insert(id);
+                        }
+                        continue;
+                    }
+                },
+            };
+            if remove && expires_at <= now {
+                // The record's file last: until then, what is left still reads as expired.
+                for ext in ["decided", "spent", "json"] {
+                    match std::fs::remove_file(self.file(&id, ext)) {
+                        Err(e) if !not_found(&e) => return Err(e),
+                        _ => {}
+                    }
+                }
+                self.lock().remove(&id);
             }
+        }
+        Ok(())
+    }
+
+    /// Sweeps when the last sweep is [`SWEEP_EVERY_SECS`] old. A sweep that fails is logged
+    /// and tried again at the next due time: the records it would have removed have expired
+    /// and are refused anyway.
+    fn sweep_when_due(&self, now: u64) {
+        {
+            let mut index = self.lock();
+            if index.next_sweep > now {
+                return;
+            }
+            index.next_sweep = now.saturating_add(SWEEP_EVERY_SECS);
+        }
+        if let Err(error) = self.scan(now, true) {
+            tracing::warn!(dir = %self.dir.display(), %error, "expired approval records could not be swept");
         }
     }
 
     /// Writes `contents` to a fresh temporary file and links it to `path`, which fails when
-    /// `path` exists: the file appears once, whole.
-    fn place_once(&self, path: &Path, contents: &[u8]) -> Result<bool, RecordStoreError> {
+    /// `path` exists: the file appears once, whole. Not synced (see the type's documentation).
+    fn place_once(&self, path: &Path, contents: &[u8]) -> io::Result<bool> {
         let temp = self.dir.join(format!(".tmp-{}", RecordId::random()));
         let written = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&temp)
-            .and_then(|mut file| {
-                file.write_all(contents)?;
-                file.sync_all()
-            });
+            .and_then(|mut file| file.write_all(contents));
         let linked = written.and_then(|()| std::fs::hard_link(&temp, path));
         let _ = std::fs::remove_file(&temp);
         match linked {
             Ok(()) => Ok(true),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-            Err(e) => Err(failed(e)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(e),
         }
+    }
+
+    /// Creates `<id>.spent` and puts it on disk: `true` the one time it is created here.
+    fn mark_spent(&self, id: &RecordId) -> io::Result<bool> {
+        let marker = match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(self.file(id, "spent"))
+        {
+            Ok(marker) => marker,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        // The marker is empty: its name is all it says, and a name is on disk once its
+        // directory is synced. (Where a directory cannot be opened, the file is synced.)
+        #[cfg(unix)]
+        {
+            drop(marker);
+            std::fs::File::open(&self.dir)?.sync_all()?;
+        }
+        #[cfg(not(unix))]
+        marker.sync_all()?;
+        Ok(true)
     }
 }
 
-fn done<'a, T: Send + 'a>(value: Result<T, RecordStoreError>) -> RecordFuture<'a, T> {
-    Box::pin(std::future::ready(value))
+fn done<'a, T: Send + 'a>(value: io::Result<T>) -> RecordFuture<'a, T> {
+    Box::pin(std::future::ready(value.map_err(failed)))
 }
 
 impl ApprovalStore for FileApprovalStore {
     fn create<'a>(&'a self, record: &'a ApprovalRecord) -> RecordFuture<'a, ()> {
-        self.sweep(crate::clock::now_unix());
+        self.sweep_when_due(crate::clock::now_unix());
         let mut stored = record.to_json();
         stored["state"] = RecordState::Pending.as_str().into();
+        // Not synced: a pending record lost in a crash of the machine is asked again.
         let placed = self.place_once(
             &self.file(&record.id, "json"),
             stored.to_string().as_bytes(),
         );
-        done(placed.and_then(|fresh| {
-            fresh
-                .then_some(())
-                .ok_or_else(|| failed("a record with this id exists already"))
-        }))
+        let created = placed.and_then(|fresh| {
+            if !fresh {
+                return Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    "a record with this id exists already",
+                ));
+            }
+            let mut record = record.clone();
+            record.state = RecordState::Pending;
+            self.lock().insert(record);
+            Ok(())
+        });
+        done(created)
     }
 
     fn get<'a>(&'a self, id: &'a RecordId, now: u64) -> RecordFuture<'a, Option<ApprovalRecord>> {
-        done(self.read_live(id, now))
+        done(self.current(id, now))
     }
 
     fn decide<'a>(
@@ -276,7 +501,7 @@ impl ApprovalStore for FileApprovalStore {
         now: u64,
     ) -> RecordFuture<'a, Result<(), DecideRefused>> {
         let decided = (|| {
-            if self.read_live(id, now)?.is_none() {
+            if self.known(id, now)?.is_none() {
                 return Ok(Err(DecideRefused::Unknown));
             }
             let state = if approve {
@@ -284,27 +509,33 @@ impl ApprovalStore for FileApprovalStore {
             } else {
                 RecordState::Declined
             };
-            let fresh = self.place_once(&self.file(id, "decided"), state.as_str().as_bytes())?;
-            Ok(fresh.then_some(()).ok_or(DecideRefused::AlreadyDecided))
+            // Not synced: a decision lost in a crash of the machine leaves the record
+            // pending (asked again), or, torn, declined; the spend syncs it with its marker.
+            if !self.place_once(&self.file(id, "decided"), state.as_str().as_bytes())? {
+                return Ok(Err(DecideRefused::AlreadyDecided));
+            }
+            self.lock().set_state(id, state);
+            Ok(Ok(()))
         })();
         done(decided)
     }
 
     fn spend<'a>(&'a self, id: &'a RecordId, now: u64) -> RecordFuture<'a, bool> {
         let spent = (|| {
-            match self.read_live(id, now)? {
+            match self.current(id, now)? {
                 Some(record) if record.state == RecordState::Approved => {}
                 _ => return Ok(false),
             }
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(self.file(id, "spent"))
-            {
-                Ok(file) => file.sync_all().map(|()| true).map_err(failed),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-                Err(e) => Err(failed(e)),
+            // The one sync a call waits for: the call runs only once its spend is on disk.
+            // The marker exists from here on even if the sync fails (then refused: the
+            // record is spent without its call having run).
+            // The marker is there, made here or by another process: spent. On an error the
+            // files say which (read again next time).
+            let result = self.mark_spent(id);
+            if result.is_ok() {
+                self.lock().set_state(id, RecordState::Spent);
             }
+            result
         })();
         done(spent)
     }
@@ -318,18 +549,16 @@ impl ApprovalStore for FileApprovalStore {
         now: u64,
     ) -> RecordFuture<'a, Option<ApprovalRecord>> {
         let found = (|| {
-            let entries = std::fs::read_dir(&self.dir).map_err(failed)?;
-            let mut records = Vec::new();
-            for entry in entries.flatten() {
-                let name = entry.file_name();
-                if let Some(id) = name
-                    .to_str()
-                    .and_then(|n| n.strip_suffix(".json"))
-                    .and_then(RecordId::parse)
-                    && let Some(record) = self.read_live(&id, now)?
-                {
-                    records.push(record);
-                }
+            let key = (
+                principal.to_owned(),
+                operation.to_owned(),
+                target.to_string(),
+                shown.to_string(),
+            );
+            let ids = self.lock().open.get(&key).cloned().unwrap_or_default();
+            let mut records = Vec::with_capacity(ids.len());
+            for id in ids {
+                records.extend(self.current(&id, now)?);
             }
             Ok(newest_open(
                 records.iter(),
@@ -440,6 +669,164 @@ mod tests {
         assert_eq!(block(other.decide(&record.id, true, 10)), Ok(()));
         assert!(block(store.spend(&record.id, 10)));
         assert!(!block(other.spend(&record.id, 10)));
+        std::fs::remove_dir_all(&dir).expect("cleaned up");
+    }
+
+    fn state_dir() -> PathBuf {
+        std::env::temp_dir().join(format!("ask-first-approvals-{}", RecordId::random()))
+    }
+
+    fn about(fp: &Fingerprint, expires_at: u64) -> ApprovalRecord {
+        ApprovalRecord::pending("p", "p", "tool", "op", fp, fp, "Q".into(), expires_at)
+    }
+
+    #[test]
+    fn a_restart_rebuilds_the_index_of_open_records() {
+        let dir = state_dir();
+        let now = crate::clock::now_unix();
+        let (a, b) = fingerprints();
+        let store = FileApprovalStore::open(&dir, "STATE_DIR").expect("opens");
+        let (pending, approved) = (about(&a, now + 900), about(&b, now + 900));
+        block(store.create(&pending));
+        block(store.create(&approved));
+        assert_eq!(block(store.decide(&approved.id, true, now)), Ok(()));
+        drop(store);
+
+        let reopened = FileApprovalStore::open(&dir, "STATE_DIR").expect("reopens");
+        assert_eq!(reopened.lock().records.len(), 2, "read back when opened");
+        // `find_open` looks only in the index: found means rebuilt.
+        let found = |fp: &Fingerprint| {
+            block(reopened.find_open("p", "op", fp, fp, now)).map(|r| (r.id, r.state))
+        };
+        assert_eq!(found(&a), Some((pending.id, RecordState::Pending)));
+        assert_eq!(found(&b), Some((approved.id, RecordState::Approved)));
+        assert!(block(reopened.spend(&approved.id, now)));
+        assert_eq!(found(&b), None, "spent: no longer open");
+        assert_eq!(found(&a), Some((pending.id, RecordState::Pending)));
+        std::fs::remove_dir_all(&dir).expect("cleaned up");
+    }
+
+    #[test]
+    fn a_spent_record_stays_spent_after_reopening() {
+        let dir = state_dir();
+        let now = crate::clock::now_unix();
+        let (a, _) = fingerprints();
+        let store = FileApprovalStore::open(&dir, "STATE_DIR").expect("opens");
+        let record = about(&a, now + 900);
+        block(store.create(&record));
+        assert_eq!(block(store.decide(&record.id, true, now)), Ok(()));
+        assert!(block(store.spend(&record.id, now)), "spent once");
+        drop(store);
+
+        let reopened = FileApprovalStore::open(&dir, "STATE_DIR").expect("reopens");
+        assert!(store_path_has(&reopened, &record.id, "spent"));
+        assert_eq!(
+            block(reopened.get(&record.id, now)).map(|r| r.state),
+            Some(RecordState::Spent)
+        );
+        assert!(!block(reopened.spend(&record.id, now)), "never twice");
+        assert_eq!(block(reopened.find_open("p", "op", &a, &a, now)), None);
+        assert_eq!(
+            block(reopened.decide(&record.id, true, now)),
+            Err(DecideRefused::AlreadyDecided)
+        );
+        std::fs::remove_dir_all(&dir).expect("cleaned up");
+    }
+
+    fn store_path_has(store: &FileApprovalStore, id: &RecordId, ext: &str) -> bool {
+        store.file(id, ext).exists()
+    }
+
+    #[test]
+    fn expired_records_are_swept_at_a_create_once_a_minute() {
+        let dir = state_dir();
+        let now = crate::clock::now_unix();
+        let (a, b) = fingerprints();
+        let store = FileApprovalStore::open(&dir, "STATE_DIR").expect("opens");
+        let (expired, live) = (about(&a, now - 1), about(&b, now + 900));
+        // The first create after opening sweeps before it writes: `expired` is written after.
+        block(store.create(&expired));
+        assert_eq!(block(store.decide(&expired.id, true, 0)), Ok(()));
+        // Within the minute: no sweep, the expired record's files stay.
+        block(store.create(&live));
+        assert!(store_path_has(&store, &expired.id, "json"));
+        assert!(store_path_has(&store, &expired.id, "decided"));
+        assert!(
+            block(store.get(&expired.id, 0)).is_some(),
+            "known before the sweep"
+        );
+
+        store.lock().next_sweep = now; // a minute later
+        block(store.create(&about(&a, now + 900)));
+        assert!(!store_path_has(&store, &expired.id, "json"), "swept");
+        assert!(!store_path_has(&store, &expired.id, "decided"), "swept");
+        assert!(!store.lock().records.contains_key(&expired.id));
+        assert_eq!(block(store.get(&expired.id, 0)), None, "gone from disk too");
+        assert_eq!(
+            block(store.get(&live.id, now)).map(|r| r.id),
+            Some(live.id),
+            "the live one stays"
+        );
+        std::fs::remove_dir_all(&dir).expect("cleaned up");
+    }
+
+    #[test]
+    fn another_process_record_is_read_by_id_and_indexed_at_the_next_sweep() {
+        let dir = state_dir();
+        let now = crate::clock::now_unix();
+        let (a, b) = fingerprints();
+        let here = FileApprovalStore::open(&dir, "STATE_DIR").expect("opens");
+        let there = FileApprovalStore::open(&dir, "STATE_DIR").expect("opens");
+        let theirs = about(&a, now + 900);
+        block(there.create(&theirs));
+        let open_here = || block(here.find_open("p", "op", &a, &a, now)).map(|r| r.id);
+        assert_eq!(open_here(), None, "not in this index yet: asked again");
+        assert_eq!(
+            block(there.find_open("p", "op", &a, &a, now)).map(|r| r.id),
+            Some(theirs.id)
+        );
+
+        here.lock().next_sweep = now;
+        block(here.create(&about(&b, now + 900)));
+        assert_eq!(open_here(), Some(theirs.id), "indexed by the sweep");
+        // Decided and spent there: this process reads the state from the files.
+        assert_eq!(block(there.decide(&theirs.id, true, now)), Ok(()));
+        assert!(block(there.spend(&theirs.id, now)));
+        assert_eq!(open_here(), None);
+        assert!(!block(here.spend(&theirs.id, now)));
+        std::fs::remove_dir_all(&dir).expect("cleaned up");
+    }
+
+    #[test]
+    fn a_torn_record_is_unknown_and_opening_goes_on() {
+        let dir = state_dir();
+        let now = crate::clock::now_unix();
+        let (a, _) = fingerprints();
+        let store = FileApprovalStore::open(&dir, "STATE_DIR").expect("opens");
+        let whole = about(&a, now + 900);
+        block(store.create(&whole));
+        let torn = about(&a, now + 900);
+        let text = torn.to_json().to_string();
+        std::fs::write(store.file(&torn.id, "json"), &text[..text.len() / 2]).expect("torn");
+        std::fs::write(store.file(&torn.id, "decided"), "approved").expect("decided");
+        drop(store);
+
+        let reopened = FileApprovalStore::open(&dir, "STATE_DIR").expect("opens beside it");
+        assert_eq!(block(reopened.get(&torn.id, now)), None);
+        assert!(!block(reopened.spend(&torn.id, now)), "never approves");
+        assert_eq!(
+            block(reopened.decide(&torn.id, true, now)),
+            Err(DecideRefused::Unknown)
+        );
+        assert_eq!(
+            block(reopened.find_open("p", "op", &a, &a, now)).map(|r| r.id),
+            Some(whole.id),
+            "the whole record beside it is found"
+        );
+        reopened.lock().next_sweep = now;
+        block(reopened.create(&about(&a, now + 900)));
+        assert!(store_path_has(&reopened, &torn.id, "json"), "left in place");
+        assert!(reopened.lock().unreadable.contains(&torn.id));
         std::fs::remove_dir_all(&dir).expect("cleaned up");
     }
 }
