@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from cdp import Browser
 from support import (
     ERAS,
     TRANSPORTS,
@@ -46,6 +47,18 @@ def launcher(tmp_path: Path) -> Iterator[Launcher]:
         yield launcher
     finally:
         launcher.close()
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Browser]:
+    """Headless Chromium over the DevTools protocol (e2e/cdp.py) with a virtual authenticator
+    (user verification on), for the approval page's passkeys; closed after the test."""
+    made = Browser(tmp_path / "profile")
+    made.add_authenticator()
+    try:
+        yield made
+    finally:
+        made.close()
 
 
 ServerFactory = Callable[..., "StdioHandle | HttpHandle"]

@@ -90,16 +90,6 @@ def pending_link(result) -> str:
 
 
 @pytest.fixture
-def browser(tmp_path: Path):
-    browser = Browser(tmp_path / "profile")
-    browser.add_authenticator()
-    try:
-        yield browser
-    finally:
-        browser.close()
-
-
-@pytest.fixture
 def launcher(tmp_path: Path):
     launcher = Launcher(workdir=tmp_path)
     try:

@@ -28,16 +28,6 @@ from test_approval_page import LINK, enrol, fetch, note_ids, notes_env, pending_
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def browser(tmp_path: Path):
-    browser = Browser(tmp_path / "profile")
-    browser.add_authenticator()
-    try:
-        yield browser
-    finally:
-        browser.close()
-
-
 def bearer_principal(secret: str) -> str:
     """The principal a client sending `Bearer <secret>` is under one shared secret."""
     return "bearer:" + hashlib.sha256(f"Bearer {secret}".encode()).hexdigest()[:24]

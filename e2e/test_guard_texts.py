@@ -25,7 +25,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cdp import Browser
 from support import base_env, connect, jsonrpc_lines, raw_stdio_exchange, target_of
 from test_approval_page import enrol
 
@@ -191,16 +190,6 @@ async def test_every_transport_and_era_tells_each_client_its_route(opengist_mcp_
     if era == "legacy":
         check_instructions(told["form-instructions"], "dialog" if elicitation == "true" else "token-off")
         check_instructions(told["none-instructions"], "token-none" if elicitation == "true" else "token-off")
-
-
-@pytest.fixture
-def browser(tmp_path: Path):
-    browser = Browser(tmp_path / "profile")
-    browser.add_authenticator()
-    try:
-        yield browser
-    finally:
-        browser.close()
 
 
 async def test_with_a_passkey_enrolled_each_client_is_told_of_the_page(

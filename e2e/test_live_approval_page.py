@@ -8,26 +8,14 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from pathlib import Path
 
 import anyio
 import pytest
-from cdp import Browser
 from live import api, marker
 from support import connect, text_of
 from test_approval_page import PageDialog, enrol
 
 pytestmark = [pytest.mark.anyio, pytest.mark.opengist]
-
-
-@pytest.fixture
-def browser(tmp_path: Path):
-    browser = Browser(tmp_path / "profile")
-    browser.add_authenticator()
-    try:
-        yield browser
-    finally:
-        browser.close()
 
 
 @pytest.mark.parametrize("era", ["legacy", "2026-07-28"])

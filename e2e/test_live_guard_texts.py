@@ -9,10 +9,8 @@ control, a token client's second call does delete.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
-from cdp import Browser
 from live import api, marker
 from support import Dialog, connect, target_of, text_of, token_in
 from test_approval_page import enrol
@@ -53,16 +51,6 @@ async def route_taken(target, era: str, dialog: Dialog | None, gist_id: str) -> 
     if "ask the person to open this link and approve" in text.lower():
         return told, "link"
     raise AssertionError(f"an answer of no known route: {text}")
-
-
-@pytest.fixture
-def browser(tmp_path: Path):
-    browser = Browser(tmp_path / "profile")
-    browser.add_authenticator()
-    try:
-        yield browser
-    finally:
-        browser.close()
 
 
 async def test_each_client_takes_the_route_it_was_told(live_server, opengist_env, opengist_mcp_binary, era, browser, tmp_path):

@@ -29,16 +29,6 @@ CHROMIUM_VIRTUAL = "01020304-0506-0708-0102-030405060708"
 OTHER = "cb69481e-8ff7-4039-93ec-0a2729a154a8"
 
 
-@pytest.fixture
-def browser(tmp_path: Path):
-    browser = Browser(tmp_path / "profile")
-    browser.add_authenticator()
-    try:
-        yield browser
-    finally:
-        browser.close()
-
-
 def try_enrol(binary: Path, state: Path, browser: Browser, env: dict[str, str], principal: str = "local"):
     """`passkeys add` with `env`; the browser opens its link and clicks enrol. Returns the
     page's outcome and, when it enrolled, the command's stdout (else the command is ended)."""

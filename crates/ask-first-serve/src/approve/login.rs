@@ -25,7 +25,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::Digest as _;
 
-use super::page::{PAGE_COOKIE, checked_post};
+use super::page::{PAGE_COOKIE, decision_post};
 use super::{Inner, MAX_PAGES, PAGE_TTL, html, now, random_token};
 use crate::http::oauth::{CodeExchange, OAuthVerifier};
 use crate::settings::Secret;
@@ -377,24 +377,11 @@ pub(crate) async fn decide(
             "Refused: this server's approval page offers no login.",
         );
     };
-    let (_, body) = match checked_post(inner.origin(&headers), &headers, &body) {
-        Ok(checked) => checked,
+    let (token, approve) = match decision_post(&inner, &headers, &body) {
+        Ok(decision) => decision,
         Err((status, text)) => return html::text(status, text),
     };
-    let token = body
-        .get("token")
-        .and_then(|t| t.as_str())
-        .unwrap_or_default();
-    let approve = match body.get("decision").and_then(|d| d.as_str()) {
-        Some("approve") => true,
-        Some("decline") => false,
-        _ => {
-            return html::text(
-                StatusCode::BAD_REQUEST,
-                "Refused: the decision is neither approve nor decline.",
-            );
-        }
-    };
+    let token = token.as_str();
     let signed_in = held(&login.signed_in, PAGE_TTL, |s| s.at).remove(token);
     let Some(signed_in) = signed_in.filter(|s| s.record.to_string() == id) else {
         return html::text(

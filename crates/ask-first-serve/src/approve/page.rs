@@ -125,6 +125,28 @@ pub(crate) async fn show(
 /// Why a POST was refused: its status and the text said.
 pub(crate) type Refusal = (StatusCode, String);
 
+/// A decision's POST, after [`checked_post`]'s checks: the page's token and whether the person
+/// chose Approve (else Decline).
+pub(crate) fn decision_post(
+    inner: &Inner,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<(String, bool), Refusal> {
+    let (_, body) = checked_post(inner.origin(headers), headers, body)?;
+    let token = body
+        .get("token")
+        .and_then(|t| t.as_str())
+        .unwrap_or_default();
+    match body.get("decision").and_then(|d| d.as_str()) {
+        Some("approve") => Ok((token.to_owned(), true)),
+        Some("decline") => Ok((token.to_owned(), false)),
+        _ => Err((
+            StatusCode::BAD_REQUEST,
+            "Refused: the decision is neither approve nor decline.".to_owned(),
+        )),
+    }
+}
+
 /// A POST's JSON body, after the checks every POST passes: made to the pages' `origin` (`None`:
 /// to something else), from that origin, with the page's token in both the cookie and the body.
 pub(crate) fn checked_post(
@@ -170,24 +192,11 @@ pub(crate) async fn begin(
             "Refused: this page does not approve with a passkey; sign in instead.",
         );
     }
-    let (_, body) = match checked_post(inner.origin(&headers), &headers, &body) {
-        Ok(checked) => checked,
+    let (token, approve) = match decision_post(&inner, &headers, &body) {
+        Ok(decision) => decision,
         Err((status, text)) => return html::text(status, text),
     };
-    let token = body
-        .get("token")
-        .and_then(|t| t.as_str())
-        .unwrap_or_default();
-    let approve = match body.get("decision").and_then(|d| d.as_str()) {
-        Some("approve") => true,
-        Some("decline") => false,
-        _ => {
-            return html::text(
-                StatusCode::BAD_REQUEST,
-                "Refused: the decision is neither approve nor decline.",
-            );
-        }
-    };
+    let token = token.as_str();
     let started = match ceremony::start_authentication(inner.rp()) {
         Ok(started) => started,
         Err(error) => {
