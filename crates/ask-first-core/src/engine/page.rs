@@ -56,8 +56,10 @@ impl Guard {
         self.inner.pages.as_deref().filter(|pages| pages.ready())
     }
 
-    /// What approving on the page takes (a passkey without a page).
-    fn proof(&self) -> PageProof {
+    /// What approving on the approval page takes (a passkey, a sign-in at the identity
+    /// provider, or either; a passkey without a page), for texts that describe the page route
+    /// ([`RoutePlan::sentence`](super::RoutePlan::sentence)).
+    pub fn page_proof(&self) -> PageProof {
         self.inner
             .pages
             .as_deref()
@@ -244,7 +246,7 @@ impl Guard {
             Ok(url) => url,
             Err(interruption) => return interruption,
         };
-        let message = page_message(&self.inner.server, &record.question, self.proof());
+        let message = page_message(&self.inner.server, &record.question, self.page_proof());
         if via == PageVia::InputRequired {
             let state = seal::seal_nonce(
                 &self.inner.key,
@@ -283,7 +285,7 @@ impl Guard {
         let text = format!(
             "{status}\n\nWhat this call would do:\n{question}\n\n{server} asks the person to approve this on a page that needs {proof}. Ask the person to open this link and approve; then call `{tool}` again with exactly the same arguments:\n{url}\n\nOpening the link approves nothing, and calling again before the person approved changes nothing: only the person's yes on that page lets this call run, once. The link is valid for {ttl}.",
             question = record.question,
-            proof = self.proof().theirs(),
+            proof = self.page_proof().theirs(),
         );
         let mut structured = serde_json::Map::new();
         structured.insert(token_reply::STATUS.to_owned(), Value::from(STATUS_PENDING));
@@ -312,7 +314,7 @@ impl Guard {
         let url = self.url(record).await?;
         let params = ElicitRequestParams::UrlElicitationParams {
             meta: None,
-            message: page_message(&self.inner.server, &record.question, self.proof()),
+            message: page_message(&self.inner.server, &record.question, self.page_proof()),
             url,
             elicitation_id: record.id.to_string(),
         };

@@ -10,6 +10,7 @@ use rmcp::service::RequestContext;
 
 use super::page::PageVia;
 use super::{ApprovalRoute, Guard};
+use crate::page_proof::PageProof;
 
 /// What one client declared, as the guard reads it to choose a route: its protocol era and
 /// the elicitation modes it can be asked in on the request at hand.
@@ -160,20 +161,24 @@ impl RoutePlan {
     }
 
     /// One true sentence (or two) on how a guarded call of `server` is approved on this route,
-    /// for a tool's description or the server's instructions. Only the page and form routes
-    /// speak of a person deciding; the token's says it proves only a repeated call.
-    pub fn sentence(self, server: &str) -> String {
+    /// for a tool's description or the server's instructions; `proof` is what the approval page
+    /// asks for ([`Guard::page_proof`]). Only the page, CIBA and form routes speak of a person
+    /// deciding; the token's says it proves only a repeated call.
+    pub fn sentence(self, server: &str, proof: PageProof) -> String {
+        let page = format!(
+            "asks the person to approve it on its approval page, with {}",
+            proof.theirs()
+        );
         const TOKEN: &str = "the first call changes nothing and returns a confirm_token with what the call would do; repeating the same call with exactly the same arguments plus that token does it. That token proves only that the call was made twice, not that anyone approved: tell the person what the call will do before you repeat it.";
-        const PAGE: &str = "asks the person to approve it on its approval page, with their passkey";
         match self {
             Self::PagePushed => format!(
-                "{server} {PAGE}: your client is sent the page's link to open for them, the call waits for their decision there, and it goes ahead only on their yes."
+                "{server} {page}: your client is sent the page's link to open for them, the call waits for their decision there, and it goes ahead only on their yes."
             ),
             Self::PageInputRequired => format!(
-                "{server} {PAGE}: the call returns input_required with the page's link for your client to open for them, and the client's retry goes ahead only once they approved there."
+                "{server} {page}: the call returns input_required with the page's link for your client to open for them, and the client's retry goes ahead only once they approved there."
             ),
             Self::PageLink => format!(
-                "{server} {PAGE}: the first call changes nothing and returns the page's link. Ask the person to open the link and approve; then repeat the same call with exactly the same arguments. Opening the link approves nothing, and repeating the call before their yes changes nothing."
+                "{server} {page}: the first call changes nothing and returns the page's link. Ask the person to open the link and approve; then repeat the same call with exactly the same arguments. Opening the link approves nothing, and repeating the call before their yes changes nothing."
             ),
             Self::Ciba => format!(
                 "{server} asks the person to approve it on their own device, through their identity provider: the first call changes nothing and returns a short code the device shows too; once they approved there, repeat the same call with exactly the same arguments. Repeating it before their yes changes nothing."
@@ -281,6 +286,8 @@ mod tests {
     use std::future::Future;
     use std::pin::Pin;
     use std::sync::Arc;
+
+    use crate::page_proof::PageProof;
 
     use rmcp::model::{
         ClientCapabilities, ElicitationCapability, FormElicitationCapability, ProtocolVersion,
@@ -487,7 +494,7 @@ mod tests {
             RoutePlan::RefusedNoRoute,
         ];
         for plan in all {
-            let text = plan.sentence("srv");
+            let text = plan.sentence("srv", PageProof::Passkey);
             let kinds = [plan.asks_person(), plan.takes_token(), plan.refused()];
             assert_eq!(kinds.iter().filter(|k| **k).count(), 1, "{plan:?}");
             assert_eq!(
@@ -527,32 +534,32 @@ mod tests {
         }
         assert!(
             RoutePlan::TokenSwitchedOff
-                .sentence("srv")
+                .sentence("srv", PageProof::Passkey)
                 .contains("ELICITATION=false")
         );
         assert!(
             !RoutePlan::TokenNotDeclared
-                .sentence("srv")
+                .sentence("srv", PageProof::Passkey)
                 .contains("ELICITATION")
         );
-        let link = RoutePlan::PageLink.sentence("srv");
+        let link = RoutePlan::PageLink.sentence("srv", PageProof::Passkey);
         assert!(
             link.contains("Ask the person to open the link and approve"),
             "{link}"
         );
         assert!(
             RoutePlan::PageInputRequired
-                .sentence("srv")
+                .sentence("srv", PageProof::Passkey)
                 .contains("input_required")
         );
         assert!(
             RoutePlan::FormInputRequired
-                .sentence("srv")
+                .sentence("srv", PageProof::Passkey)
                 .contains("input_required")
         );
         assert!(
             !RoutePlan::FormPushed
-                .sentence("srv")
+                .sentence("srv", PageProof::Passkey)
                 .contains("input_required")
         );
     }

@@ -14,7 +14,7 @@
 use std::borrow::Cow;
 
 use ask_first::Guard;
-use ask_first_core::{ClientDeclared, RoutePlan, ToolNeeds};
+use ask_first_core::{ClientDeclared, PageProof, RoutePlan, ToolNeeds};
 use rmcp::model::Tool;
 
 /// The opening of the instructions, whatever the route.
@@ -93,7 +93,7 @@ impl Guarded {
     }
 
     /// The description for `plan`; `None`: the one written on the tool (the form dialog).
-    fn describe(&self, plan: RoutePlan, server: &str) -> Option<String> {
+    fn describe(&self, plan: RoutePlan, server: &str, proof: PageProof) -> Option<String> {
         let Self {
             head,
             nothing,
@@ -105,7 +105,10 @@ impl Guarded {
         let tail = self
             .tail
             .replace("before anyone is asked", "before any token is issued");
-        let page = "the person's yes on this server's approval page, with their passkey";
+        let page = format!(
+            "the person's yes on this server's approval page, with {}",
+            proof.theirs()
+        );
         let text = match plan {
             RoutePlan::FormPushed | RoutePlan::FormInputRequired => return None,
             RoutePlan::TokenSwitchedOff | RoutePlan::TokenNotDeclared => {
@@ -142,7 +145,7 @@ impl Guarded {
             _ => format!(
                 "{head} {needs} an approval this client cannot give here. {sentence}{tail}",
                 needs = self.verb("needs"),
-                sentence = plan.sentence(server),
+                sentence = plan.sentence(server, proof),
                 tail = self.tail,
             ),
         };
@@ -153,11 +156,16 @@ impl Guarded {
 /// The description of the guarded tool `name` on `plan`'s route, for the server named
 /// `server`; `None` for a tool that is not guarded, and for the form dialog (the description
 /// written on the tool says that one).
-pub(crate) fn description(name: &str, plan: RoutePlan, server: &str) -> Option<String> {
+pub(crate) fn description(
+    name: &str,
+    plan: RoutePlan,
+    server: &str,
+    proof: PageProof,
+) -> Option<String> {
     GUARDED
         .iter()
         .find(|tool| tool.name == name)
-        .and_then(|tool| tool.describe(plan, server))
+        .and_then(|tool| tool.describe(plan, server, proof))
 }
 
 /// Rewrites the guarded tools' descriptions in `tools` for `client`.
@@ -168,7 +176,7 @@ pub(crate) fn describe_for(tools: &mut [Tool], guard: &Guard, client: &ClientDec
             continue;
         }
         let plan = guard.route_for(client, &tool.name, ToolNeeds::AnyRoute);
-        if let Some(text) = description(&tool.name, plan, guard.server()) {
+        if let Some(text) = description(&tool.name, plan, guard.server(), guard.page_proof()) {
             tool.description = Some(Cow::Owned(text));
         }
     }
@@ -197,13 +205,13 @@ pub(crate) fn instructions(guard: &Guard, client: &ClientDeclared, enabled: &[St
         " Deleting, and publishing anything that is not private, go ahead only this way. ",
     );
     let server = guard.server();
-    text.push_str(&first.sentence(server));
+    text.push_str(&first.sentence(server, guard.page_proof()));
     for (plan, names) in rest {
         let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
         text.push_str(&format!(
             " For {}, instead: {}",
             names.join(", "),
-            plan.sentence(server)
+            plan.sentence(server, guard.page_proof())
         ));
     }
     text
@@ -247,7 +255,7 @@ mod tests {
     fn each_route_has_its_own_true_description() {
         for tool in &GUARDED {
             for plan in ALL {
-                let Some(text) = tool.describe(plan, SERVER_NAME) else {
+                let Some(text) = tool.describe(plan, SERVER_NAME, PageProof::Passkey) else {
                     assert!(
                         matches!(plan, RoutePlan::FormPushed | RoutePlan::FormInputRequired),
                         "{plan:?}"
@@ -292,10 +300,38 @@ mod tests {
     }
 
     #[test]
+    fn a_page_approved_by_login_never_speaks_of_a_passkey() {
+        for plan in ALL.into_iter().filter(|plan| plan.on_page()) {
+            for tool in &GUARDED {
+                let text = tool
+                    .describe(plan, SERVER_NAME, PageProof::Login)
+                    .expect("the page has its own words");
+                assert!(
+                    text.contains("a sign-in at their identity provider"),
+                    "{text}"
+                );
+                assert!(!text.contains("passkey"), "{text}");
+                // Positive control: the same route with passkeys names them.
+                let passkey = tool
+                    .describe(plan, SERVER_NAME, PageProof::Passkey)
+                    .expect("the page has its own words");
+                assert!(passkey.contains("with their passkey"), "{passkey}");
+            }
+            let sentence = plan.sentence(SERVER_NAME, PageProof::Login);
+            assert!(!sentence.contains("passkey"), "{sentence}");
+        }
+    }
+
+    #[test]
     fn the_switched_off_token_descriptions_are_the_recorded_ones() {
         // e2e/snapshots/tools-list-elicitation-false.json records these words.
-        let delete =
-            description("delete_gist", RoutePlan::TokenSwitchedOff, SERVER_NAME).expect("guarded");
+        let delete = description(
+            "delete_gist",
+            RoutePlan::TokenSwitchedOff,
+            SERVER_NAME,
+            PageProof::Passkey,
+        )
+        .expect("guarded");
         assert_eq!(
             delete,
             "Delete a gist with all its revisions. Takes two calls, because this server asks no person (ELICITATION=false): the first deletes nothing and returns a confirm_token with the gist's owner, visibility, file count, size, forks, likes and dates; an identical second call quoting it deletes the gist."
@@ -304,11 +340,17 @@ mod tests {
             "delete_gist_files",
             RoutePlan::TokenSwitchedOff,
             SERVER_NAME,
+            PageProof::Passkey,
         )
         .expect("guarded");
         assert!(files.ends_with("Unknown filenames are refused before any token is issued. Opengist's API clears the gist's topics on this change too."), "{files}");
         assert_eq!(
-            description("get_gist", RoutePlan::TokenSwitchedOff, SERVER_NAME),
+            description(
+                "get_gist",
+                RoutePlan::TokenSwitchedOff,
+                SERVER_NAME,
+                PageProof::Passkey
+            ),
             None
         );
     }
