@@ -25,7 +25,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::Digest as _;
 
-use super::page::{PAGE_COOKIE, decision_post};
+use super::page::{PAGE_COOKIE, decision_post, record_decision};
 use super::{Inner, MAX_PAGES, PAGE_TTL, html, now, random_token};
 use crate::http::oauth::{CodeExchange, OAuthVerifier};
 use crate::settings::Secret;
@@ -406,32 +406,12 @@ pub(crate) async fn decide(
             );
         }
     }
-    match inner
-        .records
-        .decide(&signed_in.record, approve, now())
-        .await
-    {
-        Ok(Ok(())) => {
-            inner.decided.notify_waiters();
-            tracing::info!(record = %signed_in.record, approved = approve, "approval page: decided after a login");
-            html::text(
-                StatusCode::OK,
-                if approve {
-                    "Approved. The call runs once, as shown; you may close this page."
-                } else {
-                    "Declined. Nothing will be changed; you may close this page."
-                },
-            )
-        }
-        Ok(Err(refused)) => {
-            html::text(StatusCode::GONE, format!("Nothing was decided: {refused}."))
-        }
-        Err(error) => {
-            tracing::warn!(%error, "approval page: the record store failed");
-            html::text(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "The decision could not be recorded; sign in again.",
-            )
-        }
-    }
+    record_decision(
+        &inner,
+        &signed_in.record,
+        approve,
+        "a login",
+        "sign in again",
+    )
+    .await
 }

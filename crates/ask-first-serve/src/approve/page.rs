@@ -338,10 +338,22 @@ pub(crate) async fn finish(
     {
         tracing::warn!(%error, "approval page: the passkey's counter could not be saved");
     }
-    match inner.records.decide(&record_id, approve, now()).await {
+    record_decision(&inner, &record_id, approve, "a passkey", "try again").await
+}
+
+/// Records the person's decision on `record` (proven by `proof`, for the log) and answers the
+/// page; wakes the calls waiting on it. `retry` says what to do when the store failed.
+pub(crate) async fn record_decision(
+    inner: &Inner,
+    record: &RecordId,
+    approve: bool,
+    proof: &str,
+    retry: &str,
+) -> Response {
+    match inner.records.decide(record, approve, now()).await {
         Ok(Ok(())) => {
             inner.decided.notify_waiters();
-            tracing::info!(record = %record_id, approved = approve, "approval page: decided");
+            tracing::info!(record = %record, approved = approve, proof, "approval page: decided");
             html::text(
                 StatusCode::OK,
                 if approve {
@@ -358,7 +370,7 @@ pub(crate) async fn finish(
             tracing::warn!(%error, "approval page: the record store failed");
             html::text(
                 StatusCode::SERVICE_UNAVAILABLE,
-                "The decision could not be recorded; try again.",
+                format!("The decision could not be recorded; {retry}."),
             )
         }
     }
