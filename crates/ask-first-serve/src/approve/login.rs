@@ -25,7 +25,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::Digest as _;
 
 use super::held::Held;
-use super::page::{PAGE_COOKIE, decision_post, record_decision};
+use super::page::{PAGE_COOKIE, decision_post, not_held, record_decision};
 use super::{Inner, PAGE_TTL, html, now, random_token};
 use crate::http::oauth::{CodeExchange, OAuthVerifier};
 use crate::settings::Secret;
@@ -374,13 +374,12 @@ pub(crate) async fn decide(
         Err((status, text)) => return html::text(status, text),
     };
     let token = token.as_str();
-    let signed_in = login.signed_in.take(token);
-    let Some((signed_for, signed_in)) = signed_in.filter(|(record, _)| record.to_string() == id)
-    else {
-        return html::text(
-            StatusCode::FORBIDDEN,
-            "Refused: nobody signed in for this question on this page; open the approval link and sign in.",
-        );
+    const NOBODY: &str = "Refused: nobody signed in for this question on this page; open the approval link and sign in.";
+    let (signed_for, signed_in) = match login.signed_in.take(token) {
+        Some((record, signed_in)) if record.to_string() == id => (record, signed_in),
+        // A sign-in for another question: it decides nothing here.
+        Some(_) => return html::text(StatusCode::FORBIDDEN, NOBODY),
+        None => return not_held(&inner, &id, NOBODY).await,
     };
     match inner.records.get(&signed_for, now()).await {
         Ok(Some(record))

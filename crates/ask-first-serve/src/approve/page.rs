@@ -202,10 +202,12 @@ pub(crate) async fn begin(
         record.to_string() == id
     });
     if begun != Some(true) {
-        return html::text(
-            StatusCode::FORBIDDEN,
+        return not_held(
+            &inner,
+            &id,
             "Refused: this page has expired or was used; reload it.",
-        );
+        )
+        .await;
     }
     let mut headers = HeaderMap::new();
     headers.insert(
@@ -241,10 +243,12 @@ pub(crate) async fn finish(
         },
     )) = inner.pages.take(token)
     else {
-        return html::text(
-            StatusCode::FORBIDDEN,
+        return not_held(
+            &inner,
+            &id,
             "Refused: no passkey request is open on this page (it expired, or was used); reload it.",
-        );
+        )
+        .await;
     };
     if record_id.to_string() != id {
         return html::text(
@@ -318,6 +322,25 @@ pub(crate) async fn finish(
         tracing::warn!(%error, "approval page: the passkey's counter could not be saved");
     }
     record_decision(&inner, &record_id, approve, "a passkey", "try again").await
+}
+
+/// The answer to a POST whose page (or sign-in) is not held: the question `id` was already
+/// answered or expired (its pages were forgotten then), else `refusal`.
+pub(crate) async fn not_held(inner: &Inner, id: &str, refusal: &str) -> Response {
+    let record = match RecordId::parse(id) {
+        Some(id) => inner.records.get(&id, now()).await,
+        None => Ok(None),
+    };
+    match record {
+        Ok(Some(record)) if record.state == RecordState::Pending => {
+            html::text(StatusCode::FORBIDDEN, refusal)
+        }
+        Ok(Some(_)) => html::text(
+            StatusCode::GONE,
+            "This question was already answered, or has expired.",
+        ),
+        _ => html::text(StatusCode::FORBIDDEN, refusal),
+    }
 }
 
 /// What the page says once the person approved. The page cannot tell how its link reached the
