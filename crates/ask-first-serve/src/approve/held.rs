@@ -66,10 +66,23 @@ struct Group<T> {
 }
 
 impl<T> Group<T> {
-    /// Drops what outlived `ttl`; whether anything is left of a record still open.
-    fn prune(&mut self, ttl: Duration, now: Instant) -> bool {
-        self.entries.retain(|e| now.duration_since(e.at) < ttl);
-        now < self.until && !self.entries.is_empty()
+    /// Drops what outlived `ttl` (and its key from `keys`); whether anything is left of a
+    /// record still open. When nothing is, every key of the group is gone from `keys`.
+    fn prune(&mut self, ttl: Duration, now: Instant, keys: &mut HashMap<String, RecordId>) -> bool {
+        self.entries.retain(|e| {
+            let live = now.duration_since(e.at) < ttl;
+            if !live {
+                keys.remove(&e.key);
+            }
+            live
+        });
+        let open = now < self.until && !self.entries.is_empty();
+        if !open {
+            for entry in &self.entries {
+                keys.remove(&entry.key);
+            }
+        }
+        open
     }
 }
 
@@ -82,13 +95,8 @@ struct Table<T> {
 impl<T> Table<T> {
     /// Drops every entry that outlived `ttl` and every record past its expiry.
     fn prune_all(&mut self, ttl: Duration, now: Instant) {
-        self.records.retain(|_, group| group.prune(ttl, now));
-        let records = &self.records;
-        self.keys.retain(|key, id| {
-            records
-                .get(id)
-                .is_some_and(|g| g.entries.iter().any(|e| e.key == *key))
-        });
+        let Self { records, keys } = self;
+        records.retain(|_, group| group.prune(ttl, now, keys));
     }
 
     fn of_principal(&self, principal: &str) -> usize {
@@ -146,8 +154,9 @@ impl<T> Held<T> {
         let at = Instant::now();
         let left = Duration::from_secs(record.expires_at.saturating_sub(now));
         let mut table = self.lock();
-        let open = match table.records.get_mut(&record.id) {
-            Some(group) => group.prune(self.ttl, at),
+        let Table { records, keys } = &mut *table;
+        let open = match records.get_mut(&record.id) {
+            Some(group) => group.prune(self.ttl, at, keys),
             None => false,
         };
         if open {
@@ -332,6 +341,23 @@ mod tests {
         held.insert(&open, NOW, "k2".into(), 5).expect("held");
         assert_eq!(held.update("k2", |id, v| (*id, *v)), Some((open.id, 5)));
         assert!(!held.renew(&late.id, "k2"), "renewed for another record");
+    }
+
+    #[test]
+    fn keys_of_entries_gone_are_not_kept() {
+        let held = Held::new(Duration::from_millis(30));
+        let open = record("local");
+        for n in 0..PER_RECORD {
+            held.insert(&open, NOW, key(n), 0).expect("held");
+        }
+        assert_eq!(held.lock().keys.len(), PER_RECORD);
+        std::thread::sleep(Duration::from_millis(40));
+        // Outlived: the record's slots are free again, and the old keys are gone.
+        held.insert(&open, NOW, "fresh".into(), 1)
+            .expect("room again");
+        assert_eq!(held.lock().keys.len(), 1);
+        assert_eq!(held.take("fresh"), Some((open.id, 1)));
+        assert!(held.lock().keys.is_empty() && held.lock().records.is_empty());
     }
 
     #[test]
