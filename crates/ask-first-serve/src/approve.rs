@@ -9,8 +9,8 @@
 //! the passkey says who they are). A stdio server, or one with `<PREFIX>_APPROVAL_ADDR` set,
 //! serves it on a loopback listener opened on first need (default `localhost` on a free port).
 //! A loopback listener answers only requests addressed to `localhost` on the port it bound, and
-//! expects exactly that origin of every passkey ceremony; it holds `[::1]` on that port too
-//! (see [`loopback`]), so no other local process receives the browsers its links send.
+//! expects exactly that origin of every passkey ceremony; it holds `[::1]` on that port too,
+//! so no other local process receives the browsers its links send.
 //!
 //! Its URL carries the record's unguessable id and no credential; opening it decides nothing.
 //! Every page has its own token, carried in its body and in a `SameSite=Strict` cookie, and its
