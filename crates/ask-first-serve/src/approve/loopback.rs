@@ -182,16 +182,26 @@ mod tests {
         std::net::TcpListener::bind((Ipv6Addr::LOCALHOST, 0)).is_ok()
     }
 
-    /// Every way another process could try to take `addr`: plainly, and with `SO_REUSEADDR`
-    /// and `SO_REUSEPORT` set.
+    /// Whether IPv6 sockets can be made here (`::1` itself may still be unconfigured).
+    fn has_ipv6() -> bool {
+        Socket::new(Domain::IPV6, Type::STREAM, None).is_ok()
+    }
+
+    /// Every way another process could try to take `addr`: plainly, with `SO_REUSEADDR` and
+    /// `SO_REUSEPORT` set, and (Linux) with `FREEBIND`, which binds an unconfigured address.
     fn squat_attempts(addr: SocketAddr) -> Vec<io::Result<()>> {
         let mut out = vec![std::net::TcpListener::bind(addr).map(drop)];
-        for reuse_port in [false, true] {
+        for (reuse_port, freebind) in [(false, false), (true, false), (true, true)] {
             let attempt = (|| {
                 let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
                 socket.set_reuse_address(true)?;
                 #[cfg(unix)]
                 socket.set_reuse_port(reuse_port)?;
+                #[cfg(any(target_os = "linux", target_os = "android"))]
+                if freebind {
+                    socket.set_freebind_v6(true)?;
+                }
+                let _ = freebind;
                 socket.bind(&addr.into())?;
                 socket.listen(8)
             })();
@@ -203,18 +213,25 @@ mod tests {
     #[test]
     fn both_families_are_held_on_the_port() {
         let port = bind(0).expect("a port");
-        if !has_ipv6_loopback() {
+        let v6 = SocketAddr::from((Ipv6Addr::LOCALHOST, port.port));
+        if !has_ipv6() {
+            // No IPv6 in this kernel: nobody can take `::1`; 127.0.0.1 alone serves.
             assert!(port.held.is_none());
             return;
         }
-        assert!(port.held.is_some());
-        let v6 = SocketAddr::from((Ipv6Addr::LOCALHOST, port.port));
-        for attempt in squat_attempts(v6) {
-            assert!(
-                attempt.is_err(),
-                "[::1]:{} was taken beside the page",
-                port.port
-            );
+        // Configured or not (`FREEBIND` where it is not, on Linux), `[::1]` is held.
+        if has_ipv6_loopback() || cfg!(any(target_os = "linux", target_os = "android")) {
+            assert!(port.held.is_some(), "[::1]:{} left to anyone", port.port);
+            for attempt in squat_attempts(v6) {
+                assert!(
+                    attempt.is_err(),
+                    "[::1]:{} was taken beside the page",
+                    port.port
+                );
+            }
+        }
+        if !has_ipv6_loopback() {
+            return;
         }
         // Positive control: the same attempts on a port nobody holds succeed.
         let free = std::net::TcpListener::bind((Ipv6Addr::LOCALHOST, 0)).expect("a v6 port");
@@ -259,7 +276,9 @@ mod tests {
         let server = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("a port");
         let local = server.local_addr().expect("addr");
         let held = hold_other_family(local).expect("held");
-        assert_eq!(held.is_some(), has_ipv6_loopback());
+        let holds = has_ipv6_loopback()
+            || (has_ipv6() && cfg!(any(target_os = "linux", target_os = "android")));
+        assert_eq!(held.is_some(), holds);
         // Already held: a second holder (another process) is refused.
         if held.is_some() {
             assert!(matches!(
