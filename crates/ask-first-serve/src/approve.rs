@@ -8,6 +8,9 @@
 //! gate's Host and Origin checks but not its credential check (a person opens it in a browser;
 //! the passkey says who they are). A stdio server, or one with `<PREFIX>_APPROVAL_ADDR` set,
 //! serves it on a loopback listener opened on first need (default `localhost` on a free port).
+//! A loopback listener answers only requests addressed to `localhost` on the port it bound, and
+//! expects exactly that origin of every passkey ceremony; it holds `[::1]` on that port too,
+//! so no other local process receives the browsers its links send.
 //!
 //! Its URL carries the record's unguessable id and no credential; opening it decides nothing.
 //! Every page has its own token, carried in its body and in a `SameSite=Strict` cookie, and its
@@ -19,26 +22,30 @@
 mod aaguid;
 mod ceremony;
 mod enrol;
+mod held;
 mod html;
 mod invite;
 mod login;
+mod loopback;
 mod page;
 mod passkeys;
 mod site;
+#[cfg(test)]
+mod tests;
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ask_first_core::{
     ApprovalPages, ApprovalRoute, ApprovalStore, GuardBuilder, PageProof, RecordId,
 };
 use axum::Router;
 use axum::http::HeaderMap;
+use axum::middleware;
 use axum::routing::{get, post};
 use webauthn_rp::DiscoverableAuthenticationServerState;
 
@@ -50,13 +57,12 @@ pub(crate) use login::LoginSettings;
 
 use crate::http::BrowserPages;
 use crate::settings::{AllowedHost, AllowedOrigin};
+use held::Held;
 use passkeys::PasskeyFile;
 use site::PublicBase;
 
 /// How long a page's token and its passkey ceremony stay usable.
 const PAGE_TTL: Duration = Duration::from_secs(15 * 60);
-/// The most pages open at once; past it, the oldest are forgotten.
-const MAX_PAGES: usize = 256;
 
 /// The approval settings a server reads: `<PREFIX>_APPROVAL_ROUTES`, `<PREFIX>_APPROVAL_ADDR`,
 /// `<PREFIX>_PUBLIC_URL` and `<PREFIX>_PASSKEY_AAGUIDS`.
@@ -182,11 +188,9 @@ impl ApprovalSettings {
     }
 }
 
-/// A page open in a browser: its record, when it was served, and the passkey ceremony it
+/// A page open in a browser (held under its token, for its record): the passkey ceremony it
 /// began, with the decision it is for.
 struct OpenPage {
-    record: RecordId,
-    served: Instant,
     ceremony: Option<(bool, DiscoverableAuthenticationServerState)>,
 }
 
@@ -196,10 +200,13 @@ struct Inner {
     passkeys: PasskeyFile,
     state_dir: PathBuf,
     addr: String,
-    port: tokio::sync::OnceCell<Result<u16, String>>,
+    /// The port of the page's own loopback listener, once it listens.
+    port: tokio::sync::OnceCell<u16>,
     /// Set when an HTTP server mounted the pages on its own address.
     mounted: OnceLock<PublicBase>,
-    pages: Mutex<HashMap<String, OpenPage>>,
+    /// The other loopback family's address on the pages' port, held while the pages serve.
+    other_family: Mutex<Option<socket2::Socket>>,
+    pages: Held<OpenPage>,
     invites: invite::Invites,
     aaguids: Option<AaguidList>,
     decided: tokio::sync::Notify,
@@ -209,11 +216,20 @@ struct Inner {
 
 impl Inner {
     /// The origin a request to the pages is for: the public one where mounted (the gate
-    /// checked its `Host`), else this loopback listener's, when its `Host` names it.
+    /// checked its `Host`), else this loopback listener's, when its `Host` names exactly the
+    /// port it bound.
     fn origin(&self, headers: &HeaderMap) -> Option<String> {
         match self.mounted.get() {
             Some(base) => Some(base.origin.clone()),
-            None => site::loopback_origin(headers),
+            None => site::loopback_origin(headers, *self.port.get()?),
+        }
+    }
+
+    /// Forgets every page and sign-in of `record`, decided: they can decide nothing more.
+    fn forget(&self, record: &RecordId) {
+        self.pages.forget(record);
+        if let Some(login) = self.login.get() {
+            login.forget(record);
         }
     }
 
@@ -275,7 +291,8 @@ impl ApprovalPage {
                 addr: settings.addr.clone(),
                 port: tokio::sync::OnceCell::new(),
                 mounted: OnceLock::new(),
-                pages: Mutex::new(HashMap::new()),
+                other_family: Mutex::new(None),
+                pages: Held::new(PAGE_TTL),
                 invites: invite::Invites::default(),
                 aaguids: settings.aaguids.clone(),
                 decided: tokio::sync::Notify::new(),
@@ -312,6 +329,17 @@ impl ApprovalPage {
         };
         let host = AllowedHost::parse(&authority)?;
         let origin = AllowedOrigin::parse(&base.origin)?;
+        if site::names_loopback(&base.rp) && url.port_or_known_default() == Some(local.port()) {
+            match loopback::hold_other_family(local) {
+                Ok(held) => self.hold(held),
+                Err(why) => {
+                    tracing::warn!(
+                        "the approval page is served on its own loopback listener, not on the HTTP server's address: {why}"
+                    );
+                    return None;
+                }
+            }
+        }
         tracing::info!(origin = %base.origin, "approval page served on the HTTP server's own address");
         let _ = self.inner.mounted.set(base);
         Some(BrowserPages {
@@ -327,14 +355,58 @@ impl ApprovalPage {
         let _ = self.inner.login.set(login);
     }
 
-    /// The port the page listens on, binding it on first need.
+    /// Keeps `socket` (the other loopback family's address) for as long as the pages serve.
+    fn hold(&self, socket: Option<socket2::Socket>) {
+        let mut slot = match self.inner.other_family.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        *slot = socket;
+    }
+
+    /// The port the page listens on, binding it on first need (again on the next need when
+    /// binding failed: another process may have let the port go).
     async fn port(&self) -> Result<u16, String> {
-        let inner = self.inner.clone();
+        let page = self.clone();
         self.inner
             .port
-            .get_or_init(|| async move { listen(inner).await })
+            .get_or_try_init(|| async move { page.listen().await })
             .await
-            .clone()
+            .copied()
+    }
+
+    /// Binds the page's listener and serves it in the background; its port.
+    async fn listen(&self) -> Result<u16, String> {
+        let addr = &self.inner.addr;
+        let (host, port) = addr
+            .rsplit_once(':')
+            .ok_or_else(|| format!("the approval page address `{addr}` has no port"))?;
+        let port: u16 = port
+            .parse()
+            .map_err(|_| format!("the approval page address `{addr}` has no valid port"))?;
+        // WebAuthn's relying party is `localhost`: the page is served there, on loopback only.
+        if host != site::LOOPBACK_HOST && host != "127.0.0.1" {
+            return Err(format!(
+                "the approval page must be served on localhost (its passkeys are for `localhost`), not `{host}`"
+            ));
+        }
+        let bound = loopback::bind(port).map_err(|e| format!("the approval page: {e}"))?;
+        let listener = tokio::net::TcpListener::from_std(bound.listener)
+            .map_err(|e| format!("the approval page cannot listen on {addr}: {e}"))?;
+        let port = bound.port;
+        self.hold(bound.held);
+        let router = routes(self.inner.clone())
+            .layer(middleware::from_fn_with_state(port, site::pinned_host));
+        // A request that comes before the port is recorded (no link names it yet) is refused
+        // as misdirected.
+        let serve = axum::serve(listener, router);
+        tokio::spawn(async move {
+            if let Err(error) = serve.await {
+                tracing::warn!(%error, "the approval page stopped");
+            }
+        });
+        tracing::info!(port, "approval page listening on localhost");
+        Ok(port)
     }
 }
 
@@ -352,38 +424,6 @@ fn routes(inner: Arc<Inner>) -> Router {
         .route("/enrol/{code}/begin", post(invite::begin))
         .route("/enrol/{code}/finish", post(invite::finish))
         .with_state(inner)
-}
-
-/// Binds the page's listener and serves it in the background; its port.
-async fn listen(inner: Arc<Inner>) -> Result<u16, String> {
-    let (host, port) = inner
-        .addr
-        .rsplit_once(':')
-        .ok_or_else(|| format!("the approval page address `{}` has no port", inner.addr))?;
-    let port: u16 = port.parse().map_err(|_| {
-        format!(
-            "the approval page address `{}` has no valid port",
-            inner.addr
-        )
-    })?;
-    // WebAuthn's relying party is `localhost`: the page is served there, on loopback only.
-    if host != site::LOOPBACK_HOST && host != "127.0.0.1" {
-        return Err(format!(
-            "the approval page must be served on localhost (its passkeys are for `localhost`), not `{host}`"
-        ));
-    }
-    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)))
-        .await
-        .map_err(|e| format!("the approval page cannot listen on {}: {e}", inner.addr))?;
-    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-    let router = routes(inner);
-    tokio::spawn(async move {
-        if let Err(error) = axum::serve(listener, router).await {
-            tracing::warn!(%error, "the approval page stopped");
-        }
-    });
-    tracing::info!(port, "approval page listening on localhost");
-    Ok(port)
 }
 
 impl ApprovalPages for ApprovalPage {
