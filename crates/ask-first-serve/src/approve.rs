@@ -19,6 +19,7 @@
 mod aaguid;
 mod ceremony;
 mod enrol;
+mod evidence;
 mod html;
 mod invite;
 mod login;

@@ -204,7 +204,7 @@ impl Guard {
             _ => Self::message(target),
         };
         let expires_at = now_unix().saturating_add(self.inner.state_ttl.as_secs());
-        Ok(ApprovalRecord::pending(
+        let mut record = ApprovalRecord::pending(
             principal,
             holder,
             &call.tool,
@@ -213,7 +213,9 @@ impl Guard {
             &approval.shown,
             question,
             expires_at,
-        ))
+        );
+        record.evidence = target.evidence();
+        Ok(record)
     }
 
     async fn url(&self, record: &ApprovalRecord) -> Result<String, Interruption> {
@@ -246,7 +248,7 @@ impl Guard {
             Ok(url) => url,
             Err(interruption) => return interruption,
         };
-        let message = page_message(&self.inner.server, &record.question, self.page_proof());
+        let message = page_message(&self.inner.server, record, self.page_proof());
         if via == PageVia::InputRequired {
             let state = seal::seal_nonce(
                 &self.inner.key,
@@ -283,8 +285,9 @@ impl Guard {
             "Nothing was changed yet."
         };
         let text = format!(
-            "{status}\n\nWhat this call would do:\n{question}\n\n{server} asks the person to approve this on a page that needs {proof}. Ask the person to open this link and approve; then call `{tool}` again with exactly the same arguments:\n{url}\n\nOpening the link approves nothing, and calling again before the person approved changes nothing: only the person's yes on that page lets this call run, once. The link is valid for {ttl}.",
+            "{status}\n\nWhat this call would do:\n{question}{evidence}\n\n{server} asks the person to approve this on a page that needs {proof}. Ask the person to open this link and approve; then call `{tool}` again with exactly the same arguments:\n{url}\n\nOpening the link approves nothing, and calling again before the person approved changes nothing: only the person's yes on that page lets this call run, once. The link is valid for {ttl}.",
             question = record.question,
+            evidence = evidence_text(record),
             proof = self.page_proof().theirs(),
         );
         let mut structured = serde_json::Map::new();
@@ -314,7 +317,7 @@ impl Guard {
         let url = self.url(record).await?;
         let params = ElicitRequestParams::UrlElicitationParams {
             meta: None,
-            message: page_message(&self.inner.server, &record.question, self.page_proof()),
+            message: page_message(&self.inner.server, record, self.page_proof()),
             url,
             elicitation_id: record.id.to_string(),
         };
@@ -398,11 +401,27 @@ impl Guard {
 /// The key of a pending result's `structuredContent` that holds the page's URL.
 pub const APPROVAL_URL_KEY: &str = "approval_url";
 
-/// The message a URL elicitation carries: what the page is for, then the question.
-fn page_message(server: &str, question: &str, proof: PageProof) -> String {
+/// The message a URL elicitation carries: what the page is for, the question, then the
+/// evidence the page shows below it, by name and digest.
+fn page_message(server: &str, record: &ApprovalRecord, proof: PageProof) -> String {
     format!(
-        "{server} asks you to approve this on its approval page, with {}:\n{question}",
-        proof.yours()
+        "{server} asks you to approve this on its approval page, with {}:\n{}{}",
+        proof.yours(),
+        record.question,
+        evidence_text(record),
+    )
+}
+
+/// The evidence the page shows below the question, by name, size and digest (never an
+/// excerpt), after a blank line and a sentence saying whose text it is; empty without
+/// evidence. The names stay framed and escaped, as in a question.
+fn evidence_text(record: &ApprovalRecord) -> String {
+    if record.evidence.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n\nThe page shows below it what exactly changes, supplied by the caller and not written by the server; the same names and digests must appear there:\n{}",
+        record.evidence.summary()
     )
 }
 
