@@ -339,20 +339,26 @@ impl EvidenceItem {
     /// readable. At most 2 KiB of readable text; content whose beginning is not UTF-8 is
     /// said to be binary, not shown.
     pub fn readable(name: impl AsRef<str>, content: &[u8]) -> Self {
-        Self {
-            excerpt: Some(Excerpt::of(content)),
-            ..Self::new(name, content)
-        }
+        Self::new(name, content).with_excerpt(content)
+    }
+
+    /// Adds an excerpt made from `beginning`, the first bytes of the content (all of it, or
+    /// as much as was kept: an excerpt shows at most 2 KiB of text): for content about to
+    /// become readable whose item was made with [`hashed`](Self::hashed).
+    pub fn with_excerpt(mut self, beginning: &[u8]) -> Self {
+        self.excerpt = Some(Excerpt::of(beginning, self.size));
+        self
     }
 
     /// Says that the content given was only the first part of the whole, which is `size`
     /// bytes (as when a backend answers with a cut content): the digest covers the part read,
     /// and the page says so.
     pub fn whole_size(mut self, size: u64) -> Self {
-        self.size = size.max(self.digested);
+        let size = size.max(self.digested);
         if let Some(excerpt) = &mut self.excerpt {
-            excerpt.more += self.size - self.digested;
+            excerpt.more = (excerpt.more + size).saturating_sub(self.size);
         }
+        self.size = size;
         self
     }
 
@@ -460,13 +466,14 @@ impl EvidenceItem {
 }
 
 impl Excerpt {
-    fn of(content: &[u8]) -> Self {
+    /// The excerpt of `content`, the beginning of a whole of `whole` bytes.
+    fn of(content: &[u8], whole: u64) -> Self {
         // Enough bytes for the bound even where every character is escaped; a cut there may
         // split a character, so only the bytes up to the last whole one need be UTF-8.
         let head = &content[..content.len().min(EXCERPT_BYTES * 4)];
         let text = match std::str::from_utf8(head) {
             Ok(text) => Some(text),
-            Err(error) if error.error_len().is_none() && head.len() < content.len() => {
+            Err(error) if error.error_len().is_none() && (head.len() as u64) < whole => {
                 std::str::from_utf8(&head[..error.valid_up_to()]).ok()
             }
             Err(_) => None,
@@ -474,7 +481,7 @@ impl Excerpt {
         let Some(text) = text else {
             return Self {
                 shown: Shown::Binary,
-                more: content.len() as u64,
+                more: whole,
             };
         };
         let mut shown = String::new();
@@ -496,7 +503,7 @@ impl Excerpt {
         }
         Self {
             shown: Shown::Text(shown),
-            more: (content.len() - read) as u64,
+            more: whole.saturating_sub(read as u64),
         }
     }
 
@@ -680,6 +687,12 @@ mod tests {
         let text = item.excerpt().and_then(Excerpt::text).expect("text");
         assert!(text.len() <= 2048 && text.len() > 2030, "{}", text.len());
         assert!(text.starts_with("<U+0001>é<U+0001>é"), "{text}");
+        // Made from the beginning only: the rest is counted against the whole.
+        let sha: [u8; 32] = Sha256::digest(long.as_bytes()).into();
+        let item = EvidenceItem::hashed("long", 5000, &sha).with_excerpt(&long.as_bytes()[..100]);
+        assert_eq!(item.excerpt().map(Excerpt::more), Some(4900));
+        let cut = EvidenceItem::readable("cut", b"abc").whole_size(10);
+        assert_eq!(cut.excerpt().map(Excerpt::more), Some(7));
         // Not UTF-8: said to be binary, nothing shown.
         let binary = EvidenceItem::readable("b", &[0xff, 0, 1, 2]);
         assert!(binary.excerpt().is_some_and(Excerpt::is_binary));
