@@ -535,9 +535,9 @@ impl Excerpt {
 /// What an `evidence = "method()"` of `#[derive(Target)]` may return: only [`Evidence`], so
 /// that a method returning anything else is refused with the fix.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not evidence: the method named by `#[target(evidence = \"...\")]` must return `ask_first::Evidence`",
+    message = "`{Self}` is not evidence: the method named by `#[target(evidence = \"...\")]` must return `ask_first::fact::Evidence`",
     label = "the target's evidence method returns `{Self}`",
-    note = "write `fn name(&self) -> ask_first::Evidence`, building it with `Evidence::new().group(\"Heading\", items)`"
+    note = "write `fn name(&self) -> ask_first::fact::Evidence`, built with `Evidence::new().group(\"Heading\", items)` from `ask_first::fact::EvidenceItem`s"
 )]
 pub trait IntoEvidence {
     /// The evidence.
