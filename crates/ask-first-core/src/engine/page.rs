@@ -441,3 +441,53 @@ pub(super) fn store_failed(error: crate::approval_record::RecordStoreError) -> I
         ),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::{Evidence, EvidenceItem};
+    use crate::target::Fingerprint;
+
+    crate::wording!(struct Ask = "This will delete 1 file(s) (10 bytes).";);
+
+    fn record(evidence: Evidence) -> ApprovalRecord {
+        let fp = Fingerprint::of_question(&crate::question::Question::new::<Ask>([]));
+        let mut record = ApprovalRecord::pending(
+            "local",
+            "local",
+            "delete",
+            "op",
+            &fp,
+            &fp,
+            "This will delete 1 file(s) (10 bytes).".into(),
+            9,
+        );
+        record.evidence = evidence;
+        record
+    }
+
+    #[test]
+    fn the_url_elicitation_names_the_evidence_by_name_and_digest() {
+        let gone = |name: &str| {
+            Evidence::new().group(
+                "Files deleted",
+                [EvidenceItem::readable(name, b"0123456789")],
+            )
+        };
+        let scratch = page_message("og", &record(gone("scratch.txt")), PageProof::Passkey);
+        let keep = page_message("og", &record(gone("keep.txt")), PageProof::Passkey);
+        assert_ne!(scratch, keep);
+        assert!(
+            scratch.contains("not written by the server; the same names and digests must appear there:\nFiles deleted:\n- «scratch.txt»: 10 bytes, SHA-256 "),
+            "{scratch}"
+        );
+        // Never an excerpt: content stays on the page.
+        assert!(!scratch.contains("0123456789"), "{scratch}");
+        // Positive control: without evidence the message is the question alone, as before.
+        let bare = page_message("og", &record(Evidence::new()), PageProof::Passkey);
+        assert!(
+            bare.ends_with(":\nThis will delete 1 file(s) (10 bytes)."),
+            "{bare}"
+        );
+    }
+}

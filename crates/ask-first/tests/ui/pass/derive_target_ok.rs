@@ -35,7 +35,10 @@ impl MoveFiles {
     }
 
     fn moved(&self) -> Evidence {
-        let items = self.files.iter().map(|f| EvidenceItem::new(f.as_str(), b""));
+        let items = self
+            .files
+            .iter()
+            .map(|f| EvidenceItem::new(f.as_str(), b""));
         Evidence::new().group("Files moved", items)
     }
 }
