@@ -172,7 +172,7 @@ async def test_a_public_create_shows_the_content_it_publishes(opengist_env, laun
         "OPENGIST_MCP_STATE_DIR": str(state),
         "OPENGIST_MCP_VERIFIED_TOOLS": "create_gist",
     }
-    story, secret = "shopping: milk, eggs\n", "AKIA-0123456789-KEY\n"
+    story, secret = "shopping: milk, eggs\n", "AKIA-0123456789-KEYS\n"
     assert len(story) == len(secret)
     server = launcher.stdio(opengist_mcp_binary, env=env)
     call = lambda text: {"title": title, "visibility": "public", "files": [{"filename": "notes.txt", "content": text}]}  # noqa: E731

@@ -13,13 +13,18 @@ use super::html::escape;
 /// names and contents are.
 const BUDGET: usize = 24 * 1024;
 
-/// The evidence section, or nothing without evidence.
-pub(crate) fn section(evidence: &Evidence) -> String {
+/// The section's own style: a page without evidence carries none of it.
+const STYLE: &str = "#evidence{border-left:4px solid #c60;padding-left:1em}code.name{border:1px solid #999;padding:0 .2em;word-break:break-all}";
+
+/// The evidence section (its style allowed by the page's `nonce`), or nothing without
+/// evidence.
+pub(crate) fn section(evidence: &Evidence, nonce: &str) -> String {
     if evidence.is_empty() {
         return String::new();
     }
-    let mut out = String::from(
-        "<section id=\"evidence\"><h2>What exactly changes</h2><p><strong>Supplied by the caller \u{2014} not written by this server.</strong> The names and contents below are data written by someone else; check that they are what you expect to approve.</p>",
+    let mut out = format!(
+        "<section id=\"evidence\"><style nonce=\"{}\">{STYLE}</style><h2>What exactly changes</h2><p><strong>Supplied by the caller \u{2014} not written by this server.</strong> The names and contents below are data written by someone else; check that they are what you expect to approve.</p>",
+        escape(nonce)
     );
     let mut left_out = 0usize;
     for group in evidence.groups() {
@@ -109,6 +114,10 @@ mod tests {
 
     use super::*;
 
+    fn section_of(evidence: &Evidence) -> String {
+        section(evidence, "N")
+    }
+
     fn delete(gone: &str, stays: &str) -> Evidence {
         Evidence::new()
             .group("Files deleted", [EvidenceItem::new(gone, b"0123456789")])
@@ -124,7 +133,7 @@ mod tests {
                 b"</pre><script>alert(2)</script>&amp; \"q\" 'a'",
             )],
         );
-        let html = section(&evidence);
+        let html = section_of(&evidence);
         assert!(!html.contains("<script"), "{html}");
         assert!(html.contains("&lt;/pre&gt;&lt;script&gt;alert(2)&lt;/script&gt;&amp;amp;"));
         // The name is framed and escaped before it is HTML-escaped.
@@ -134,14 +143,15 @@ mod tests {
         );
         assert!(html.contains("Supplied by the caller \u{2014} not written by this server."));
         // Positive control: the same page without the hostile bytes shows them as they are.
-        let plain = section(&Evidence::new().group("F", [EvidenceItem::readable("a.txt", b"hi")]));
+        let plain =
+            section_of(&Evidence::new().group("F", [EvidenceItem::readable("a.txt", b"hi")]));
         assert!(plain.contains("<pre class=\"excerpt\">hi</pre>"), "{plain}");
     }
 
     #[test]
     fn look_alike_operations_render_apart() {
-        let scratch = section(&delete("scratch.txt", "keep.txt"));
-        let keep = section(&delete("keep.txt", "scratch.txt"));
+        let scratch = section_of(&delete("scratch.txt", "keep.txt"));
+        let keep = section_of(&delete("keep.txt", "scratch.txt"));
         assert_ne!(scratch, keep);
         let deleted = |html: &str| {
             let start = html.find("<h3>Files deleted</h3>").expect("group");
@@ -150,7 +160,7 @@ mod tests {
         };
         assert!(deleted(&scratch).contains("«scratch.txt»") && !deleted(&scratch).contains("keep"));
         assert!(deleted(&keep).contains("«keep.txt»") && !deleted(&keep).contains("scratch"));
-        assert_eq!(section(&Evidence::new()), "");
+        assert_eq!(section_of(&Evidence::new()), "");
     }
 
     #[test]
@@ -159,7 +169,7 @@ mod tests {
             Configured::fixed("https://gist.example.org"),
             [Id::new("alice").expect("id"), Id::new("3f2a").expect("id")],
         );
-        let html = section(&delete("a", "b").with_link(link));
+        let html = section_of(&delete("a", "b").with_link(link));
         assert!(
             html.contains(
                 "<a href=\"https://gist.example.org/alice/3f2a\" rel=\"noopener noreferrer\""
@@ -170,7 +180,7 @@ mod tests {
             Configured::fixed("javascript:alert(1)//"),
             [Id::new("x").expect("id")],
         );
-        let html = section(&delete("a", "b").with_link(other));
+        let html = section_of(&delete("a", "b").with_link(other));
         assert!(!html.contains("<a "), "{html}");
         assert!(
             html.contains("<code>javascript:alert(1)/x</code>"),
@@ -186,7 +196,7 @@ mod tests {
             .map(|i| EvidenceItem::readable(format!("{i}{name}"), content.as_bytes()))
             .collect();
         let evidence = Evidence::new().group("Files", items);
-        let html = section(&evidence);
+        let html = section_of(&evidence);
         assert!(html.len() <= BUDGET + 1024, "{}", html.len());
         assert!(
             html.contains("more item(s) not shown on this page"),
@@ -199,7 +209,7 @@ mod tests {
                 || html.contains("not shown on this page")
         );
         let binary =
-            section(&Evidence::new().group("F", [EvidenceItem::readable("b", &[0xff, 0])]));
+            section_of(&Evidence::new().group("F", [EvidenceItem::readable("b", &[0xff, 0])]));
         assert!(
             binary.contains("(not text: its content is not shown)"),
             "{binary}"

@@ -36,7 +36,7 @@ const c=await navigator.credentials.create({publicKey:PublicKeyCredential.parseC
 out.textContent=await post('/finish',{token:d.token,credential:c.toJSON()});out.dataset.state='done'}
 catch(e){out.textContent='Not enrolled: '+e.message;out.dataset.state='refused'}});"#;
 
-const STYLE: &str = "body{font:16px system-ui,sans-serif;max-width:44em;margin:2em auto;padding:0 1em}pre{white-space:pre-wrap;border:1px solid #999;padding:1em;background:#f6f6f6}button{font-size:1em;margin-right:1em;padding:.5em 1.5em}#evidence{border-left:4px solid #c60;padding-left:1em}code.name{border:1px solid #999;padding:0 .2em;word-break:break-all}";
+const STYLE: &str = "body{font:16px system-ui,sans-serif;max-width:44em;margin:2em auto;padding:0 1em}pre{white-space:pre-wrap;border:1px solid #999;padding:1em;background:#f6f6f6}button{font-size:1em;margin-right:1em;padding:.5em 1.5em}";
 
 /// Escapes text for an HTML element's content or a quoted attribute.
 pub(crate) fn escape(text: &str) -> String {
@@ -106,7 +106,7 @@ pub(crate) fn approval_page(
         server = escape(server),
         tool = escape(tool),
         question = escape(question),
-        evidence = super::evidence::section(evidence),
+        evidence = super::evidence::section(evidence, nonce),
     );
     document(
         &format!("{server}: approve?"),
@@ -133,7 +133,7 @@ pub(crate) fn signed_in_page(
         tool = escape(tool),
         question = escape(question),
         record = escape(record),
-        evidence = super::evidence::section(evidence),
+        evidence = super::evidence::section(evidence, nonce),
     );
     document(
         &format!("{server}: approve?"),
