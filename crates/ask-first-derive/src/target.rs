@@ -392,7 +392,7 @@ fn check_operation(literal: &LitStr) -> syn::Result<()> {
 fn evidence_method(literal: &LitStr) -> syn::Result<Ident> {
     let value = literal.value();
     let bare = value.trim().strip_suffix("()").map(str::trim);
-    match bare.map(|bare| syn::parse_str::<Ident>(bare)) {
+    match bare.map(syn::parse_str::<Ident>) {
         Some(Ok(method)) => Ok(Ident::new(&method.to_string(), literal.span())),
         _ => Err(syn::Error::new(
             literal.span(),
