@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+import urllib.request
 
 import anyio
 import pytest
@@ -133,6 +134,9 @@ async def test_look_alike_file_deletes_show_which_file_goes(opengist_env, launch
                 "link": await anyio.to_thread.run_sync(browser.evaluate, "document.querySelector('#evidence a').href"),
             }
         one, two = pages[scratch_url], pages[keep_url]
+        with urllib.request.urlopen(scratch_url, timeout=10) as answer:
+            size = len(answer.read())
+        assert size <= 30 * 1024, size
         # One question, word for word, naming no file; two pages a person tells apart.
         assert one["question"] == two["question"] and "scratch" not in one["question"], one
         assert one["evidence"] != two["evidence"]
