@@ -14,6 +14,7 @@ use std::pin::Pin;
 use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
 use rand::RngCore;
 
+use crate::evidence::Evidence;
 use crate::target::Fingerprint;
 
 /// The unguessable name of one record: 16 random bytes, written as 22 base64url characters.
@@ -118,6 +119,9 @@ pub struct ApprovalRecord {
     pub shown: String,
     /// The question exactly as the form dialog shows it.
     pub question: String,
+    /// What exactly the call changes, shown on the page below the question
+    /// ([`Target::evidence`](crate::Target::evidence)); empty for a target that gives none.
+    pub evidence: Evidence,
     /// The route it was put on (`page` or `ciba`).
     pub route: String,
     /// On the `ciba` route: the identity provider's `auth_req_id`, polled on the retry.
@@ -153,6 +157,7 @@ impl ApprovalRecord {
             target: target.to_string(),
             shown: shown.to_string(),
             question,
+            evidence: Evidence::new(),
             route: "page".to_owned(),
             auth_req_id: None,
             binding_code: None,
@@ -178,7 +183,7 @@ impl ApprovalRecord {
 
     /// The record as one JSON object (what the durable stores keep).
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut json = serde_json::json!({
             "id": self.id.to_string(),
             "principal": self.principal,
             "holder": self.holder,
@@ -192,13 +197,21 @@ impl ApprovalRecord {
             "binding_code": self.binding_code,
             "expires_at": self.expires_at,
             "state": self.state.as_str(),
-        })
+        });
+        if !self.evidence.is_empty() {
+            json["evidence"] = self.evidence.to_json();
+        }
+        json
     }
 
     /// Reads a record written by [`to_json`](Self::to_json); `None` if any field is missing or
-    /// of the wrong kind.
+    /// of the wrong kind. A record written without evidence reads with none.
     pub fn from_json(value: &serde_json::Value) -> Option<Self> {
         let text = |key: &str| value.get(key)?.as_str().map(str::to_owned);
+        let evidence = match value.get("evidence") {
+            None => Evidence::new(),
+            Some(evidence) => Evidence::from_json(evidence)?,
+        };
         Some(Self {
             id: RecordId::parse(value.get("id")?.as_str()?)?,
             principal: text("principal")?,
@@ -208,6 +221,7 @@ impl ApprovalRecord {
             target: text("target")?,
             shown: text("shown")?,
             question: text("question")?,
+            evidence,
             route: text("route")?,
             auth_req_id: text("auth_req_id"),
             binding_code: text("binding_code"),
@@ -335,5 +349,46 @@ mod tests {
         let mut broken = record.to_json();
         broken["state"] = "maybe".into();
         assert_eq!(ApprovalRecord::from_json(&broken), None);
+    }
+
+    #[test]
+    fn evidence_round_trips_and_old_records_read_without_it() {
+        use crate::evidence::{Evidence, EvidenceItem};
+        let fp = Fingerprint::of_question(&crate::question::Question::new::<Q>([]));
+        let mut record =
+            ApprovalRecord::pending("local", "local", "t", "op", &fp, &fp, "Q".into(), 9);
+        // Without evidence nothing is written: a record reads as it did before.
+        assert!(record.to_json().get("evidence").is_none());
+        record.evidence = Evidence::new()
+            .group(
+                "Files deleted",
+                [EvidenceItem::new("</pre><script>", b"x\n")],
+            )
+            .group(
+                "Files that become readable",
+                [
+                    EvidenceItem::readable("a.txt", "line\r\nnext\u{202E}".as_bytes()),
+                    EvidenceItem::readable("b.bin", &[0xff, 0xfe, 0]),
+                ],
+            );
+        let json = record.to_json();
+        assert!(json.get("evidence").is_some());
+        assert_eq!(ApprovalRecord::from_json(&json), Some(record.clone()));
+        // Through text, as the file and Redis stores keep it.
+        let text = json.to_string();
+        let read: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        assert_eq!(ApprovalRecord::from_json(&read), Some(record.clone()));
+        // An old record (no `evidence` key) reads with none; a damaged one does not read.
+        let mut old = json.clone();
+        old.as_object_mut().expect("object").remove("evidence");
+        assert!(
+            ApprovalRecord::from_json(&old)
+                .expect("reads")
+                .evidence
+                .is_empty()
+        );
+        let mut damaged = json;
+        damaged["evidence"]["groups"][0]["items"][0]["size"] = "ten".into();
+        assert_eq!(ApprovalRecord::from_json(&damaged), None);
     }
 }

@@ -733,6 +733,25 @@ mod tests {
         std::fs::remove_dir_all(&dir).expect("cleaned up");
     }
 
+    #[test]
+    fn a_record_keeps_its_evidence_on_disk() {
+        use crate::evidence::{Evidence, EvidenceItem};
+        let dir = state_dir();
+        let now = crate::clock::now_unix();
+        let (a, _) = fingerprints();
+        let mut record = about(&a, now + 900);
+        record.evidence = Evidence::new().group(
+            "Files deleted",
+            [EvidenceItem::new("</pre><script>", b"0123456789")],
+        );
+        let store = FileApprovalStore::open(&dir, "STATE_DIR").expect("opens");
+        block(store.create(&record));
+        drop(store);
+        let reopened = FileApprovalStore::open(&dir, "STATE_DIR").expect("reopens");
+        assert_eq!(block(reopened.get(&record.id, now)), Some(record));
+        std::fs::remove_dir_all(&dir).expect("cleaned up");
+    }
+
     fn store_path_has(store: &FileApprovalStore, id: &RecordId, ext: &str) -> bool {
         store.file(id, ext).exists()
     }

@@ -48,6 +48,7 @@ mod call;
 mod clock;
 mod dialog;
 mod engine;
+mod evidence;
 mod identity;
 mod nonce;
 mod nonce_file;
@@ -88,6 +89,7 @@ pub use engine::{
     AUTHORIZATION_DETAILS_TYPE, AlteredState, Backchannel, BackchannelFuture, BackchannelPoll,
     BackchannelStarted, token_reply,
 };
+pub use evidence::{Evidence, EvidenceGroup, EvidenceItem, Excerpt};
 pub use identity::Identity;
 pub use nonce::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
 pub use nonce_file::{FileNonceStore, FileNonceStoreError, SPENT_LOG_FILE};
@@ -109,9 +111,10 @@ pub mod __private {
     pub use rmcp;
 
     pub use crate::audit::{AuditSlot, AuditTicket};
+    pub use crate::evidence::IntoEvidence;
     pub use crate::{
-        BindValue, Binding, Fact, Guard, GuardCall, HasGuard, InputError, Interruption, Question,
-        Resolve, Target, ToFact, Wording,
+        BindValue, Binding, Evidence, Fact, Guard, GuardCall, HasGuard, InputError, Interruption,
+        Question, Resolve, Target, ToFact, Wording,
     };
 
     /// Where the guard leaves the call's audit ticket once it is cleared.

@@ -234,8 +234,8 @@ ask_first_core::wording! {
 #[ignore = "needs redis-server: scripts/replica-env install; run with --ignored"]
 async fn an_approval_record_is_decided_once_and_spent_once_across_replicas() {
     use ask_first_core::{
-        ApprovalRecord, ApprovalStore, DecideRefused, Fact, Fingerprint, Id, Question, RecordId,
-        RecordState,
+        ApprovalRecord, ApprovalStore, DecideRefused, Evidence, EvidenceItem, Fact, Fingerprint,
+        Id, Question, RecordId, RecordState,
     };
     let redis = Redis::start(None);
     let stores: Vec<Arc<RedisNonceStore>> = (0..3)
@@ -256,6 +256,13 @@ async fn an_approval_record_is_decided_once_and_spent_once_across_replicas() {
         target: a.to_string(),
         shown: a.to_string(),
         question: "Delete note n1?".to_owned(),
+        evidence: Evidence::new().group(
+            "Note deleted",
+            [EvidenceItem::readable(
+                "n1",
+                "first note\n</pre>".as_bytes(),
+            )],
+        ),
         route: "page".to_owned(),
         auth_req_id: None,
         binding_code: None,
@@ -263,6 +270,9 @@ async fn an_approval_record_is_decided_once_and_spent_once_across_replicas() {
         state: RecordState::Pending,
     };
     stores[0].create(&record).await.expect("created");
+    // Another replica reads it whole, its evidence included.
+    let read = stores[2].get(&record.id, now()).await.expect("read");
+    assert_eq!(read.as_ref(), Some(&record));
     // Another replica finds it, for exactly this call only, and it is pending.
     let found = stores[1]
         .find_open("token:alice", "delete_note", &a, &a, now())

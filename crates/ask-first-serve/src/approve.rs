@@ -22,6 +22,7 @@
 mod aaguid;
 mod ceremony;
 mod enrol;
+mod evidence;
 mod held;
 mod html;
 mod invite;

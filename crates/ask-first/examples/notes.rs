@@ -11,7 +11,10 @@
 //! tool's input schema, and the guard reads it from the call.
 //!
 //! The questions carry server-side facts only (the id and a byte count), never a note's text:
-//! text planted in a note is exactly where an instruction to approve would sit.
+//! text planted in a note is exactly where an instruction to approve would sit. The approval
+//! page shows a shared write's text below the question as evidence (`WriteNote::readable`),
+//! framed as the caller's, so two texts of one length never read alike there; the result that
+//! carries the page's link names its digest.
 //!
 //! Run it:
 //! - `cargo run --example notes`: stdio (nothing but protocol on stdout; logs on stderr).

@@ -204,7 +204,7 @@ impl Guard {
             _ => Self::message(target),
         };
         let expires_at = now_unix().saturating_add(self.inner.state_ttl.as_secs());
-        Ok(ApprovalRecord::pending(
+        let mut record = ApprovalRecord::pending(
             principal,
             holder,
             &call.tool,
@@ -213,7 +213,9 @@ impl Guard {
             &approval.shown,
             question,
             expires_at,
-        ))
+        );
+        record.evidence = target.evidence();
+        Ok(record)
     }
 
     async fn url(&self, record: &ApprovalRecord) -> Result<String, Interruption> {
@@ -246,7 +248,7 @@ impl Guard {
             Ok(url) => url,
             Err(interruption) => return interruption,
         };
-        let message = page_message(&self.inner.server, &record.question, self.page_proof());
+        let message = page_message(&self.inner.server, record, self.page_proof());
         if via == PageVia::InputRequired {
             let state = seal::seal_nonce(
                 &self.inner.key,
@@ -283,8 +285,9 @@ impl Guard {
             "Nothing was changed yet."
         };
         let text = format!(
-            "{status}\n\nWhat this call would do:\n{question}\n\n{server} asks the person to approve this on a page that needs {proof}. Ask the person to open this link and approve; then call `{tool}` again with exactly the same arguments:\n{url}\n\nOpening the link approves nothing, and calling again before the person approved changes nothing: only the person's yes on that page lets this call run, once. The link is valid for {ttl}.",
+            "{status}\n\nWhat this call would do:\n{question}{evidence}\n\n{server} asks the person to approve this on a page that needs {proof}. Ask the person to open this link and approve; then call `{tool}` again with exactly the same arguments:\n{url}\n\nOpening the link approves nothing, and calling again before the person approved changes nothing: only the person's yes on that page lets this call run, once. The link is valid for {ttl}.",
             question = record.question,
+            evidence = evidence_text(record),
             proof = self.page_proof().theirs(),
         );
         let mut structured = serde_json::Map::new();
@@ -314,7 +317,7 @@ impl Guard {
         let url = self.url(record).await?;
         let params = ElicitRequestParams::UrlElicitationParams {
             meta: None,
-            message: page_message(&self.inner.server, &record.question, self.page_proof()),
+            message: page_message(&self.inner.server, record, self.page_proof()),
             url,
             elicitation_id: record.id.to_string(),
         };
@@ -398,11 +401,27 @@ impl Guard {
 /// The key of a pending result's `structuredContent` that holds the page's URL.
 pub const APPROVAL_URL_KEY: &str = "approval_url";
 
-/// The message a URL elicitation carries: what the page is for, then the question.
-fn page_message(server: &str, question: &str, proof: PageProof) -> String {
+/// The message a URL elicitation carries: what the page is for, the question, then the
+/// evidence the page shows below it, by name and digest.
+fn page_message(server: &str, record: &ApprovalRecord, proof: PageProof) -> String {
     format!(
-        "{server} asks you to approve this on its approval page, with {}:\n{question}",
-        proof.yours()
+        "{server} asks you to approve this on its approval page, with {}:\n{}{}",
+        proof.yours(),
+        record.question,
+        evidence_text(record),
+    )
+}
+
+/// The evidence the page shows below the question, by name, size and digest (never an
+/// excerpt), after a blank line and a sentence saying whose text it is; empty without
+/// evidence. The names stay framed and escaped, as in a question.
+fn evidence_text(record: &ApprovalRecord) -> String {
+    if record.evidence.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n\nThe page shows below it what exactly changes, supplied by the caller and not written by the server; the same names and digests must appear there:\n{}",
+        record.evidence.summary()
     )
 }
 
@@ -421,4 +440,54 @@ pub(super) fn store_failed(error: crate::approval_record::RecordStoreError) -> I
             "Nothing was changed: the approval could not be checked, because {error}. Once the store answers again, repeat the call."
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::{Evidence, EvidenceItem};
+    use crate::target::Fingerprint;
+
+    crate::wording!(struct Ask = "This will delete 1 file(s) (10 bytes).";);
+
+    fn record(evidence: Evidence) -> ApprovalRecord {
+        let fp = Fingerprint::of_question(&crate::question::Question::new::<Ask>([]));
+        let mut record = ApprovalRecord::pending(
+            "local",
+            "local",
+            "delete",
+            "op",
+            &fp,
+            &fp,
+            "This will delete 1 file(s) (10 bytes).".into(),
+            9,
+        );
+        record.evidence = evidence;
+        record
+    }
+
+    #[test]
+    fn the_url_elicitation_names_the_evidence_by_name_and_digest() {
+        let gone = |name: &str| {
+            Evidence::new().group(
+                "Files deleted",
+                [EvidenceItem::readable(name, b"0123456789")],
+            )
+        };
+        let scratch = page_message("og", &record(gone("scratch.txt")), PageProof::Passkey);
+        let keep = page_message("og", &record(gone("keep.txt")), PageProof::Passkey);
+        assert_ne!(scratch, keep);
+        assert!(
+            scratch.contains("not written by the server; the same names and digests must appear there:\nFiles deleted:\n- «scratch.txt»: 10 bytes, SHA-256 "),
+            "{scratch}"
+        );
+        // Never an excerpt: content stays on the page.
+        assert!(!scratch.contains("0123456789"), "{scratch}");
+        // Positive control: without evidence the message is the question alone, as before.
+        let bare = page_message("og", &record(Evidence::new()), PageProof::Passkey);
+        assert!(
+            bare.ends_with(":\nThis will delete 1 file(s) (10 bytes)."),
+            "{bare}"
+        );
+    }
 }

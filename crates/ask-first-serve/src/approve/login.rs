@@ -342,7 +342,7 @@ pub(crate) async fn callback(
     let page = html::signed_in_page(
         &inner.server,
         &record.tool,
-        &record.question,
+        (&record.question, &record.evidence),
         &record.id.to_string(),
         &nonce,
         &token,

@@ -97,7 +97,7 @@ pub(crate) async fn show(
     let page = html::approval_page(
         &inner.server,
         &record.tool,
-        &record.question,
+        (&record.question, &record.evidence),
         &nonce,
         &token,
         &ways,
