@@ -147,7 +147,9 @@ async fn serve(config: Config) -> ExitCode {
         eprintln!(
             "{SERVER_NAME}: serving a team (OPENGIST_MCP_HTTP_AUTH=opengist): each HTTP client \
              sends its own Opengist access token as the bearer (Authorization: Bearer <token>), \
-             checked with Opengist, and acts as that Opengist account; OPENGIST_TOKEN is not used"
+             checked with Opengist, and acts as that Opengist account, its own principal \
+             (opengist:<username>#<id>, what `passkeys add --principal` names); OPENGIST_TOKEN \
+             is not used"
         );
     }
     let team = team.map(|team| -> std::sync::Arc<dyn opengist_mcp::http::Authenticate> { team });
