@@ -236,6 +236,15 @@ pub const SETTINGS: &[Setting] = &[
         about: "Comma-separated AAGUIDs (UUIDs) of the authenticators opengist-mcp passkeys add may enrol; any other is refused with its AAGUID named. The AAGUID is what the authenticator reports (not verified by an attestation certificate). passkeys add prints each enrolled passkey's AAGUID, and passkeys.json keeps it. Default: any authenticator.",
     },
     Setting {
+        var: "OPENGIST_MCP_APPROVAL_WAIT_SECS",
+        shown_default: "`100`",
+        flag: None,
+        default: Some("100"),
+        secret: false,
+        required: false,
+        about: "How long a call shown the approval page by a URL elicitation (a 2025-11-25 client that declares it) waits for the person's decision, 1 to 3600 seconds, before answering approval_pending with the link (nothing changed). The approval stays pending: an identical retry runs at once if the person approved meanwhile, else waits again. Default: 100, below clients' usual 120-second request timeout.",
+    },
+    Setting {
         var: "OPENGIST_MCP_CIBA_CLIENT_ID",
         shown_default: "none",
         flag: None,
