@@ -5,11 +5,14 @@
 //! It never prints a token or a secret: `OPENGIST_TOKEN` is always the placeholder
 //! `TOKEN_PLACEHOLDER` and the bearer secret `SECRET_PLACEHOLDER`, whatever the environment
 //! holds, so the output can be pasted into a chat or an issue. The instance URL is the
-//! configured one when `OPENGIST_URL` is set (it is no secret), else `URL_PLACEHOLDER`. The
-//! settings that change what the server offers (read-only mode, the tool lists, the dialog
-//! switch) are carried into a stdio configuration's environment, never dropped; an HTTP client
-//! cannot set them (the running server has its own), so they are refused there. Which clients
-//! show the approval dialog and which get the two-call token is in `docs/CLIENTS.md`.
+//! configured one when `OPENGIST_URL` is set (it is no secret), else `URL_PLACEHOLDER`. Every
+//! other setting given is carried into a stdio configuration's environment ([`GivenSettings`]):
+//! with its value, or, a secret, as a placeholder (`<OPENGIST_MCP_SEAL_KEY>`) the note on
+//! stderr names; what applies only to an HTTP server is left out, and the note says so. An
+//! HTTP client cannot set the settings that change what the server offers (read-only mode, the
+//! tool lists, the dialog switch): the running server has its own, so they are refused there,
+//! and any other setting given is named as left out. Which clients show the approval dialog
+//! and which get the two-call token is in `docs/CLIENTS.md`.
 //!
 //! Each client's HTTP form, from its documentation: Claude Code `claude mcp add --transport
 //! http NAME URL --header ...`; VS Code `servers.NAME` with `type: http`, `url`, `headers`;
@@ -19,6 +22,10 @@
 //! or none), never from `claude_desktop_config.json`.
 
 use std::path::Path;
+
+mod given;
+
+pub use given::{GivenSettings, secret_placeholder};
 
 /// What stands for the token in every configuration printed.
 pub(crate) const TOKEN_PLACEHOLDER: &str = "og_...";
@@ -81,7 +88,7 @@ fn stdio_env(url: &str, extra: &[(&'static str, String)]) -> Vec<(&'static str, 
 }
 
 /// The configuration for `client`, starting `binary`, against `url` (or the placeholder),
-/// with the variables `extra` too ([`carried_settings`]): the command or the file's content,
+/// with the variables `extra` too ([`GivenSettings::vars`]): the command or the file's content,
 /// ready to paste. Where it goes is [`note`]'s to say (on stderr, since JSON has no
 /// comments).
 pub fn render(
@@ -128,10 +135,10 @@ pub fn render(
     }
 }
 
-/// The settings of this process that change what the server offers and that a stdio
-/// configuration must carry so the client starts the same server: read-only mode, the tool
-/// lists, and the dialog switch when it is off.
-pub fn carried_settings(config: &crate::config::Config) -> Vec<(&'static str, String)> {
+/// The settings of this process that change what the server offers (read-only mode, the tool
+/// lists, the dialog switch when it is off), which an HTTP client's configuration cannot carry:
+/// `client-config --http` refuses them.
+pub fn offer_changing_settings(config: &crate::config::Config) -> Vec<(&'static str, String)> {
     let mut vars = Vec::new();
     if config.read_only {
         vars.push(("OPENGIST_READ_ONLY", "true".to_owned()));
