@@ -43,7 +43,11 @@ fn main() -> ExitCode {
     // that configuration starts (it says them itself); what it carries, leaves out or cannot
     // read (a misspelt setting) its own note says.
     if !matches!(args.command, Some(Command::ClientConfig { .. })) {
-        for warning in &loaded.warnings {
+        for warning in loaded
+            .warnings
+            .iter()
+            .chain(&loaded.config.unknown_settings)
+        {
             tracing::warn!("{warning}");
         }
     }
