@@ -55,10 +55,11 @@ def as_launched(client: str, text: str) -> tuple[str, list[str], dict[str, str]]
         entry = tomllib.loads(text)["mcp_servers"]["opengist"]
         return entry["command"], entry.get("args", []), entry["env"]
     words = shlex.split(text)
-    assert words[:4] == ["claude", "mcp", "add", "opengist"], words
+    # `--scope user`: registered for all the user's projects, not the current directory only.
+    assert words[:6] == ["claude", "mcp", "add", "--scope", "user", "opengist"], words
     split = words.index("--")
     env = {}
-    options = words[4:split]
+    options = words[6:split]
     for flag, value in zip(options[::2], options[1::2], strict=True):
         assert flag == "--env", options
         key, _, val = value.partition("=")
@@ -134,11 +135,11 @@ def as_reached(client: str, text: str) -> tuple[str, str | None]:
         assert "bearer_token" not in entry, entry  # Codex refuses an inline token
         return entry["url"], "env:" + entry["bearer_token_env_var"]
     words = shlex.split(text)
-    assert words[:6] == ["claude", "mcp", "add", "--transport", "http", "opengist"], words
-    assert words[7] == "--header", words
-    name, _, value = words[8].partition(": ")
+    assert words[:8] == ["claude", "mcp", "add", "--scope", "user", "--transport", "http", "opengist"], words
+    assert words[9] == "--header", words
+    name, _, value = words[10].partition(": ")
     assert name == "Authorization", words
-    return words[6], value
+    return words[8], value
 
 
 @pytest.mark.parametrize("client", HTTP_CLIENTS)

@@ -14,8 +14,9 @@
 //! and any other setting given is named as left out. Which clients show the approval dialog
 //! and which get the two-call token is in `docs/CLIENTS.md`.
 //!
-//! Each client's HTTP form, from its documentation: Claude Code `claude mcp add --transport
-//! http NAME URL --header ...`; VS Code `servers.NAME` with `type: http`, `url`, `headers`;
+//! Each client's HTTP form, from its documentation: Claude Code `claude mcp add --scope user
+//! --transport http NAME URL --header ...` (`--scope user`: for all the user's projects, not
+//! only the current directory, Claude Code's default); VS Code `servers.NAME` with `type: http`, `url`, `headers`;
 //! Cursor and Zed `url` and `headers`; Gemini CLI `httpUrl` (its `url` means SSE) and
 //! `headers`; Codex `url` and `bearer_token_env_var` (it refuses an inline token). Claude
 //! Desktop connects to remote servers only through its Connectors settings (no header; OAuth
@@ -42,6 +43,10 @@ const CODEX_BEARER_VAR: &str = "OPENGIST_MCP_HTTP_TOKEN";
 /// The name the server is registered under in every client's configuration.
 const ENTRY: &str = "opengist";
 
+/// Where `claude mcp add` registers the server: for all the user's projects (without it,
+/// Claude Code's default scope `local` registers it for the current directory only).
+const CLAUDE_SCOPE: &str = "--scope user";
+
 /// A client whose configuration `client-config` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Client {
@@ -65,7 +70,9 @@ impl Client {
     /// Where the printed configuration goes, for the line printed before it.
     fn destination(self) -> &'static str {
         match self {
-            Self::ClaudeCode => "run this command",
+            Self::ClaudeCode => {
+                "run this command (--scope user registers the server for all your projects; drop it for this directory only)"
+            }
             Self::ClaudeDesktop => "merge into claude_desktop_config.json",
             Self::Vscode => "merge into .vscode/mcp.json",
             Self::Cursor => "merge into .cursor/mcp.json (this project) or ~/.cursor/mcp.json",
@@ -105,7 +112,7 @@ pub fn render(
         .collect();
     match client {
         Client::ClaudeCode => format!(
-            "claude mcp add {ENTRY} {} -- {}\n",
+            "claude mcp add {CLAUDE_SCOPE} {ENTRY} {} -- {}\n",
             vars.iter()
                 .map(|(name, value)| format!("--env {}", shell_word(&format!("{name}={value}"))))
                 .collect::<Vec<_>>()
@@ -188,7 +195,7 @@ pub fn render_http(client: Client, endpoint: &str) -> Result<String, HttpConfigE
             });
         }
         Client::ClaudeCode => format!(
-            "claude mcp add --transport http {ENTRY} {} --header {}\n",
+            "claude mcp add {CLAUDE_SCOPE} --transport http {ENTRY} {} --header {}\n",
             shell_word(endpoint),
             shell_word(&format!("Authorization: {bearer}"))
         ),
@@ -365,7 +372,7 @@ mod tests {
         assert_eq!(
             claude,
             format!(
-                "claude mcp add opengist --env 'OPENGIST_URL=https://g.example/it'\\''s' --env OPENGIST_TOKEN=og_... -- '{BIN}'\n"
+                "claude mcp add --scope user opengist --env 'OPENGIST_URL=https://g.example/it'\\''s' --env OPENGIST_TOKEN=og_... -- '{BIN}'\n"
             )
         );
     }
