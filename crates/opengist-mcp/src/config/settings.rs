@@ -224,7 +224,7 @@ pub const SETTINGS: &[Setting] = &[
         default: None,
         secret: false,
         required: false,
-        about: "HTTP only: the server's public origin as a browser reaches it (e.g. https://mcp.example.com behind a TLS proxy). The approval page is served there, on the server's own address, and its passkeys are for that host: opengist-mcp passkeys add then prints an enrolment link on that address, served while the server runs. Default: the OAuth resource's origin, else http://localhost:PORT when bound to loopback.",
+        about: "HTTP only: the server's public origin as a browser reaches it (e.g. https://mcp.example.com behind a TLS proxy). The approval page is served there, on the server's own address, and its passkeys are for that host: set, opengist-mcp passkeys add prints an enrolment link on that address, served while the server runs. Default: the OAuth resource's origin, else http://localhost:PORT when bound to loopback, where passkeys add serves its own one-time link on localhost (a passkey is bound to the host name, not the port, so it approves on the server's page too).",
     },
     Setting {
         var: "OPENGIST_MCP_PASSKEY_AAGUIDS",
