@@ -21,6 +21,7 @@ mod ceremony;
 mod enrol;
 mod html;
 mod invite;
+mod links;
 mod login;
 mod page;
 mod passkeys;

@@ -103,7 +103,7 @@ pub(crate) fn approval_page(
         "<h1>{server} asks for your approval</h1><p>A call to <code>{tool}</code> is waiting. It runs once, and only if you approve here {how}. Opening this page approves nothing.</p><pre id=\"question\">{question}</pre>{buttons}{login}",
         server = escape(server),
         tool = escape(tool),
-        question = escape(question),
+        question = super::links::question_html(question),
     );
     document(
         &format!("{server}: approve?"),
@@ -127,7 +127,7 @@ pub(crate) fn signed_in_page(
         "<h1>{server} asks for your approval</h1><p>You are signed in as the person who asked. A call to <code>{tool}</code> is waiting; it runs once, and only if you approve it here.</p><pre id=\"question\" data-record=\"{record}\">{question}</pre><p><button id=\"approve\" value=\"approve\">Approve</button><button id=\"decline\" value=\"decline\">Decline</button></p>",
         server = escape(server),
         tool = escape(tool),
-        question = escape(question),
+        question = super::links::question_html(question),
         record = escape(record),
     );
     document(
