@@ -255,7 +255,7 @@ pub(crate) fn short_hex(digest: &[u8]) -> String {
 pub(crate) const SHARED_SECRET_PRINCIPAL: &str = "local";
 
 /// One bearer secret shared by every client (configured, or made up at start). Every holder is
-/// one principal, [`SHARED_SECRET_PRINCIPAL`] (`local`), with the credential `bearer:<hash>`
+/// one principal, `local` (whatever the secret), with the credential `bearer:<hash>`
 /// (a digest of `Bearer <secret>`) to which sessions, dialogs, seals and tokens are bound.
 pub struct SharedSecret {
     /// SHA-256 of the secret: comparing digests keeps the comparison's time independent of
