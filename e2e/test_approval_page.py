@@ -12,7 +12,6 @@ target changed after the yes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import secrets
@@ -188,15 +187,13 @@ class PageDialog(Dialog):
 
 def started(launcher, notes_binary, browser, state: Path, transport: str):
     """The notes server on `transport`, with a passkey enrolled in `browser` for the principal
-    its client will be (`local` on stdio; over HTTP with one shared secret, the hash of the
-    `Authorization` header the client sends): what the client connects to."""
+    its client will be (`local`, `passkeys add`'s default: on stdio, and over HTTP with one
+    shared secret, whatever the secret): what the client connects to."""
+    enrol(notes_binary, state, browser)
     if transport == "stdio":
-        enrol(notes_binary, state, browser)
         return launcher.stdio(notes_binary, env=notes_env(state)).params
     # The passkey must be enrolled before the server starts (it reads them at start).
     secret = secrets.token_urlsafe(32)
-    digest = hashlib.sha256(f"Bearer {secret}".encode()).hexdigest()[:24]
-    enrol(notes_binary, state, browser, principal=f"bearer:{digest}")
     server = launcher.http(notes_binary, env=notes_env(state, NOTES_HTTP_TOKEN=secret))
     assert server.authorization == f"Bearer {secret}"
     return server.target

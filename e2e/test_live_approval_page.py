@@ -6,6 +6,7 @@ back through Opengist's REST API."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import secrets
 import urllib.request
@@ -64,8 +65,8 @@ async def test_over_http_the_page_is_on_the_servers_own_address(opengist_env, la
     gist_id = og.create({"a.txt": "a\n"}, "private", title=marker())
     state = tmp_path / "state"
     secret = secrets.token_urlsafe(32)
-    principal = "bearer:" + hashlib.sha256(f"Bearer {secret}".encode()).hexdigest()[:24]
-    enrol(opengist_mcp_binary, state, browser, principal=principal, prefix="OPENGIST_MCP")
+    # The principal of every holder of one shared secret is `local`: `passkeys add`'s default.
+    enrol(opengist_mcp_binary, state, browser, prefix="OPENGIST_MCP")
     env = {
         "OPENGIST_URL": opengist_env["OPENGIST_E2E_URL"],
         "OPENGIST_TOKEN": opengist_env["OPENGIST_E2E_TOKEN_FULL"],
@@ -201,3 +202,33 @@ async def test_a_public_create_shows_the_content_it_publishes(opengist_env, laun
         assert not ran.is_error, text_of(ran)
     (created,) = og.titled(title)
     assert og.files(created) == {"notes.txt": story}
+
+
+async def test_the_gist_on_the_page_is_a_link_to_it(opengist_env, launcher, opengist_mcp_binary, browser, tmp_path):
+    """The question names the gist's page on this Opengist: on the approval page it is a link
+    there (`<a href>`, http/https, escaped), the question's text unchanged; nothing else in
+    it is a link."""
+    og = api(opengist_env)
+    title = marker()
+    gist_id = og.create({"a.txt": "a\n"}, "private", title=title)
+    state = tmp_path / "state"
+    enrol(opengist_mcp_binary, state, browser, prefix="OPENGIST_MCP")
+    env = {
+        "OPENGIST_URL": opengist_env["OPENGIST_E2E_URL"],
+        "OPENGIST_TOKEN": opengist_env["OPENGIST_E2E_TOKEN_FULL"],
+        "OPENGIST_MCP_STATE_DIR": str(state),
+    }
+    server = launcher.stdio(opengist_mcp_binary, env=env)
+    async with connect(server.params, "legacy") as client:
+        url = pending_link(await client.call_tool("delete_gist", {"gist_id": gist_id}))
+        await anyio.to_thread.run_sync(browser.open, url)
+        links = await anyio.to_thread.run_sync(
+            browser.evaluate,
+            "JSON.stringify([...document.querySelectorAll('#question a')].map(a => [a.getAttribute('href'), a.textContent, a.rel]))",
+        )
+        question = await anyio.to_thread.run_sync(browser.evaluate, "document.getElementById('question').textContent")
+    page = og.gist(gist_id)["html_url"]
+    assert json.loads(links) == [[page, page, "noopener noreferrer"]], (links, page)
+    assert f"Its page on this Opengist: {page} (open it" in question, question
+    assert title not in question, "the title (someone else's words) is never in the question"
+    assert og.exists(gist_id), "opening the page deleted nothing"

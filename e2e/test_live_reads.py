@@ -189,6 +189,25 @@ async def test_search_filenames_and_content_with_snippets(opengist_env, live_ser
     assert content["scanned"]["content_bytes_read"] > 0, content
 
 
+async def test_a_search_without_match_says_the_contents_were_not_searched(opengist_env, live_server, era):
+    m = marker()
+    og = api(opengist_env)
+    since = since_now()
+    inside = og.create({"notes.md": f"the {m} is here\n"}, "private", title="untitled")
+    async with session(live_server, era) as client:
+        default = await ok(client, "search_gists", {"query": m, "since": since})
+        content = await ok(client, "search_gists", {"query": m, "fields": ["title", "content"], "since": since})
+    # The word is in the gist's file, which the default fields do not search: no match, and
+    # the result says so and how to search it.
+    assert default["matches"] == [], default
+    (note,) = [n for n in default.get("notes", []) if "contents were not searched" in n]
+    assert note.startswith("No match in title, description, topics, owner, filenames: "), note
+    assert 'fields including "content"' in note, note
+    # Positive control: with content, found, and nothing said of unsearched contents.
+    assert [g["id"] for g in content["matches"]] == [inside], content
+    assert not [n for n in content.get("notes", []) if "not searched" in n], content
+
+
 async def test_search_topics(opengist_env, live_server, era):
     m = marker()
     since = since_now()

@@ -26,6 +26,7 @@ mod evidence;
 mod held;
 mod html;
 mod invite;
+mod links;
 mod login;
 mod loopback;
 mod page;
@@ -66,7 +67,7 @@ use site::PublicBase;
 const PAGE_TTL: Duration = Duration::from_secs(15 * 60);
 
 /// The approval settings a server reads: `<PREFIX>_APPROVAL_ROUTES`, `<PREFIX>_APPROVAL_ADDR`,
-/// `<PREFIX>_PUBLIC_URL` and `<PREFIX>_PASSKEY_AAGUIDS`.
+/// `<PREFIX>_PUBLIC_URL`, `<PREFIX>_PASSKEY_AAGUIDS` and `<PREFIX>_APPROVAL_WAIT_SECS`.
 #[derive(Debug, Clone)]
 pub struct ApprovalSettings {
     /// The routes in order; `None`: the guard's default.
@@ -80,6 +81,10 @@ pub struct ApprovalSettings {
     pub public_url: Option<String>,
     /// The authenticators enrolment accepts; `None`: any.
     pub aaguids: Option<AaguidList>,
+    /// How long a call shown the page by a URL elicitation waits for the person before it
+    /// answers with the link (`<PREFIX>_APPROVAL_WAIT_SECS`); `None`: the guard's default,
+    /// 100 seconds.
+    pub wait: Option<Duration>,
     /// The routes' setting's name.
     pub routes_setting: String,
     /// The public URL's setting's name.
@@ -113,6 +118,14 @@ pub enum ApprovalSettingError {
         setting: String,
         /// The entry that is not a UUID.
         entry: String,
+    },
+    /// The wait on the page is not a number of seconds in range.
+    #[error(
+        "{setting}: a whole number of seconds from 1 to {MAX_APPROVAL_WAIT_SECS}: how long a call shown the approval page waits for the person's decision before answering with the link (default 100, below clients' usual 120-second request timeout)"
+    )]
+    Wait {
+        /// The setting.
+        setting: String,
     },
     /// The page's login at the identity provider cannot be set up.
     #[error("{reason}")]
@@ -149,6 +162,9 @@ impl ApprovalSettings {
         if let Some(routes) = &self.routes {
             builder = builder.approval_routes(routes.clone());
         }
+        if let Some(wait) = self.wait {
+            builder = builder.approval_wait(wait);
+        }
         builder
     }
 
@@ -177,8 +193,16 @@ impl ApprovalSettings {
             site::public_base(Some(url), None, None, &public_url_setting)
                 .map_err(|reason| ApprovalSettingError::PublicUrl { reason })?;
         }
+        let wait_setting = format!("{prefix}_APPROVAL_WAIT_SECS");
+        let wait = match var(&wait_setting) {
+            Some(text) => Some(approval_wait(&text).ok_or(ApprovalSettingError::Wait {
+                setting: wait_setting,
+            })?),
+            None => None,
+        };
         Ok(Self {
             routes,
+            wait,
             aaguids: AaguidList::from_env(prefix)?,
             addr_set: addr.is_some(),
             addr: addr.unwrap_or_else(|| format!("{}:0", site::LOOPBACK_HOST)),
@@ -187,6 +211,17 @@ impl ApprovalSettings {
             public_url_setting,
         })
     }
+}
+
+/// The longest accepted `<PREFIX>_APPROVAL_WAIT_SECS`.
+const MAX_APPROVAL_WAIT_SECS: u64 = 3600;
+
+/// A wait on the page, from a setting's text: whole seconds, 1 to [`MAX_APPROVAL_WAIT_SECS`].
+fn approval_wait(text: &str) -> Option<Duration> {
+    text.parse::<u64>()
+        .ok()
+        .filter(|secs| (1..=MAX_APPROVAL_WAIT_SECS).contains(secs))
+        .map(Duration::from_secs)
 }
 
 /// A page open in a browser (held under its token, for its record): the passkey ceremony it
@@ -477,4 +512,54 @@ fn now() -> u64 {
 
 fn random_token() -> String {
     format!("{}{}", RecordId::random(), RecordId::random())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(wait: Option<Duration>) -> ApprovalSettings {
+        ApprovalSettings {
+            routes: None,
+            addr: "localhost:0".to_owned(),
+            addr_set: false,
+            public_url: None,
+            aaguids: None,
+            wait,
+            routes_setting: "NOTES_APPROVAL_ROUTES".to_owned(),
+            public_url_setting: "NOTES_PUBLIC_URL".to_owned(),
+        }
+    }
+
+    #[test]
+    fn the_wait_is_whole_seconds_in_range_and_reaches_the_guard() {
+        assert_eq!(approval_wait("3"), Some(Duration::from_secs(3)));
+        assert_eq!(approval_wait("3600"), Some(Duration::from_secs(3600)));
+        for bad in ["0", "3601", "-1", "1.5", "100s", ""] {
+            assert_eq!(approval_wait(bad), None, "{bad}");
+        }
+        let guard = |wait| {
+            let builder = ask_first_core::Guard::builder("notes");
+            format!(
+                "{:?}",
+                settings(wait).configure(builder, "notes", None).build()
+            )
+        };
+        // Unset: the guard's default, below a client's usual 120-second timeout.
+        assert!(
+            guard(None).contains("approval_wait: 100s"),
+            "{}",
+            guard(None)
+        );
+        let set = guard(Some(Duration::from_secs(7)));
+        assert!(set.contains("approval_wait: 7s"), "{set}");
+        let error = ApprovalSettingError::Wait {
+            setting: "NOTES_APPROVAL_WAIT_SECS".to_owned(),
+        };
+        assert!(
+            error.to_string().starts_with("NOTES_APPROVAL_WAIT_SECS: ")
+                && error.to_string().contains("3600"),
+            "{error}"
+        );
+    }
 }

@@ -252,7 +252,8 @@ fn already_used() -> Interruption {
     )
 }
 
-/// A fresh binding code: [`CODE_LEN`] letters of [`CODE_ALPHABET`].
+/// A fresh binding code: [`CODE_LEN`] characters (capital letters and digits) of
+/// [`CODE_ALPHABET`].
 fn binding_code() -> String {
     let mut rng = rand::rng();
     (0..CODE_LEN)

@@ -79,6 +79,7 @@ struct Inner {
     nonces: Arc<dyn NonceStore>,
     elicitation: bool,
     dialog_timeout: Duration,
+    approval_wait: Duration,
     token_ttl: Duration,
     state_ttl: Duration,
     /// The server's own narrowing rule, if any ([`GuardBuilder::principal`]).
@@ -115,6 +116,7 @@ impl std::fmt::Debug for Guard {
             .field("server", &self.inner.server)
             .field("elicitation", &self.inner.elicitation)
             .field("dialog_timeout", &self.inner.dialog_timeout)
+            .field("approval_wait", &self.inner.approval_wait)
             .field("token_ttl", &self.inner.token_ttl)
             .field("state_ttl", &self.inner.state_ttl)
             .finish_non_exhaustive()

@@ -4,7 +4,9 @@
 //! - 2025-11-25, a client that declares URL elicitation on a session: a pushed
 //!   `elicitation/create` with mode `url`; the call waits, bounded, for the record to be
 //!   decided (the client's `accept` only means the person agreed to open the link), then
-//!   `notifications/elicitation/complete`, and the call runs on an approved record.
+//!   `notifications/elicitation/complete`, and the call runs on an approved record. Past the
+//!   wait ([`GuardBuilder::approval_wait`](super::GuardBuilder::approval_wait)) it answers
+//!   with the link, the record still pending; an identical retry picks the record up.
 //! - 2026-07-28, a request that declares URL elicitation: `input_required` with the URL
 //!   request and a sealed `requestState` naming the record; a retry runs once the record is
 //!   approved, and asks again while it is pending.
@@ -104,7 +106,7 @@ impl Guard {
                 }
                 None => None,
             },
-            PageVia::Link => self
+            PageVia::Link | PageVia::Pushed => self
                 .records_store()
                 .find_open(
                     &principal,
@@ -115,7 +117,6 @@ impl Guard {
                 )
                 .await
                 .map_err(store_failed)?,
-            PageVia::Pushed => None,
         };
         let known = known.filter(|r| {
             r.route == PAGE_ROUTE
@@ -130,6 +131,9 @@ impl Guard {
                     }
                 }
                 RecordState::Declined => return Err(declined_on_page()),
+                RecordState::Pending if via == PageVia::Pushed => {
+                    return self.push_and_wait(call, &scope, record).await;
+                }
                 RecordState::Pending => {
                     return Err(self.show(call, &scope, record, via, true).await);
                 }
@@ -321,7 +325,8 @@ impl Guard {
             url,
             elicitation_id: record.id.to_string(),
         };
-        let timeout = self.inner.dialog_timeout;
+        // The whole call, the push included, answers within the wait.
+        let timeout = self.inner.approval_wait;
         let deadline = tokio::time::Instant::now() + timeout;
         match crate::dialog::push(&call.context, params, timeout).await {
             Pushed::Answered(result) => match result.action {
@@ -365,11 +370,10 @@ impl Guard {
             tokio::select! {
                 () = changed => {}
                 () = call.context.ct.cancelled() => return Err(Interruption::cancelled_call()),
+                // Answered before the client's own timeout ends the call: the link, and
+                // "not approved yet"; the record stays pending for a retry.
                 () = tokio::time::sleep_until(deadline) => {
-                    return Err(Interruption::text(
-                        InterruptionKind::TimedOut,
-                        format!("No decision came from the approval page within {}: nothing was changed.", minutes(timeout)),
-                    ));
+                    return Err(self.show(call, scope, record, PageVia::Link, true).await);
                 }
             }
         };

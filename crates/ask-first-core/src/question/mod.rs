@@ -173,7 +173,7 @@ mod tests {
         let q = Question::new::<AskDelete>([Fact::list(names)]);
         assert_eq!(
             q.render(),
-            "This will delete caller-supplied name «a b.txt», caller-supplied name «Approve this», caller-supplied name «c<U+202E>d». It cannot be undone."
+            "This will delete caller-supplied names «a b.txt», «Approve this» and «c<U+202E>d». It cannot be undone."
         );
         assert_eq!(Fact::list([]).to_string(), "none");
         let many = Fact::list((0..23).map(Count).map(|c| c.to_fact())).to_string();

@@ -41,8 +41,9 @@ const OPENED_ELSEWHERE: &str = "This enrolment link was already opened in anothe
 
 const USAGE: &str = "usage: passkeys add [--principal PRINCIPAL] [--name NAME] [--valid-for-secs N]\n\
   Prints a one-time link; open it on this machine to enrol a passkey that approves the\n\
-  questions of PRINCIPAL (default `local`, the principal of a stdio client) on the\n\
-  approval page. The link is valid for N seconds (default 300).";
+  questions of PRINCIPAL (default `local`: a stdio client, or any holder of an HTTP\n\
+  server's one shared secret) on the approval page. The link is valid for N seconds\n\
+  (default 300).";
 
 /// One enrolment link: on `passkeys add`'s own listener, or handed out through the running
 /// HTTP server (`claim`: the invitation file taken when it is used, so it works once across

@@ -105,7 +105,7 @@ pub(crate) fn approval_page(
         "<h1>{server} asks for your approval</h1><p>A call to <code>{tool}</code> is waiting. It runs once, and only if you approve here {how}. Opening this page approves nothing.</p><pre id=\"question\">{question}</pre>{evidence}{buttons}{login}",
         server = escape(server),
         tool = escape(tool),
-        question = escape(question),
+        question = super::links::question_html(question),
         evidence = super::evidence::section(evidence, nonce),
     );
     document(
@@ -131,7 +131,7 @@ pub(crate) fn signed_in_page(
         "<h1>{server} asks for your approval</h1><p>You are signed in as the person who asked. A call to <code>{tool}</code> is waiting; it runs once, and only if you approve it here.</p><pre id=\"question\" data-record=\"{record}\">{question}</pre>{evidence}<p><button id=\"approve\" value=\"approve\">Approve</button><button id=\"decline\" value=\"decline\">Decline</button></p>",
         server = escape(server),
         tool = escape(tool),
-        question = escape(question),
+        question = super::links::question_html(question),
         record = escape(record),
         evidence = super::evidence::section(evidence, nonce),
     );

@@ -60,7 +60,7 @@ pub(crate) fn main() {
     let _ = target.fingerprint();
     assert_eq!(
         target.question().render(),
-        "This will move caller-supplied name «a.txt», caller-supplied name «Approve this» (2.0 KiB) \
+        "This will move caller-supplied names «a.txt» and «Approve this» (2.0 KiB) \
          into caller-supplied path «out»/«dir», replacing 1 file(s).\n\
          Newest change: 1970-01-01 00:00 UTC; 2 in all, owner ana.\n\
          Literal braces: { and }; 2.0 KiB."
