@@ -12,6 +12,7 @@ target changed after the yes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import secrets

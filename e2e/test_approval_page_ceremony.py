@@ -19,7 +19,6 @@ Each refusal is checked beside a positive control: the same person, browser and 
 from __future__ import annotations
 
 import base64
-import hashlib
 import errno
 import http.client
 import json
@@ -420,8 +419,8 @@ async def test_over_http_on_loopback_the_servers_port_is_held_on_ipv6_too(launch
     page moves to its own listener (both families held) and the squatter gets nothing."""
     state = tmp_path / "state"
     secret = "s" * 43
-    principal = "bearer:" + hashlib.sha256(f"Bearer {secret}".encode()).hexdigest()[:24]
-    enrol(notes_binary, state, browser, principal=principal)
+    # One shared secret: its holders are the principal `local`, the enrolment's default.
+    enrol(notes_binary, state, browser)
     server = launcher.http(notes_binary, env=notes_env(state, NOTES_HTTP_TOKEN=secret))
     async with connect(server.target, "legacy") as client:
         url = pending_link(await client.call_tool("delete_note", {"note_id": "n1"}))
