@@ -19,10 +19,13 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
+use super::flights::call_key;
 use super::token::{minutes, token_reply};
 use super::{Caller, Guard, Interruption, InterruptionKind, now_unix};
 use crate::approval::ApprovedBy;
-use crate::approval_record::{ApprovalPages, ApprovalRecord, RecordId, RecordState};
+use crate::approval_record::{
+    ApprovalPages, ApprovalRecord, RecordId, RecordState, TooManyPending,
+};
 use crate::audit::{AuditOutcome, Route};
 use crate::call::GuardCall;
 use crate::dialog::Pushed;
@@ -38,6 +41,12 @@ pub(super) const STATUS_PENDING: &str = "approval_pending";
 
 /// The `route` of a record put on the page.
 const PAGE_ROUTE: &str = "page";
+
+/// The most questions one principal may have waiting for an answer at once, on the page and
+/// through CIBA together: past it, a call that would ask another is refused, saying so, until
+/// the person answers or the open ones expire. Each is a record in the store (a file under the
+/// state directory, a Redis key) for its lifetime, so a model alone cannot fill the store.
+pub const MAX_PENDING_APPROVALS: usize = 20;
 
 /// How a client can be shown the page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,8 +92,11 @@ impl Guard {
         let scope = self.scope::<T>(&approval, &holder);
         let now = now_unix();
         let mut changed = changed;
-        // A retry answered from a record: the state that names it, or (no state) the open
-        // record about exactly this call.
+        // Identical link-route calls take turns, so concurrent ones find the record the first
+        // one made instead of each making one.
+        let mut turn = None;
+        // A retry answered from a record: the state that names it, or (no state) the record
+        // about exactly this call that answers it (an approved one first).
         let known = match via {
             PageVia::InputRequired => match call.request_state.as_deref() {
                 Some(state) => {
@@ -104,17 +116,27 @@ impl Guard {
                 }
                 None => None,
             },
-            PageVia::Link => self
-                .records_store()
-                .find_open(
-                    &principal,
-                    T::OPERATION,
-                    &approval.binding,
-                    &approval.shown,
-                    now,
-                )
-                .await
-                .map_err(store_failed)?,
+            PageVia::Link => {
+                turn = Some(
+                    self.inner
+                        .flights
+                        .calls
+                        .take(call_key(&principal, T::OPERATION, &approval))
+                        .await,
+                );
+                let open = self
+                    .records_store()
+                    .find_open(
+                        &principal,
+                        T::OPERATION,
+                        &approval.binding,
+                        &approval.shown,
+                        now,
+                    )
+                    .await
+                    .map_err(store_failed)?;
+                answering(open, PAGE_ROUTE, &holder)
+            }
             PageVia::Pushed => None,
         };
         let known = known.filter(|r| {
@@ -129,7 +151,7 @@ impl Guard {
                         return Ok(ApprovedBy::Page);
                     }
                 }
-                RecordState::Declined => return Err(declined_on_page()),
+                RecordState::Declined => return Err(self.declined_on_page(call, record).await),
                 RecordState::Pending => {
                     return Err(self.show(call, &scope, record, via, true).await);
                 }
@@ -143,7 +165,9 @@ impl Guard {
             self.record(&ticket, AuditOutcome::Asked);
         }
         if via != PageVia::Pushed {
-            return Err(self.show(call, &scope, &record, via, false).await);
+            let shown = self.show(call, &scope, &record, via, false).await;
+            drop(turn);
+            return Err(shown);
         }
         self.push_and_wait(call, &scope, &record).await
     }
@@ -181,12 +205,46 @@ impl Guard {
     ) -> Result<ApprovalRecord, Interruption> {
         let record = self.pending_record(call, target, approval, who, changed)?;
         self.records_store()
-            .create(&record)
+            .create(&record, MAX_PENDING_APPROVALS, now_unix())
             .await
-            .map_err(store_failed)?;
+            .map_err(store_failed)?
+            .map_err(|full| self.too_many_pending(call, full))?;
         Ok(record)
     }
 
+    /// What a call gets when its principal has [`MAX_PENDING_APPROVALS`] questions open.
+    pub(super) fn too_many_pending(&self, call: &GuardCall, full: TooManyPending) -> Interruption {
+        tracing::warn!(tool = %call.tool, limit = full.limit, "refused to ask: too many questions are waiting for this person");
+        Interruption::text(
+            InterruptionKind::NotAsked,
+            format!(
+                "Nothing was changed, and the person was not asked: {} questions are waiting for their answer already, the most {} keeps open for one person. Ask them to answer (approve or decline) the open ones, or wait until those expire (a question expires {} after it was asked); then call `{}` again.",
+                full.limit,
+                self.inner.server,
+                minutes(self.inner.state_ttl),
+                call.tool
+            ),
+        )
+    }
+
+    /// What a retry gets for a record the person declined on the page: the decline, said
+    /// once (the record is spent; calling again asks afresh).
+    async fn declined_on_page(&self, call: &GuardCall, record: &ApprovalRecord) -> Interruption {
+        if let Err(error) = self
+            .records_store()
+            .spend_declined(&record.id, now_unix())
+            .await
+        {
+            tracing::warn!(%error, "a told decline could not be marked; it may be told again");
+        }
+        Interruption::text(
+            InterruptionKind::Declined,
+            format!(
+                "The person declined on the approval page: nothing was changed. Calling `{}` again asks them afresh.",
+                call.tool
+            ),
+        )
+    }
     /// A fresh pending record for `target`, not stored yet.
     pub(super) fn pending_record<T: Target>(
         &self,
@@ -386,7 +444,7 @@ impl Guard {
             Some(RecordState::Approved) if self.spend_record(&record.id).await? => {
                 Ok(ApprovedBy::Page)
             }
-            Some(RecordState::Declined) => Err(declined_on_page()),
+            Some(RecordState::Declined) => Err(self.declined_on_page(call, record).await),
             _ => Err(Interruption::text(
                 InterruptionKind::NotAsked,
                 "Nothing was changed: the approval expired or was already used.".to_owned(),
@@ -406,11 +464,24 @@ fn page_message(server: &str, question: &str, proof: PageProof) -> String {
     )
 }
 
-fn declined_on_page() -> Interruption {
-    Interruption::text(
-        InterruptionKind::Declined,
-        "The person declined on the approval page: nothing was changed.".to_owned(),
-    )
+/// Of the records about exactly one call, the one that answers `holder`'s retry on `route`:
+/// an approved one first (a yes is never hidden by a newer question), then a declined one (a
+/// no is said once), then the newest pending one.
+pub(super) fn answering(
+    records: Vec<ApprovalRecord>,
+    route: &str,
+    holder: &str,
+) -> Option<ApprovalRecord> {
+    let rank = |state: RecordState| match state {
+        RecordState::Approved => 3,
+        RecordState::Declined => 2,
+        RecordState::Pending => 1,
+        RecordState::Spent => 0,
+    };
+    records
+        .into_iter()
+        .filter(|r| r.route == route && r.holder == holder && r.state != RecordState::Spent)
+        .max_by_key(|r| (rank(r.state), r.expires_at))
 }
 
 pub(super) fn store_failed(error: crate::approval_record::RecordStoreError) -> Interruption {
