@@ -14,7 +14,7 @@ use rmcp::service::RequestContext;
 use serde_json::Value;
 
 use super::backchannel::{Backchannel, BackchannelPoll};
-use super::flights::call_key;
+use super::flights::{CallKey, call_key};
 use super::page::{MAX_PENDING_APPROVALS, STATUS_PENDING, answering, store_failed};
 use super::token::{minutes, token_reply};
 use super::{Caller, Guard, Interruption, InterruptionKind, now_unix};
@@ -91,12 +91,8 @@ impl Guard {
         let holder = self.holder_of(&caller);
         // One request per person and exact call: identical calls take turns, so the ones after
         // the first find its record (and its code) instead of starting requests of their own.
-        let turn = self
-            .inner
-            .flights
-            .calls
-            .take(call_key(&principal, T::OPERATION, &approval))
-            .await;
+        let key = call_key(&principal, T::OPERATION, &approval);
+        let turn = self.inner.flights.calls.take(key.clone()).await;
         let now = now_unix();
         let records: Vec<ApprovalRecord> = self
             .records_store()
@@ -120,7 +116,7 @@ impl Guard {
             match record.state {
                 RecordState::Approved => {
                     drop(turn);
-                    return self.ciba_spend(call, &record).await;
+                    return self.ciba_spend(call, &key, &record).await;
                 }
                 RecordState::Declined => {
                     self.close(&record).await?;
@@ -128,7 +124,9 @@ impl Guard {
                 }
                 RecordState::Pending if still_asking(&record, now) => {
                     drop(turn);
-                    return self.ciba_poll(call, backchannel, subject, &record).await;
+                    return self
+                        .ciba_poll(call, &key, (backchannel, subject), &record)
+                        .await;
                 }
                 RecordState::Pending => {
                     // Its request expired unanswered: closed, and the person asked afresh,
@@ -144,6 +142,11 @@ impl Guard {
         });
         if let Some(other) = elsewhere {
             return Err(self.ciba_elsewhere(call, other));
+        }
+        if self.inner.flights.used_since(&key, call.began) {
+            // Made before an identical call used the approval, and come after it: its twin,
+            // told so, rather than a new question for the person.
+            return Err(used_by_twin(call));
         }
         // The record first (its fingerprints name it to the provider), then the provider's
         // request, then the record stored with the request it polls.
@@ -224,8 +227,8 @@ impl Guard {
     async fn ciba_poll(
         &self,
         call: &GuardCall,
-        backchannel: &dyn Backchannel,
-        subject: &str,
+        key: &CallKey,
+        (backchannel, subject): (&dyn Backchannel, &str),
         record: &ApprovalRecord,
     ) -> Result<ApprovedBy, Interruption> {
         let polled = self
@@ -237,8 +240,8 @@ impl Guard {
             .map_err(store_failed)?;
         match polled {
             BackchannelPoll::Pending => Err(self.ciba_pending(call, record, Pending::Again)),
-            BackchannelPoll::Approved => self.ciba_spend(call, record).await,
-            BackchannelPoll::Consumed => self.ciba_read_again(call, record).await,
+            BackchannelPoll::Approved => self.ciba_spend(call, key, record).await,
+            BackchannelPoll::Consumed => self.ciba_read_again(call, key, record).await,
             BackchannelPoll::Declined => Err(declined_on_device(call)),
             BackchannelPoll::Expired => Err(Interruption::text(
                 InterruptionKind::TimedOut,
@@ -290,9 +293,11 @@ impl Guard {
     async fn ciba_spend(
         &self,
         call: &GuardCall,
+        key: &CallKey,
         record: &ApprovalRecord,
     ) -> Result<ApprovedBy, Interruption> {
         if self.spend_record(&record.id).await? {
+            self.inner.flights.used(key.clone());
             tracing::info!(tool = %call.tool, "approved through the identity provider");
             return Ok(ApprovedBy::Ciba);
         }
@@ -308,11 +313,12 @@ impl Guard {
     async fn ciba_read_again(
         &self,
         call: &GuardCall,
+        key: &CallKey,
         record: &ApprovalRecord,
     ) -> Result<ApprovedBy, Interruption> {
         for _ in 0..READ_AGAIN_TRIES {
             match self.load_record(&record.id).await?.map(|r| r.state) {
-                Some(RecordState::Approved) => return self.ciba_spend(call, record).await,
+                Some(RecordState::Approved) => return self.ciba_spend(call, key, record).await,
                 Some(RecordState::Spent) => return Err(used_by_twin(call)),
                 Some(RecordState::Declined) => {
                     self.close(record).await?;

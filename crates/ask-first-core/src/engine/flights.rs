@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use tokio::sync::{Mutex as TurnLock, OnceCell, OwnedMutexGuard};
 
@@ -27,6 +28,10 @@ pub(super) fn call_key(principal: &str, operation: &'static str, approval: &Appr
     )
 }
 
+/// How long the time an approval was used is kept: longer than a call takes to reach its
+/// record, so that each call made before the use learns of it.
+const USED_KEPT: Duration = Duration::from_secs(300);
+
 /// The guard's tables of work in flight.
 #[derive(Default)]
 pub(super) struct Flights {
@@ -35,6 +40,24 @@ pub(super) struct Flights {
     /// Concurrent retries of one CIBA record share one poll of the provider, and what the
     /// record became on its answer.
     pub(super) polls: Shared<RecordId, Result<BackchannelPoll, RecordStoreError>>,
+    /// When each exact call last used an approval (kept [`USED_KEPT`]).
+    used: Mutex<HashMap<CallKey, Instant>>,
+}
+
+impl Flights {
+    /// Notes that `key`'s approval was just used.
+    pub(super) fn used(&self, key: CallKey) {
+        let now = Instant::now();
+        let mut used = locked(&self.used);
+        used.retain(|_, at| now.duration_since(*at) < USED_KEPT);
+        used.insert(key, now);
+    }
+
+    /// Whether an identical call used `key`'s approval after a call that `began` then: the
+    /// two were made at the same time, and the later is its twin, not a new question.
+    pub(super) fn used_since(&self, key: &CallKey, began: Instant) -> bool {
+        locked(&self.used).get(key).is_some_and(|at| *at >= began)
+    }
 }
 
 fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -134,7 +157,6 @@ impl<K: Eq + Hash + Clone, V: Clone> Shared<K, V> {
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::time::Duration;
 
     use super::*;
 
