@@ -444,7 +444,8 @@ fn declined_on_device(call: &GuardCall) -> Interruption {
     )
 }
 
-fn used_by_twin(call: &GuardCall) -> Interruption {
+/// What a call gets whose identical twin, made at the same time, used the approval.
+pub(super) fn used_by_twin(call: &GuardCall) -> Interruption {
     Interruption::text(
         InterruptionKind::NotAsked,
         format!(

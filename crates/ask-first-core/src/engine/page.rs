@@ -93,8 +93,9 @@ impl Guard {
         let now = now_unix();
         let mut changed = changed;
         // Identical link-route calls take turns, so concurrent ones find the record the first
-        // one made instead of each making one.
+        // one made instead of each making one; `used`: the call they share.
         let mut turn = None;
+        let mut used = None;
         // A retry answered from a record: the state that names it, or (no state) the record
         // about exactly this call that answers it (an approved one first).
         let known = match via {
@@ -117,13 +118,9 @@ impl Guard {
                 None => None,
             },
             PageVia::Link => {
-                turn = Some(
-                    self.inner
-                        .flights
-                        .calls
-                        .take(call_key(&principal, T::OPERATION, &approval))
-                        .await,
-                );
+                let key = call_key(&principal, T::OPERATION, &approval);
+                turn = Some(self.inner.flights.calls.take(key.clone()).await);
+                used = Some(key);
                 let open = self
                     .records_store()
                     .find_open(
@@ -148,6 +145,9 @@ impl Guard {
             match record.state {
                 RecordState::Approved => {
                     if self.spend_record(&record.id).await? {
+                        if let Some(key) = used {
+                            self.inner.flights.used(key);
+                        }
                         return Ok(ApprovedBy::Page);
                     }
                 }
@@ -157,6 +157,13 @@ impl Guard {
                 }
                 RecordState::Spent => {}
             }
+        }
+        if used
+            .as_ref()
+            .is_some_and(|key| self.inner.flights.used_since(key, call.began))
+        {
+            // Made before an identical call used the approval, and come after it: its twin.
+            return Err(super::ciba::used_by_twin(call));
         }
         let record = self
             .new_record(call, target, &approval, (&principal, &holder), changed)
@@ -492,4 +499,64 @@ pub(super) fn store_failed(error: crate::approval_record::RecordStoreError) -> I
             "Nothing was changed: the approval could not be checked, because {error}. Once the store answers again, repeat the call."
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::Fingerprint;
+
+    crate::wording!(struct Q = "q";);
+
+    fn record(holder: &str, route: &str, state: RecordState, expires_at: u64) -> ApprovalRecord {
+        let fp = Fingerprint::of_question(&crate::question::Question::new::<Q>([]));
+        let mut record =
+            ApprovalRecord::pending("p", holder, "t", "op", &fp, &fp, "Q".into(), expires_at);
+        record.route = route.to_owned();
+        record.state = state;
+        record
+    }
+
+    #[test]
+    fn a_retry_is_answered_from_its_own_yes_first_then_its_no_then_its_newest_question() {
+        let approved = record("laptop", PAGE_ROUTE, RecordState::Approved, 100);
+        let declined = record("laptop", PAGE_ROUTE, RecordState::Declined, 150);
+        let older = record("laptop", PAGE_ROUTE, RecordState::Pending, 120);
+        let newer = record("laptop", PAGE_ROUTE, RecordState::Pending, 200);
+        // The same person's other credential asked later: its question is its own.
+        let phone = record("phone", PAGE_ROUTE, RecordState::Pending, 300);
+        let ciba = record("laptop", "ciba", RecordState::Approved, 400);
+        let spent = record("laptop", PAGE_ROUTE, RecordState::Spent, 500);
+        let all = vec![
+            phone.clone(),
+            newer.clone(),
+            older.clone(),
+            declined.clone(),
+            approved.clone(),
+            ciba,
+            spent,
+        ];
+        let pick = |records: &[ApprovalRecord], holder: &str| {
+            answering(records.to_vec(), PAGE_ROUTE, holder).map(|r| r.id)
+        };
+        assert_eq!(pick(&all, "laptop"), Some(approved.id), "the yes first");
+        let no_yes: Vec<_> = all
+            .iter()
+            .filter(|r| r.id != approved.id)
+            .cloned()
+            .collect();
+        assert_eq!(pick(&no_yes, "laptop"), Some(declined.id), "then the no");
+        let questions: Vec<_> = no_yes
+            .iter()
+            .filter(|r| r.id != declined.id)
+            .cloned()
+            .collect();
+        assert_eq!(
+            pick(&questions, "laptop"),
+            Some(newer.id),
+            "then the newest"
+        );
+        assert_eq!(pick(&all, "phone"), Some(phone.id));
+        assert_eq!(pick(&all, "tablet"), None);
+    }
 }
