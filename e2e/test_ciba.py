@@ -51,7 +51,7 @@ class Ciba:
     resource: str
     notes_output: object
     answered: list[str]
-    audit: Path
+    audit: Path | None = None
 
     def bearer(self, client: str = "alice") -> str:
         return f"Bearer {self.token(client)}"
@@ -63,7 +63,7 @@ class Ciba:
 
     def executed(self, tool: str = "delete_note") -> int:
         """How many guarded calls of `tool` ran, as the audit log records them."""
-        if not self.audit.exists():
+        if self.audit is None or not self.audit.exists():
             return 0
         lines = [json.loads(line) for line in self.audit.read_text().splitlines() if line.strip()]
         return sum(1 for line in lines if line.get("tool") == tool and line.get("outcome") == "executed")
