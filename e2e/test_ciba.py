@@ -438,6 +438,21 @@ def test_after_expires_in_the_retry_says_the_first_request_expired(tmp_path) -> 
         assert ciba.executed() == 1
 
 
+def assert_a_twin(answer: dict, note: str, approved: str) -> None:
+    """What an identical retry that did not run may say: that its twin, made at the same time,
+    used the approval (it shared the one poll, or began before the approval was used); that the
+    note is gone (it came after the delete ran); or, when the server saw it only after the
+    approval was used, a new question under a new code (a new call, asked afresh). Never that
+    the approval was already used or refused, never the approved request as still pending."""
+    text = answer_text(answer)
+    fresh = structured(answer).get("binding_code")
+    assert (
+        "identical call made at the same time" in text
+        or f"no note with id {note}" in text
+        or (fresh is not None and fresh != approved)
+    ), text
+
+
 def test_concurrent_retries_after_one_approval_run_the_call_once_and_never_lose_the_yes(ciba: Ciba) -> None:
     alice = ciba.bearer("alice")
     rounds, retries = 6, 6
@@ -459,10 +474,80 @@ def test_concurrent_retries_after_one_approval_run_the_call_once_and_never_lose_
         assert len(ran) == 1, f"round {round_}: {[answer_text(a) for a in answers]}"
         for other in answers:
             if other is not ran[0]:
-                # Shared the one poll and told so, or came after the delete ran and found no
-                # note to delete: never asked afresh, never a lost yes.
-                text = answer_text(other)
-                assert "identical call made at the same time" in text or f"no note with id {note}" in text, text
+                assert_a_twin(other, note, code)
         # What the backend holds: the note is gone, and the delete ran once this round.
         assert note not in listed(ciba, alice)
         assert ciba.executed() == before + round_ + 1, f"round {round_}"
+
+
+@pytest.mark.replicas
+def test_concurrent_retries_on_two_replicas_sharing_redis_run_the_call_once(tmp_path) -> None:
+    """Two replicas of the notes example sharing a seal key and a real Redis (the approval
+    records there), one provider: the identical retry sent at once to both, round after round.
+    The provider gives the token to one replica's poll; the other's poll gets `invalid_grant`,
+    which is not a refusal. Each replica keeps its notes in its own memory, so which one ran the
+    delete is seen directly: exactly one replica lost the note each round."""
+    from replica_deployment import replica_env
+
+    command = oidc_command()
+    binary = require_binary(notes_bin(), "cargo build --example notes")
+    started: list[subprocess.Popen[bytes]] = []
+    redis_port, password = free_port(), "replica-test-password"
+    replica_env("redis-start", str(tmp_path), str(redis_port), password)
+    try:
+        ports = [free_port(), free_port()]
+        resource = f"http://127.0.0.1:{ports[0]}/mcp"
+        issuer = start_issuer(command, tmp_path, "issuer", resource, tmp_path / "keys.json", started)
+        urls = []
+        for n, port in enumerate(ports):
+            env = {
+                "NOTES_HTTP_AUTH": "oauth",
+                "NOTES_OAUTH_ISSUER": issuer,
+                "NOTES_OAUTH_RESOURCE": resource,
+                "NOTES_APPROVAL_ROUTES": "ciba",
+                "NOTES_CIBA_CLIENT_ID": "mcp-ciba",
+                "NOTES_CIBA_CLIENT_SECRET": "mcp-ciba-secret",
+                "NOTES_SEAL_KEY": "ab" * 32,
+                "NOTES_REDIS_URL": f"redis://:{password}@127.0.0.1:{redis_port}/0",
+                "NOTES_REPLICA_ID": f"r{n}",
+                "NOTES_AUDIT_LOG": str(tmp_path / f"audit-{n}.jsonl"),
+                "XDG_STATE_HOME": str(tmp_path / f"state-{n}"),
+            }
+            replica = start([str(binary), "--http", f"127.0.0.1:{port}"], env, tmp_path, f"notes-{n}", started)
+            assert wait_listening(replica.proc, port), f"replica {n} did not start:\n{replica.output()}"
+            urls.append(f"http://127.0.0.1:{port}/mcp")
+        replicas = [
+            Ciba(issuer=issuer, url=url, resource=resource, notes_output=None, answered=[], audit=tmp_path / f"audit-{n}.jsonl")
+            for n, url in enumerate(urls)
+        ]
+        alice = replicas[0].bearer("alice")
+        for round_ in range(5):
+            note = f"pair-{round_}"
+            for replica in replicas:
+                call_tool(replica, alice, 1, "write_note", {"note_id": note, "text": "x", "shared": False})
+            code = structured(call_tool(replicas[0], alice, 2, "delete_note", {"note_id": note}))["binding_code"]
+            replicas[0].device(code, "approve")
+            barrier = threading.Barrier(6)
+
+            def retry(i: int, note: str = note, barrier: threading.Barrier = barrier) -> dict:
+                barrier.wait()
+                return call_tool(replicas[i % 2], alice, 10 + i, "delete_note", {"note_id": note})
+
+            with ThreadPoolExecutor(max_workers=6) as pool:
+                answers = list(pool.map(retry, range(6)))
+            ran = [a for a in answers if structured(a) == {"deleted": note}]
+            assert len(ran) == 1, f"round {round_}: {[answer_text(a) for a in answers]}"
+            for other in answers:
+                if other is not ran[0]:
+                    assert_a_twin(other, note, code)
+            # What each replica holds: exactly one of them deleted the note.
+            holding = [note in listed(replica, alice) for replica in replicas]
+            assert holding.count(False) == 1, f"round {round_}: {holding}"
+            assert sum(replica.executed() for replica in replicas) == round_ + 1
+        # One request per round, and one more for each retry the server saw only after the
+        # approval was used.
+        assert replicas[0].received().get("alice") >= 5
+    finally:
+        for proc in started:
+            _stop_popen(proc)
+        replica_env("redis-stop", str(tmp_path))

@@ -305,6 +305,21 @@ pub trait ApprovalStore: Send + Sync + 'static {
         shown: &'a Fingerprint,
         now: u64,
     ) -> RecordFuture<'a, Vec<ApprovalRecord>>;
+
+    /// When an approved record about exactly this call was last spent, Unix milliseconds, for a
+    /// store shared by replicas: an identical call made before then, on any replica, is told
+    /// that its twin used the approval instead of asking the person afresh. Default: `None`
+    /// (the guard then knows only its own process's spends).
+    fn last_spent<'a>(
+        &'a self,
+        principal: &'a str,
+        operation: &'a str,
+        target: &'a Fingerprint,
+        shown: &'a Fingerprint,
+    ) -> RecordFuture<'a, Option<u64>> {
+        let _ = (principal, operation, target, shown);
+        Box::pin(std::future::ready(Ok(None)))
+    }
 }
 
 /// The approval page as the guard sees it: where a record is shown, and whether approving

@@ -4,7 +4,9 @@
 //! records about one exact call (for an identical retry without a `requestState`), and each
 //! principal's pending records (the bound on them). A record is written and indexed, and a
 //! decision made and taken out of the pending set, by one script each: atomic across
-//! replicas, so concurrent creates never pass the bound.
+//! replicas, so concurrent creates never pass the bound. A spent approval notes, under a key
+//! of its call's, when it was used: an identical call made before then on another replica is
+//! its twin.
 
 use ask_first_core::{
     ApprovalRecord, ApprovalStore, DecideRefused, Fingerprint, RecordFuture, RecordId, RecordState,
@@ -38,11 +40,14 @@ redis.call('ZREM', KEYS[2], ARGV[3])
 return 1
 ";
 
-/// Sets a record's spent marker once, if its decision is `ARGV[1]`.
-/// KEYS: the spent marker, the decision. ARGV: the decision required, the record's expiry.
+/// Sets a record's spent marker once, if its decision is `ARGV[1]`; for an approval, notes
+/// when its call's approval was last used.
+/// KEYS: the spent marker, the decision, (for an approval) its call's last-used key. ARGV: the
+/// decision required, the record's expiry, (for an approval) now in Unix milliseconds.
 const SPEND: &str = r"
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 if not redis.call('SET', KEYS[1], '1', 'NX', 'EXAT', ARGV[2]) then return 0 end
+if KEYS[3] then redis.call('SET', KEYS[3], ARGV[3], 'EXAT', ARGV[2]) end
 return 1
 ";
 
@@ -163,12 +168,37 @@ impl RedisNonceStore {
         if record.state != from {
             return Ok(false);
         }
-        let keys = [self.record_key("spent", id), self.record_key("decided", id)];
-        let args = [
+        let mut keys = vec![self.record_key("spent", id), self.record_key("decided", id)];
+        let mut args = vec![
             from.as_str().to_owned(),
             record.expires_at.max(1).to_string(),
         ];
+        if from == RecordState::Approved {
+            let call = [
+                record.principal.as_str(),
+                &record.operation,
+                &record.target,
+                &record.shown,
+            ];
+            keys.push(self.hashed_key("used", &call));
+            args.push(now_ms().to_string());
+        }
         Ok(self.script(SPEND, &keys, &args).await? == 1)
+    }
+
+    async fn used_at(
+        &self,
+        principal: &str,
+        operation: &str,
+        target: &Fingerprint,
+        shown: &Fingerprint,
+    ) -> Result<Option<u64>, RecordStoreError> {
+        let (target, shown) = (target.to_string(), shown.to_string());
+        let key = self.hashed_key("used", &[principal, operation, &target, &shown]);
+        let mut command = redis::cmd("GET");
+        command.arg(key);
+        let at: Option<String> = self.run(&command).await?;
+        Ok(at.and_then(|at| at.parse().ok()))
     }
 
     async fn pending_count(&self, principal: &str, now: u64) -> Result<usize, RecordStoreError> {
@@ -299,4 +329,22 @@ impl ApprovalStore for RedisNonceStore {
     ) -> RecordFuture<'a, Vec<ApprovalRecord>> {
         Box::pin(self.open_records(principal, operation, target, shown, now))
     }
+
+    fn last_spent<'a>(
+        &'a self,
+        principal: &'a str,
+        operation: &'a str,
+        target: &'a Fingerprint,
+        shown: &'a Fingerprint,
+    ) -> RecordFuture<'a, Option<u64>> {
+        Box::pin(self.used_at(principal, operation, target, shown))
+    }
+}
+
+/// Now, Unix milliseconds (this replica's clock, as the guard's).
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
 }

@@ -395,10 +395,27 @@ async fn an_approved_record_is_found_beside_a_newer_pending_one_and_a_decline_is
         ],
         "the yes is not hidden by the newer question"
     );
+    let used = |store: &RedisNonceStore| {
+        let store = store.clone();
+        async move {
+            store
+                .last_spent("token:alice", "delete_note", &a, &a)
+                .await
+                .expect("answers")
+        }
+    };
+    assert_eq!(used(&store).await, None, "not used yet");
+    let before_ms = now() * 1000;
     assert!(
         ApprovalStore::spend(&store, &laptop.id, now())
             .await
             .expect("answers")
+    );
+    // When it was used, for every replica: an identical call made before then is its twin.
+    let other = RedisNonceStore::open(&redis.url()).expect("another replica");
+    assert!(
+        used(&other).await.is_some_and(|at| at >= before_ms),
+        "the use noted"
     );
     // A decline: found until told, told once, never spent as a yes.
     assert_eq!(

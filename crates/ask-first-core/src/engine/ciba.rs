@@ -143,7 +143,7 @@ impl Guard {
         if let Some(other) = elsewhere {
             return Err(self.ciba_elsewhere(call, other));
         }
-        if self.inner.flights.used_since(&key, call.began) {
+        if self.is_twin(call, &key).await? {
             // Made before an identical call used the approval, and come after it: its twin,
             // told so, rather than a new question for the person.
             return Err(used_by_twin(call));

@@ -154,6 +154,30 @@ impl<K: Eq + Hash + Clone, V: Clone> Shared<K, V> {
     }
 }
 
+impl super::Guard {
+    /// Whether an identical call used `key`'s approval after `call` began, in this process or
+    /// (by the store's record of it) on another replica: `call` is its twin, made at the same
+    /// time, and is told so rather than asking the person afresh.
+    pub(super) async fn is_twin(
+        &self,
+        call: &crate::call::GuardCall,
+        key: &CallKey,
+    ) -> Result<bool, super::Interruption> {
+        if self.inner.flights.used_since(key, call.began) {
+            return Ok(true);
+        }
+        let (principal, operation, target, shown) = key;
+        let spent = self
+            .records_store()
+            .last_spent(principal, operation, target, shown)
+            .await
+            .map_err(super::page::store_failed)?;
+        let began = crate::clock::now_unix_ms()
+            .saturating_sub(u64::try_from(call.began.elapsed().as_millis()).unwrap_or(u64::MAX));
+        Ok(spent.is_some_and(|at| at >= began))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};

@@ -158,10 +158,11 @@ impl Guard {
                 RecordState::Spent => {}
             }
         }
-        if used
-            .as_ref()
-            .is_some_and(|key| self.inner.flights.used_since(key, call.began))
-        {
+        let twin = match &used {
+            Some(key) => self.is_twin(call, key).await?,
+            None => false,
+        };
+        if twin {
             // Made before an identical call used the approval, and come after it: its twin.
             return Err(super::ciba::used_by_twin(call));
         }
