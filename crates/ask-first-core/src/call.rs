@@ -60,6 +60,9 @@ pub struct GuardCall {
     pub(crate) person_required: bool,
     pub(crate) verified: bool,
     pub(crate) audit: AuditSlot,
+    /// When the guard first saw the call: an identical call that used its approval after this
+    /// was made at the same time as this one.
+    pub(crate) began: std::time::Instant,
 }
 
 impl GuardCall {
@@ -80,6 +83,7 @@ impl GuardCall {
             person_required: false,
             verified: false,
             audit: AuditSlot::default(),
+            began: std::time::Instant::now(),
         }
     }
 
@@ -155,6 +159,7 @@ impl<S> FromContextPart<ToolCallContext<'_, S>> for GuardCall {
             person_required: false,
             verified: false,
             audit: AuditSlot::default(),
+            began: std::time::Instant::now(),
         })
     }
 }

@@ -10,8 +10,8 @@ use sha2::{Digest, Sha256};
 
 use super::backchannel::Backchannel;
 use super::{APPROVAL_INPUT_KEY, AlteredState, ApprovalRoute, Guard, Inner};
+use crate::approval_memory::MemoryApprovalStore;
 use crate::approval_record::{ApprovalPages, ApprovalStore};
-use crate::approval_store::MemoryApprovalStore;
 use crate::audit::AuditSink;
 use crate::identity::Identity;
 use crate::nonce::{MemoryNonceStore, NonceStore};
@@ -288,6 +288,7 @@ impl GuardBuilder {
                 }),
                 backchannel: self.backchannel,
                 ciba_setup: self.ciba_setup,
+                flights: Default::default(),
             }),
         }
     }

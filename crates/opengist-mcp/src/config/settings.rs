@@ -272,6 +272,15 @@ pub const SETTINGS: &[Setting] = &[
         about: "The identity provider asked for CIBA (its metadata names the backchannel and token endpoints); its tokens' iss must equal it and their sub the caller's. Default: OPENGIST_MCP_OAUTH_ISSUER.",
     },
     Setting {
+        var: "OPENGIST_MCP_CIBA_REQUESTS_PER_MINUTE",
+        shown_default: "`10`",
+        flag: None,
+        default: Some("10"),
+        secret: false,
+        required: false,
+        about: "CIBA: the most new requests one person's device gets from this process in any minute (1 to 1000); past it a call is refused, saying when to call again, and nothing is sent. Identical calls share one request (its code) whatever this says. Default: 10.",
+    },
+    Setting {
         var: "OPENGIST_MCP_APPROVAL_LOGIN_CLIENT_ID",
         shown_default: "none",
         flag: None,
