@@ -63,21 +63,25 @@ async def test_a_gist_made_between_two_pages_shifts_nothing_twice(opengist_env, 
     """Opengist pages by number: a gist made while a client pages pushes the next page down by
     one. The next page resumes after the last gist listed (`after` in next_call), so nothing is
     listed twice; the gist made meanwhile is newer than the first page and is not on this
-    walk, as in any newest-first listing."""
+    walk, as in any newest-first listing. Opengist orders by `updated_at` in whole seconds, so
+    the gists are made a second apart: their order is then Opengist's, not a tie's."""
     m = marker()
     og = api(opengist_env)
     since = since_now()
-    made = [og.create({f"{m}-{i}.txt": f"{m} {i}\n"}, "private", title=f"{m} {i}") for i in range(4)]
+    made = []
+    for i in range(4):
+        made.append(og.create({f"{m}-{i}.txt": f"{m} {i}\n"}, "private", title=f"{m} {i}"))
+        time.sleep(1.1)
     async with session(live_server, era) as client:
         first = await ok(client, "list_gists", {"since": since, "per_page": 2})
         tool, args = follow(first["next_call"])
         assert args["after"] == ids(first)[-1], first["next_call"]
-        og.create({f"{m}-late.txt": "late\n"}, "private", title=f"{m} late")
+        late = og.create({f"{m}-late.txt": "late\n"}, "private", title=f"{m} late")
         seen = ids(first) + await all_pages(client, args)
-        # The control: the shift happened (a newer gist now stands before the first page's
-        # last, which Opengist's page 1 no longer holds).
-        now_first = await ok(client, "list_gists", {"since": since, "per_page": 2})
-    assert ids(first)[-1] not in ids(now_first), (ids(first), ids(now_first))
+        # The control: the shift happened: the late gist, made a second after every gist of
+        # this test, stands before all of them, so each moved down a place mid-walk.
+        now = await all_pages(client, {"since": since, "per_page": 100})
+    assert now.index(late) < min(now.index(gist) for gist in made), (made, now)
     assert len(seen) == len(set(seen)), f"a gist shown on two pages: {seen}"
     assert set(made) <= set(seen), f"missing {set(made) - set(seen)}"
 
