@@ -51,9 +51,13 @@ pub(super) enum PageVia {
 }
 
 impl Guard {
-    /// The page, when one is configured and a passkey is enrolled.
-    pub(super) fn page(&self) -> Option<&dyn ApprovalPages> {
-        self.inner.pages.as_deref().filter(|pages| pages.ready())
+    /// The page, when one is configured and `principal` can approve there (a passkey enrolled
+    /// for them, or a login).
+    pub(super) fn page_for(&self, principal: &str) -> Option<&dyn ApprovalPages> {
+        self.inner
+            .pages
+            .as_deref()
+            .filter(|pages| pages.ready_for(principal))
     }
 
     /// What approving on the approval page takes (a passkey, a sign-in at the identity
