@@ -5,7 +5,7 @@
 //! so what a client is told is what its calls get.
 
 use rmcp::RoleServer;
-use rmcp::model::{ClientCapabilities, ProtocolVersion};
+use rmcp::model::{ClientCapabilities, ProtocolVersion, Tool};
 use rmcp::service::RequestContext;
 
 use super::page::PageVia;
@@ -290,6 +290,36 @@ impl Guard {
     }
 }
 
+impl Guard {
+    /// Rewrites a server's `tools/list` for the tools the operator listed as verified
+    /// ([`GuardBuilder::verified_tools`](super::GuardBuilder::verified_tools)): no two-call
+    /// token can clear them, so their input schema loses `confirm_token`, and their `_meta`
+    /// carries [`PERSON_REQUIRED_META_KEY`](super::PERSON_REQUIRED_META_KEY), as a
+    /// `#[guarded(always, verified)]` tool's does. Other tools, and a listed tool that is not
+    /// guarded (it offers no `confirm_token`), are left as they are: serving refuses to start
+    /// with the latter.
+    pub fn mark_verified(&self, tools: &mut [Tool]) {
+        let takes_token = |tool: &Tool| {
+            tool.input_schema
+                .get("properties")
+                .and_then(|p| p.get(crate::CONFIRM_TOKEN_ARG))
+                .is_some()
+        };
+        for tool in tools
+            .iter_mut()
+            .filter(|tool| self.is_verified(&tool.name) && takes_token(tool))
+        {
+            tool.input_schema = crate::call::without_confirm_token(&tool.input_schema);
+            let mut meta = tool.meta.take().unwrap_or_default();
+            meta.0.insert(
+                super::PERSON_REQUIRED_META_KEY.to_owned(),
+                serde_json::Value::Bool(true),
+            );
+            tool.meta = Some(meta);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::future::Future;
@@ -300,7 +330,7 @@ mod tests {
 
     use rmcp::model::{
         ClientCapabilities, ElicitationCapability, FormElicitationCapability, ProtocolVersion,
-        UrlElicitationCapability,
+        Tool, UrlElicitationCapability,
     };
 
     use super::{ClientDeclared, RoutePlan, ToolNeeds};
@@ -389,6 +419,42 @@ mod tests {
         );
         assert!(guard.is_verified("delete") && !guard.is_verified("edit"));
         assert_eq!(guard.verified_tools(), ["delete".to_owned()]);
+    }
+
+    #[test]
+    fn a_verified_tool_is_listed_without_the_token_and_as_needing_a_person() {
+        let schema = crate::call::with_confirm_token(&serde_json::Map::from_iter([(
+            "type".to_owned(),
+            serde_json::json!("object"),
+        )]));
+        let plain = std::sync::Arc::new(serde_json::Map::new());
+        let mut tools = vec![
+            Tool::new("delete", "Delete.", schema.clone()),
+            Tool::new("edit", "Edit.", schema),
+            Tool::new("read", "Read.", plain),
+        ];
+        let guard = Guard::builder("srv")
+            .verified_tools(["delete", "read"])
+            .build();
+        guard.mark_verified(&mut tools);
+        // A listed tool that is not guarded is not marked as if it were.
+        assert!(tools[2].meta.is_none());
+        let properties = |tool: &Tool| tool.input_schema.get("properties").cloned();
+        assert_eq!(properties(&tools[0]), Some(serde_json::json!({})));
+        assert_eq!(
+            tools[0]
+                .meta
+                .as_ref()
+                .and_then(|m| m.0.get(crate::PERSON_REQUIRED_META_KEY)),
+            Some(&serde_json::Value::Bool(true))
+        );
+        // Positive control: the tool the operator did not list keeps its token.
+        assert!(
+            properties(&tools[1]).is_some_and(|p| p.get(crate::CONFIRM_TOKEN_ARG).is_some()),
+            "{:?}",
+            tools[1].input_schema
+        );
+        assert!(tools[1].meta.is_none());
     }
 
     fn with_page(ready: bool) -> GuardBuilder {
