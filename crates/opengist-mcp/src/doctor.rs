@@ -4,9 +4,12 @@
 //! It changes nothing: each scope is found out with a request Opengist refuses before it
 //! writes (see [`crate::opengist::access`]). It first shows what the configuration makes of
 //! this server (read-only or not, the enabled tools, dialogs, stdio or HTTP and how callers
-//! are told apart) and every start-up warning (a variable that looks like a setting but is
-//! none among them). When Opengist cannot be reached it tries the likely mistakes (a path too
+//! are told apart), how guarded calls are approved (the passkeys enrolled per principal, the
+//! verified tools, the route each kind of client gets), and every start-up warning (a
+//! variable that looks like a setting but is none among them). When Opengist cannot be reached it tries the likely mistakes (a path too
 //! many, the other scheme) with requests that carry no token, and names the one that answers.
+
+mod approval;
 
 use std::fmt;
 use std::process::ExitCode;
@@ -79,6 +82,7 @@ pub async fn checks(config: &Config, warnings: &[String]) -> Vec<Check> {
         .map(|warning| Check::new("setting", Status::Warn, warning.clone()))
         .collect();
     out.extend(mode_checks(config));
+    out.extend(approval::approval_checks(config));
     out.push(if config.serve.elicitation {
         Check::new(
             "elicitation",
