@@ -589,15 +589,6 @@ impl Serving {
         Ok(())
     }
 
-    /// Refuses a guard whose verified tools are not all guarded tools `server` lists.
-    async fn check_verified<S>(&self, server: &S) -> Result<(), ServeError>
-    where
-        S: rmcp::ServerHandler + HasGuard + Clone,
-    {
-        let verified = server.guard().verified_tools().to_vec();
-        verified::check(server, &verified, &self.verified.setting).await
-    }
-
     async fn report_redis(&self) {
         #[cfg(feature = "redis")]
         if let Some(store) = &self.redis {

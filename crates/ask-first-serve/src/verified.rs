@@ -79,13 +79,20 @@ where
     tools
 }
 
+impl crate::Serving {
+    /// Refuses a guard whose verified tools are not all guarded tools `server` lists.
+    pub(crate) async fn check_verified<S>(&self, server: &S) -> Result<(), ServeError>
+    where
+        S: ServerHandler + ask_first_core::HasGuard + Clone,
+    {
+        let verified = server.guard().verified_tools().to_vec();
+        check(server, &verified, &self.verified.setting).await
+    }
+}
+
 /// Refuses to serve `server` when its guard lists a verified tool that is not one of the
 /// server's guarded tools; `setting` names where the list comes from.
-pub(crate) async fn check<S>(
-    server: &S,
-    verified: &[String],
-    setting: &str,
-) -> Result<(), ServeError>
+async fn check<S>(server: &S, verified: &[String], setting: &str) -> Result<(), ServeError>
 where
     S: ServerHandler + Clone,
 {
