@@ -305,7 +305,7 @@ def test_doctor_reports_passkeys_per_principal_and_each_clients_route(opengist_m
     done = run_to_exit(opengist_mcp_binary, env, ["doctor"])
     out = done.stdout
     assert re.search(
-        r"^ok   passkeys: 3 in .*by principal: local: `ops` \(ops-2-credent\); "
+        r"^ok   passkeys: 3 in .*by principal: local: `ops` \(ops-2-creden\); "
         r"token:alice: `alice-laptop` \(alice-laptop\), `alice-key` \(alice-key-1-\)",
         out,
         re.M,
@@ -315,7 +315,7 @@ def test_doctor_reports_passkeys_per_principal_and_each_clients_route(opengist_m
     routes = [line for line in out.splitlines() if line[5:].startswith("routes:")]
     assert len(routes) == 1 and routes[0].startswith("ok   routes: for local"), routes
     assert "2026-07-28 form and URL: approval page (input_required)" in routes[0], routes
-    assert "form dialog" not in routes[0].split("--", 1)[1], routes
+    assert ": form dialog" not in routes[0] and ": two-call" not in routes[0], routes
 
 
 # --- the browser without a passkey -----------------------------------------------------------
