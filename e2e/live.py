@@ -217,6 +217,23 @@ async def ok(client, name: str, args: dict[str, Any]) -> Any:
     return result.structured_content
 
 
+async def search_until_found(client, args: dict[str, Any]) -> dict[str, Any]:
+    """`search_gists` with `args`, going on as a model would with the `next_call` it names
+    until some page matches (at most ten more pages): tests running in parallel make gists
+    inside the same `since` window (some large), so a search may stop at its budget before
+    reaching a test's gist. The last page's answer, with every match gathered."""
+    out = await ok(client, "search_gists", args)
+    matches = list(out["matches"])
+    for _ in range(10):
+        if matches or not out.get("next_call"):
+            break
+        tool, more = follow(out["next_call"])
+        assert tool == "search_gists", out["next_call"]
+        out = await ok(client, tool, more)
+        matches += out["matches"]
+    return {**out, "matches": matches}
+
+
 async def refused(client, name: str, args: dict[str, Any], *words: str) -> str:
     """Call a tool that must answer with an error result naming every one of `words`
     (case-insensitive); its text."""

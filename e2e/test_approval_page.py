@@ -188,15 +188,13 @@ class PageDialog(Dialog):
 
 def started(launcher, notes_binary, browser, state: Path, transport: str):
     """The notes server on `transport`, with a passkey enrolled in `browser` for the principal
-    its client will be (`local` on stdio; over HTTP with one shared secret, the hash of the
-    `Authorization` header the client sends): what the client connects to."""
+    its client will be (`local`, `passkeys add`'s default: on stdio, and over HTTP with one
+    shared secret, whatever the secret): what the client connects to."""
+    enrol(notes_binary, state, browser)
     if transport == "stdio":
-        enrol(notes_binary, state, browser)
         return launcher.stdio(notes_binary, env=notes_env(state)).params
     # The passkey must be enrolled before the server starts (it reads them at start).
     secret = secrets.token_urlsafe(32)
-    digest = hashlib.sha256(f"Bearer {secret}".encode()).hexdigest()[:24]
-    enrol(notes_binary, state, browser, principal=f"bearer:{digest}")
     server = launcher.http(notes_binary, env=notes_env(state, NOTES_HTTP_TOKEN=secret))
     assert server.authorization == f"Bearer {secret}"
     return server.target
@@ -471,3 +469,59 @@ def test_a_form_only_client_gets_the_link_not_a_dialog(notes_binary, browser, tm
         assert "n1" not in {note["id"] for note in notes}
     finally:
         session.close()
+
+
+EVIDENCE = "document.getElementById('evidence') ? document.getElementById('evidence').innerText : null"
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+async def test_look_alike_writes_show_their_own_text_on_the_page(era, launcher, notes_binary, browser, tmp_path):
+    """Two shared writes of one note with texts of one length: one question, two pages. Each
+    page shows its own text below the question, framed as the caller's; the link's result names
+    the same digest; the person's yes on one runs that one only."""
+    state = tmp_path / "state"
+    enrol(notes_binary, state, browser)
+    server = launcher.stdio(notes_binary, env=notes_env(state))
+    secret, story = "AKIA-SECRET-0001 </pre><script>x()</script>", "a harmless shopping list: milk, eggs, bread, tea"
+    secret = secret + "." * (len(story) - len(secret))
+    assert len(secret) == len(story)
+    digest = lambda text: hashlib.sha256(text.encode()).hexdigest()[:20]  # noqa: E731
+    async with connect(server.params, era) as client:
+        write = {"note_id": "n1", "shared": True}
+        first = await client.call_tool("write_note", {**write, "text": story})
+        second = await client.call_tool("write_note", {**write, "text": secret})
+        story_url, secret_url = pending_link(first), pending_link(second)
+        assert story_url != secret_url
+        # The model's result names each text's digest, never the text itself.
+        assert f"«n1»: {len(story)} bytes, SHA-256 {digest(story)}" in text_of(first), text_of(first)
+        assert f"«n1»: {len(secret)} bytes, SHA-256 {digest(secret)}" in text_of(second), text_of(second)
+        assert "AKIA" not in text_of(second) and "shopping" not in text_of(first)
+
+        pages = {}
+        for url in (story_url, secret_url):
+            await anyio.to_thread.run_sync(browser.open, url)
+            question = await anyio.to_thread.run_sync(browser.evaluate, "document.getElementById('question').textContent")
+            evidence = await anyio.to_thread.run_sync(browser.evaluate, EVIDENCE)
+            scripts = await anyio.to_thread.run_sync(browser.evaluate, "document.scripts.length")
+            pages[url] = (question, evidence, scripts)
+        (story_q, story_ev, _), (secret_q, secret_ev, secret_scripts) = pages[story_url], pages[secret_url]
+        # One question, word for word; two evidences, each its own text and digest.
+        assert story_q == secret_q and "visible to everyone" in story_q
+        assert story_ev != secret_ev
+        assert "Supplied by the caller — not written by this server." in secret_ev, secret_ev
+        assert secret in secret_ev and digest(secret) in secret_ev and story not in secret_ev
+        assert story in story_ev and digest(story) in story_ev
+        # The planted markup is text on the page, never an element: one script, the page's.
+        assert secret_scripts == 1
+
+        # The person approves the page that shows the harmless text: only that call runs.
+        await anyio.to_thread.run_sync(browser.open, story_url)
+        assert (await anyio.to_thread.run_sync(browser.click, "approve"))["state"] == "done"
+        assert pending_link(await client.call_tool("write_note", {**write, "text": secret})) == secret_url
+        notes = (await client.call_tool("list_notes", {})).structured_content["notes"]
+        assert next(n for n in notes if n["id"] == "n1") == {"id": "n1", "text": "first note", "shared": False}
+        # Positive control: the approved one runs, and the store holds exactly its text.
+        ran = await client.call_tool("write_note", {**write, "text": story})
+        assert not ran.is_error, text_of(ran)
+        notes = (await client.call_tool("list_notes", {})).structured_content["notes"]
+        assert next(n for n in notes if n["id"] == "n1") == {"id": "n1", "text": story, "shared": True}

@@ -25,12 +25,17 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
+import time
 import urllib.parse
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from raw_mcp import per_request
 from support import ERAS, HttpTarget, _stop_popen, connect, free_port, notes_bin, require_binary, text_of, wait_listening
 from test_oauth import oidc_command, start, start_issuer
 
@@ -46,6 +51,22 @@ class Ciba:
     resource: str
     notes_output: object
     answered: list[str]
+    audit: Path | None = None
+
+    def bearer(self, client: str = "alice") -> str:
+        return f"Bearer {self.token(client)}"
+
+    def received(self) -> dict[str, int]:
+        """How many requests each user's device was sent, as the provider counts them."""
+        with urllib.request.urlopen(f"{self.issuer}/test/ciba/received", timeout=TIMEOUT_S) as response:
+            return json.load(response)
+
+    def executed(self, tool: str = "delete_note") -> int:
+        """How many guarded calls of `tool` ran, as the audit log records them."""
+        if self.audit is None or not self.audit.exists():
+            return 0
+        lines = [json.loads(line) for line in self.audit.read_text().splitlines() if line.strip()]
+        return sum(1 for line in lines if line.get("tool") == tool and line.get("outcome") == "executed")
 
     def token(self, client: str = "alice") -> str:
         form = {
@@ -83,16 +104,17 @@ class Ciba:
         return request
 
 
-@pytest.fixture(scope="module")
-def ciba(tmp_path_factory):
+@contextmanager
+def deployed(workdir: Path, notes_env: dict[str, str] | None = None, oidc_env: dict[str, str] | None = None):
+    """A provider and the notes server in OAuth mode with the ciba route, both stopped after;
+    the server's output must hold no token, client secret or request id."""
     command = oidc_command()
     binary = require_binary(notes_bin(), "cargo build --example notes")
-    workdir = tmp_path_factory.mktemp("ciba")
     started: list[subprocess.Popen[bytes]] = []
     try:
         port = free_port()
         resource = f"http://127.0.0.1:{port}/mcp"
-        issuer = start_issuer(command, workdir, "issuer", resource, workdir / "keys.json", started)
+        issuer = start_issuer(command, workdir, "issuer", resource, workdir / "keys.json", started, oidc_env)
         env = {
             "NOTES_HTTP_AUTH": "oauth",
             "NOTES_OAUTH_ISSUER": issuer,
@@ -100,16 +122,20 @@ def ciba(tmp_path_factory):
             "NOTES_APPROVAL_ROUTES": "ciba",
             "NOTES_CIBA_CLIENT_ID": "mcp-ciba",
             "NOTES_CIBA_CLIENT_SECRET": "mcp-ciba-secret",
+            "NOTES_AUDIT_LOG": str(workdir / "audit.jsonl"),
             "XDG_STATE_HOME": str(workdir / "state"),
             "RUST_LOG": "notes=info,ask_first_serve=info,ask_first_core=info,warn",
+            **(notes_env or {}),
         }
         notes = start([str(binary), "--http", f"127.0.0.1:{port}"], env, workdir, "notes", started)
         assert wait_listening(notes.proc, port), f"notes did not start:\n{notes.output()}"
-        deployment = Ciba(issuer=issuer, url=resource, resource=resource, notes_output=notes.output, answered=[])
+        deployment = Ciba(
+            issuer=issuer, url=resource, resource=resource, notes_output=notes.output, answered=[],
+            audit=workdir / "audit.jsonl",
+        )
         yield deployment
         output = notes.output()
         # Nothing secret reached the server's log: no token, no client secret, no request id.
-        assert deployment.answered, "the tests answered no request"
         assert "eyJ" not in output, "a token reached the server's output"
         assert "mcp-ciba-secret" not in output
         for auth_req_id in deployment.answered:
@@ -117,6 +143,15 @@ def ciba(tmp_path_factory):
     finally:
         for proc in started:
             _stop_popen(proc)
+
+
+@pytest.fixture(scope="module")
+def ciba(tmp_path_factory):
+    # The tests of this module ask alice's device more often than the default bound allows in
+    # a minute; the bound itself is tested on a server of its own.
+    with deployed(tmp_path_factory.mktemp("ciba"), {"NOTES_CIBA_REQUESTS_PER_MINUTE": "1000"}) as deployment:
+        yield deployment
+        assert deployment.answered, "the tests answered no request"
 
 
 async def notes_of(client) -> dict[str, str]:
@@ -281,3 +316,238 @@ async def test_without_oauth_the_route_is_unavailable_and_says_how_to_enable_it(
         done = await client.call_tool("delete_note", {"note_id": "n1", "confirm_token": token})
         assert done.structured_content == {"deleted": "n1"}, text_of(done)
         assert "n1" not in await notes_of(client)
+
+
+# --- a model alone cannot wear the person down --------------------------------------------
+
+FLOOD_CALLS = 2000
+FLOOD_SECONDS = 20
+FLOOD_NOTES = 30
+
+
+def call_tool(ciba: Ciba, authorization: str, request_id: int, name: str, arguments: dict) -> dict:
+    """One stateless 2026-07-28 `tools/call`: the JSON-RPC answer."""
+    return per_request(ciba.url, authorization, request_id, {"name": name, "arguments": arguments})
+
+
+def answer_text(message: dict) -> str:
+    return "\n".join(block.get("text", "") for block in message["result"].get("content", []))
+
+
+def structured(message: dict) -> dict:
+    result = message["result"]
+    return result.get("structuredContent") or (result.get("_meta") or {}).get("ask-first/token_reply") or {}
+
+
+def listed(ciba: Ciba, authorization: str) -> set[str]:
+    answer = call_tool(ciba, authorization, 1, "list_notes", {})
+    return {note["id"] for note in answer["result"]["structuredContent"]["notes"]}
+
+
+def test_2000_calls_in_20_seconds_raise_at_most_the_bound_on_the_persons_device(tmp_path) -> None:
+    with deployed(tmp_path) as ciba:
+        alice = ciba.bearer("alice")
+        notes = [f"flood-{i}" for i in range(FLOOD_NOTES)]
+        for note in notes:
+            written = call_tool(ciba, alice, 2, "write_note", {"note_id": note, "text": "x", "shared": False})
+            assert not written["result"].get("isError"), written
+        start = time.monotonic()
+
+        def one(i: int) -> dict:
+            # Paced: 2000 calls spread over the 20 seconds, identical and new targets mixed.
+            delay = start + i * FLOOD_SECONDS / FLOOD_CALLS - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            return call_tool(ciba, alice, 100 + i, "delete_note", {"note_id": notes[i % FLOOD_NOTES]})
+
+        with ThreadPoolExecutor(max_workers=32) as pool:
+            answers = list(pool.map(one, range(FLOOD_CALLS)))
+        elapsed = time.monotonic() - start
+        # What the provider received, counted there.
+        received = ciba.received().get("alice", 0)
+        assert 1 <= received <= 10, f"alice's device was sent {received} requests"
+        codes = {structured(a).get("binding_code") for a in answers} - {None}
+        assert len(codes) == received, (codes, received)
+        refused = [answer_text(a) for a in answers if "binding_code" not in structured(a)]
+        assert refused, "no call was refused"
+        assert all("NOTES_CIBA_REQUESTS_PER_MINUTE" in text and "call again in" in text for text in refused), refused[:3]
+        assert elapsed < FLOOD_SECONDS + 15, f"the calls took {elapsed:.0f} s"
+        # Nothing ran: every note is still there.
+        assert listed(ciba, alice) >= set(notes)
+        assert ciba.executed() == 0
+        # The control: the bound is per person; bob's device is still asked.
+        bob = ciba.bearer("bob")
+        call_tool(ciba, bob, 3, "write_note", {"note_id": "bobs", "text": "x", "shared": False})
+        asked = call_tool(ciba, bob, 4, "delete_note", {"note_id": "bobs"})
+        assert structured(asked).get("binding_code"), asked
+        assert ciba.received().get("bob") == 1
+
+
+def test_open_questions_are_bounded_per_person_and_the_refusal_says_what_to_do(tmp_path) -> None:
+    with deployed(tmp_path, {"NOTES_CIBA_REQUESTS_PER_MINUTE": "1000"}) as ciba:
+        alice = ciba.bearer("alice")
+        for i in range(21):
+            call_tool(ciba, alice, 2, "write_note", {"note_id": f"open-{i}", "text": "x", "shared": False})
+        codes = []
+        for i in range(20):
+            asked = call_tool(ciba, alice, 10 + i, "delete_note", {"note_id": f"open-{i}"})
+            codes.append(structured(asked)["binding_code"])
+        refused = call_tool(ciba, alice, 40, "delete_note", {"note_id": "open-20"})
+        text = answer_text(refused)
+        assert "binding_code" not in structured(refused), refused
+        assert "20 questions are waiting for their answer already" in text, text
+        assert "answer (approve or decline) the open ones, or wait until those expire" in text, text
+        assert ciba.received().get("alice") == 20, ciba.received()
+        # The control: another person is not affected.
+        bob = ciba.bearer("bob")
+        call_tool(ciba, bob, 3, "write_note", {"note_id": "bobs", "text": "x", "shared": False})
+        assert structured(call_tool(ciba, bob, 4, "delete_note", {"note_id": "bobs"})).get("binding_code")
+        # An answer frees a place: alice declines one on her device, the model is told, and the
+        # next question is asked.
+        ciba.device(codes[0], "deny")
+        declined = call_tool(ciba, alice, 41, "delete_note", {"note_id": "open-0"})
+        assert "declined on their device" in answer_text(declined), declined
+        asked = call_tool(ciba, alice, 42, "delete_note", {"note_id": "open-20"})
+        assert structured(asked).get("binding_code"), asked
+        assert ciba.received().get("alice") == 21
+        assert ciba.executed() == 0
+
+
+def test_after_expires_in_the_retry_says_the_first_request_expired(tmp_path) -> None:
+    ttl = 3
+    with deployed(tmp_path, oidc_env={"OIDC_CIBA_TTL": str(ttl)}) as ciba:
+        alice = ciba.bearer("alice")
+        call_tool(ciba, alice, 1, "write_note", {"note_id": "late", "text": "x", "shared": False})
+        first = structured(call_tool(ciba, alice, 2, "delete_note", {"note_id": "late"}))
+        assert first["expires_in_seconds"] <= ttl, first
+        time.sleep(ttl + 1.5)
+        again = call_tool(ciba, alice, 3, "delete_note", {"note_id": "late"})
+        code = structured(again)["binding_code"]
+        assert code != first["binding_code"]
+        text = answer_text(again)
+        assert f"earlier request (code {first['binding_code']}) before it expired" in text, text
+        # The person's next prompt says so too (what the device shows).
+        [details] = ciba.request_for(code)["authorization_details"]
+        assert f"(code {first['binding_code']}) expired unanswered" in details["description"], details
+        assert ciba.received().get("alice") == 2
+        # The control: approved as asked, it runs, once.
+        ciba.device(code, "approve")
+        done = call_tool(ciba, alice, 4, "delete_note", {"note_id": "late"})
+        assert structured(done) == {"deleted": "late"}, done
+        assert "late" not in listed(ciba, alice)
+        assert ciba.executed() == 1
+
+
+def assert_a_twin(answer: dict, note: str, approved: str) -> None:
+    """What an identical retry that did not run may say: that its twin, made at the same time,
+    used the approval (it shared the one poll, or began before the approval was used); that the
+    note is gone (it came after the delete ran); or, when the server saw it only after the
+    approval was used, a new question under a new code (a new call, asked afresh). Never that
+    the approval was already used or refused, never the approved request as still pending."""
+    text = answer_text(answer)
+    fresh = structured(answer).get("binding_code")
+    assert (
+        "identical call made at the same time" in text
+        or f"no note with id {note}" in text
+        or (fresh is not None and fresh != approved)
+    ), text
+
+
+def test_concurrent_retries_after_one_approval_run_the_call_once_and_never_lose_the_yes(ciba: Ciba) -> None:
+    alice = ciba.bearer("alice")
+    rounds, retries = 6, 6
+    before = ciba.executed()
+    for round_ in range(rounds):
+        note = f"race-{round_}"
+        call_tool(ciba, alice, 1, "write_note", {"note_id": note, "text": "x", "shared": False})
+        code = structured(call_tool(ciba, alice, 2, "delete_note", {"note_id": note}))["binding_code"]
+        ciba.device(code, "approve")
+        barrier = threading.Barrier(retries)
+
+        def retry(i: int, note: str = note, barrier: threading.Barrier = barrier) -> dict:
+            barrier.wait()
+            return call_tool(ciba, alice, 10 + i, "delete_note", {"note_id": note})
+
+        with ThreadPoolExecutor(max_workers=retries) as pool:
+            answers = list(pool.map(retry, range(retries)))
+        ran = [a for a in answers if structured(a) == {"deleted": note}]
+        assert len(ran) == 1, f"round {round_}: {[answer_text(a) for a in answers]}"
+        for other in answers:
+            if other is not ran[0]:
+                assert_a_twin(other, note, code)
+        # What the backend holds: the note is gone, and the delete ran once this round.
+        assert note not in listed(ciba, alice)
+        assert ciba.executed() == before + round_ + 1, f"round {round_}"
+
+
+@pytest.mark.replicas
+def test_concurrent_retries_on_two_replicas_sharing_redis_run_the_call_once(tmp_path) -> None:
+    """Two replicas of the notes example sharing a seal key and a real Redis (the approval
+    records there), one provider: the identical retry sent at once to both, round after round.
+    The provider gives the token to one replica's poll; the other's poll gets `invalid_grant`,
+    which is not a refusal. Each replica keeps its notes in its own memory, so which one ran the
+    delete is seen directly: exactly one replica lost the note each round."""
+    from replica_deployment import replica_env
+
+    command = oidc_command()
+    binary = require_binary(notes_bin(), "cargo build --example notes")
+    started: list[subprocess.Popen[bytes]] = []
+    redis_port, password = free_port(), "replica-test-password"
+    replica_env("redis-start", str(tmp_path), str(redis_port), password)
+    try:
+        ports = [free_port(), free_port()]
+        resource = f"http://127.0.0.1:{ports[0]}/mcp"
+        issuer = start_issuer(command, tmp_path, "issuer", resource, tmp_path / "keys.json", started)
+        urls = []
+        for n, port in enumerate(ports):
+            env = {
+                "NOTES_HTTP_AUTH": "oauth",
+                "NOTES_OAUTH_ISSUER": issuer,
+                "NOTES_OAUTH_RESOURCE": resource,
+                "NOTES_APPROVAL_ROUTES": "ciba",
+                "NOTES_CIBA_CLIENT_ID": "mcp-ciba",
+                "NOTES_CIBA_CLIENT_SECRET": "mcp-ciba-secret",
+                "NOTES_SEAL_KEY": "ab" * 32,
+                "NOTES_REDIS_URL": f"redis://:{password}@127.0.0.1:{redis_port}/0",
+                "NOTES_REPLICA_ID": f"r{n}",
+                "NOTES_AUDIT_LOG": str(tmp_path / f"audit-{n}.jsonl"),
+                "XDG_STATE_HOME": str(tmp_path / f"state-{n}"),
+            }
+            replica = start([str(binary), "--http", f"127.0.0.1:{port}"], env, tmp_path, f"notes-{n}", started)
+            assert wait_listening(replica.proc, port), f"replica {n} did not start:\n{replica.output()}"
+            urls.append(f"http://127.0.0.1:{port}/mcp")
+        replicas = [
+            Ciba(issuer=issuer, url=url, resource=resource, notes_output=None, answered=[], audit=tmp_path / f"audit-{n}.jsonl")
+            for n, url in enumerate(urls)
+        ]
+        alice = replicas[0].bearer("alice")
+        for round_ in range(5):
+            note = f"pair-{round_}"
+            for replica in replicas:
+                call_tool(replica, alice, 1, "write_note", {"note_id": note, "text": "x", "shared": False})
+            code = structured(call_tool(replicas[0], alice, 2, "delete_note", {"note_id": note}))["binding_code"]
+            replicas[0].device(code, "approve")
+            barrier = threading.Barrier(6)
+
+            def retry(i: int, note: str = note, barrier: threading.Barrier = barrier) -> dict:
+                barrier.wait()
+                return call_tool(replicas[i % 2], alice, 10 + i, "delete_note", {"note_id": note})
+
+            with ThreadPoolExecutor(max_workers=6) as pool:
+                answers = list(pool.map(retry, range(6)))
+            ran = [a for a in answers if structured(a) == {"deleted": note}]
+            assert len(ran) == 1, f"round {round_}: {[answer_text(a) for a in answers]}"
+            for other in answers:
+                if other is not ran[0]:
+                    assert_a_twin(other, note, code)
+            # What each replica holds: exactly one of them deleted the note.
+            holding = [note in listed(replica, alice) for replica in replicas]
+            assert holding.count(False) == 1, f"round {round_}: {holding}"
+            assert sum(replica.executed() for replica in replicas) == round_ + 1
+        # One request per round, and one more for each retry the server saw only after the
+        # approval was used.
+        assert replicas[0].received().get("alice") >= 5
+    finally:
+        for proc in started:
+            _stop_popen(proc)
+        replica_env("redis-stop", str(tmp_path))

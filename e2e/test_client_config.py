@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -54,10 +55,11 @@ def as_launched(client: str, text: str) -> tuple[str, list[str], dict[str, str]]
         entry = tomllib.loads(text)["mcp_servers"]["opengist"]
         return entry["command"], entry.get("args", []), entry["env"]
     words = shlex.split(text)
-    assert words[:4] == ["claude", "mcp", "add", "opengist"], words
+    # `--scope user`: registered for all the user's projects, not the current directory only.
+    assert words[:6] == ["claude", "mcp", "add", "--scope", "user", "opengist"], words
     split = words.index("--")
     env = {}
-    options = words[4:split]
+    options = words[6:split]
     for flag, value in zip(options[::2], options[1::2], strict=True):
         assert flag == "--env", options
         key, _, val = value.partition("=")
@@ -133,11 +135,11 @@ def as_reached(client: str, text: str) -> tuple[str, str | None]:
         assert "bearer_token" not in entry, entry  # Codex refuses an inline token
         return entry["url"], "env:" + entry["bearer_token_env_var"]
     words = shlex.split(text)
-    assert words[:6] == ["claude", "mcp", "add", "--transport", "http", "opengist"], words
-    assert words[7] == "--header", words
-    name, _, value = words[8].partition(": ")
+    assert words[:8] == ["claude", "mcp", "add", "--scope", "user", "--transport", "http", "opengist"], words
+    assert words[9] == "--header", words
+    name, _, value = words[10].partition(": ")
     assert name == "Authorization", words
-    return words[6], value
+    return words[8], value
 
 
 @pytest.mark.parametrize("client", HTTP_CLIENTS)
@@ -221,3 +223,104 @@ def test_the_team_guide_writes_what_client_config_prints(opengist_mcp_binary):
     guide = DEPLOYMENT.read_text()
     assert done.returncode == 1 and "Connectors" in done.stderr and "over stdio" in done.stderr, done.stderr
     assert "| Claude Desktop | — | cannot send an `Authorization` header" in guide
+
+
+# ------------------------------------------------------------- every setting given, carried
+
+SEAL_KEY = "ab" * 32  # a secret: never printed
+
+
+def given_everything(binary: Path, client: str, state: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        "OPENGIST_URL": "http://127.0.0.1:9",
+        "OPENGIST_TOKEN": SECRET,
+        "OPENGIST_MCP_VERIFIED_TOOLS": "delete_gist",
+        "OPENGIST_MCP_STATE_DIR": str(state),
+        "OPENGIST_MCP_MAX_RESULT_BYTES": "65536",
+        "OPENGIST_MCP_SEAL_KEY": SEAL_KEY,
+        "OPENGIST_MCP_HTTP_ADDR": "127.0.0.1:9",
+    }
+    return run_to_exit(binary, env, ["client-config", client, "--deny-tools", "get_user"])
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_every_setting_given_is_carried_or_named_as_left_out(opengist_mcp_binary, client, tmp_path):
+    state = tmp_path / "state"
+    done = given_everything(opengist_mcp_binary, client, state)
+    assert done.returncode == 0, done.stderr
+    _command, _args, env = as_launched(client, done.stdout)
+    assert env == {
+        "OPENGIST_URL": "http://127.0.0.1:9",
+        "OPENGIST_TOKEN": PLACEHOLDER,
+        "OPENGIST_DENY_TOOLS": "get_user",
+        "OPENGIST_MCP_STATE_DIR": str(state),
+        "OPENGIST_MCP_VERIFIED_TOOLS": "delete_gist",
+        "OPENGIST_MCP_SEAL_KEY": "<OPENGIST_MCP_SEAL_KEY>",
+        "OPENGIST_MCP_MAX_RESULT_BYTES": "65536",
+    }, env
+    # Secrets are placeholders, said so; the HTTP address is left out, said why.
+    for secret in (SECRET, SEAL_KEY):
+        assert secret not in done.stdout and secret not in done.stderr
+    assert "replace <OPENGIST_MCP_SEAL_KEY> with the value you gave" in done.stderr, done.stderr
+    assert "Left out: OPENGIST_MCP_HTTP_ADDR: they apply only to a server serving HTTP" in done.stderr, done.stderr
+
+
+async def test_the_carried_configuration_starts_the_server_it_describes(opengist_mcp_binary, tmp_path):
+    state = tmp_path / "state"
+    done = given_everything(opengist_mcp_binary, "vscode", state)
+    command, args, env = as_launched("vscode", done.stdout)
+    # What the user is told to do: each secret where its placeholder is.
+    env = {**base_env(), **env, "OPENGIST_TOKEN": SECRET, "OPENGIST_MCP_SEAL_KEY": SEAL_KEY}
+    params = StdioServerParameters(command=command, args=args, env=env, cwd=os.getcwd())
+    async with connect(params, "legacy") as client_session:
+        tools = {tool.name: tool for tool in (await client_session.list_tools()).tools}
+    # The tool list carried (get_user denied), and the seal key with no Redis: the spent
+    # answers' log in the state directory carried.
+    assert len(tools) == 13 and "get_user" not in tools, sorted(tools)
+    assert (state / "spent-answers.log").exists(), list(state.iterdir()) if state.exists() else state
+    # Positive control: the configuration printed without them starts all fourteen.
+    out, _ = printed(opengist_mcp_binary, "vscode")
+    command, args, env = as_launched("vscode", out)
+    params = StdioServerParameters(command=command, args=args, env={**base_env(), **env, "OPENGIST_TOKEN": SECRET}, cwd=os.getcwd())
+    async with connect(params, "legacy") as client_session:
+        assert len((await client_session.list_tools()).tools) == 14
+
+
+def test_the_readme_invocation_warns_of_nothing(opengist_mcp_binary):
+    """`OPENGIST_URL=https://gist.example.com opengist-mcp client-config claude-desktop`, as
+    the README shows it: no token (the configuration carries its placeholder), no warning."""
+    env = {"OPENGIST_URL": "https://gist.example.com"}
+    done = run_to_exit(opengist_mcp_binary, env, ["client-config", "claude-desktop"])
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()], done.stderr
+    assert "WARN" not in done.stderr and "OPENGIST_TOKEN is not" not in done.stderr, done.stderr
+    assert done.stderr.startswith("merge into claude_desktop_config.json; replace og_..."), done.stderr
+    # Positive control: the server itself, with the same settings, does warn.
+    served = run_to_exit(opengist_mcp_binary, env)
+    assert "OPENGIST_TOKEN is not" in served.stderr, served.stderr
+
+
+def test_a_misspelt_setting_is_named_as_not_carried(opengist_mcp_binary):
+    env = {"OPENGIST_URL": "https://gist.example.com", "OPENGIST_MCP_VERIFIED_TOOL": "delete_gist"}
+    done = run_to_exit(opengist_mcp_binary, env, ["client-config", "codex"])
+    assert done.returncode == 0, done.stderr
+    assert "VERIFIED_TOOL" not in done.stdout, done.stdout
+    assert (
+        "Not carried: OPENGIST_MCP_VERIFIED_TOOL is set but is no setting of this server, so it does nothing; "
+        "did you mean OPENGIST_MCP_VERIFIED_TOOLS?"
+    ) in done.stderr, done.stderr
+    # Positive control: spelt right, it is carried and nothing is said about it.
+    env = {"OPENGIST_URL": "https://gist.example.com", "OPENGIST_MCP_VERIFIED_TOOLS": "delete_gist"}
+    done = run_to_exit(opengist_mcp_binary, env, ["client-config", "codex"])
+    assert 'OPENGIST_MCP_VERIFIED_TOOLS = "delete_gist"' in done.stdout and "Not carried" not in done.stderr, done
+
+
+def test_an_http_configuration_names_the_settings_it_leaves_to_the_server(opengist_mcp_binary):
+    env = {"OPENGIST_MCP_VERIFIED_TOOLS": "delete_gist"}
+    done = run_to_exit(opengist_mcp_binary, env, ["client-config", "vscode", "--http", "8765"])
+    assert done.returncode == 0, done.stderr
+    assert "VERIFIED" not in done.stdout, done.stdout
+    assert "Left out: OPENGIST_MCP_VERIFIED_TOOLS: a client of a running HTTP server" in done.stderr, done.stderr
+    # Positive control: nothing given, nothing left out.
+    done = run_to_exit(opengist_mcp_binary, {}, ["client-config", "vscode", "--http", "8765"])
+    assert "Left out" not in done.stderr, done.stderr

@@ -61,3 +61,27 @@ def test_plain_http_to_another_host_is_a_warning_naming_https(opengist_env):
     assert "unencrypted" in url_line and "OPENGIST_URL=https://opengist.invalid" in url_line, url_line
     # Positive control: plain http on this machine is fine.
     assert line(doctor(opengist_env["OPENGIST_E2E_URL"], token), "url").startswith("ok   ")
+
+
+def test_a_misspelt_setting_fails_doctor(opengist_env):
+    """Everything else right: doctor passes; with `OPENGIST_MCP_VERIFIED_TOOL` (no S) beside
+    it, the misspelt setting is a failure with its fix, and doctor exits non-zero."""
+    url, token = opengist_env["OPENGIST_E2E_URL"].rstrip("/"), opengist_env["OPENGIST_E2E_TOKEN_FULL"]
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "OPENGIST_URL": url, "OPENGIST_TOKEN": token}
+
+    def run(extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(opengist_mcp_bin()), "doctor"], env={**base, **extra}, capture_output=True, text=True, timeout=60, check=False
+        )
+
+    # Positive control: spelt right, every check passes.
+    right = run({"OPENGIST_MCP_VERIFIED_TOOLS": "delete_gist"})
+    assert right.returncode == 0 and right.stdout.rstrip().endswith("all checks passed"), right.stdout
+    wrong = run({"OPENGIST_MCP_VERIFIED_TOOL": "delete_gist"})
+    assert wrong.returncode == 1, wrong.stdout
+    assert (
+        "FAIL setting: OPENGIST_MCP_VERIFIED_TOOL is set but is no setting of this server, so it does nothing; "
+        "did you mean OPENGIST_MCP_VERIFIED_TOOLS?; fix: rename it to the setting you meant, or unset it"
+    ) in wrong.stdout, wrong.stdout
+    assert "all checks passed" not in wrong.stdout, wrong.stdout
+    assert token[3:20] not in wrong.stdout + wrong.stderr, "the token leaked"

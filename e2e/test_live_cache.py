@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from support import target_of
-from live import api, follow, marker, set_topics
+from live import api, marker, search_until_found, set_topics
 from support import Dialog, connect, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.opengist]
@@ -48,23 +48,7 @@ async def search(client, query: str, since: str, fields: list[str] | None = None
     args = {"query": query, "since": since}
     if fields is not None:
         args["fields"] = fields
-    result = await client.call_tool("search_gists", args)
-    assert not result.is_error, text_of(result)
-    out = result.structured_content
-    # Tests running in parallel make gists inside the same `since` window (some large), so a
-    # search may stop at its budget before reaching this test's gist: go on as a model
-    # would, with the `next_call` it names, and gather the matches.
-    matches = list(out["matches"])
-    for _ in range(10):
-        if matches or not out.get("next_call"):
-            break
-        tool, more = follow(out["next_call"])
-        assert tool == "search_gists", out["next_call"]
-        result = await client.call_tool(tool, more)
-        assert not result.is_error, text_of(result)
-        out = result.structured_content
-        matches += out["matches"]
-    return {**out, "matches": matches}
+    return await search_until_found(client, args)
 
 
 def ids_of(out: dict) -> list[str]:

@@ -13,7 +13,7 @@ import json
 import time
 
 import pytest
-from live import DIAGONAL, WebSession, api, follow, marker, ok, refused, session, since_now
+from live import DIAGONAL, WebSession, api, follow, marker, ok, refused, search_until_found, session, since_now
 
 pytestmark = [pytest.mark.anyio, pytest.mark.opengist, DIAGONAL]
 
@@ -57,6 +57,29 @@ async def test_list_mine_pages_through_since(opengist_env, live_server, era):
     held = {g["id"]: g for g in og.mine()}
     for gist_id in made:
         assert held[gist_id]["visibility"] == "private"
+
+
+async def test_a_gist_made_between_two_pages_shifts_nothing_twice(opengist_env, live_server, era):
+    """Opengist pages by number: a gist made while a client pages pushes the next page down by
+    one. The next page resumes after the last gist listed (`after` in next_call), so nothing is
+    listed twice; the gist made meanwhile is newer than the first page and is not on this
+    walk, as in any newest-first listing."""
+    m = marker()
+    og = api(opengist_env)
+    since = since_now()
+    made = [og.create({f"{m}-{i}.txt": f"{m} {i}\n"}, "private", title=f"{m} {i}") for i in range(4)]
+    async with session(live_server, era) as client:
+        first = await ok(client, "list_gists", {"since": since, "per_page": 2})
+        tool, args = follow(first["next_call"])
+        assert args["after"] == ids(first)[-1], first["next_call"]
+        og.create({f"{m}-late.txt": "late\n"}, "private", title=f"{m} late")
+        seen = ids(first) + await all_pages(client, args)
+        # The control: the shift happened (a newer gist now stands before the first page's
+        # last, which Opengist's page 1 no longer holds).
+        now_first = await ok(client, "list_gists", {"since": since, "per_page": 2})
+    assert ids(first)[-1] not in ids(now_first), (ids(first), ids(now_first))
+    assert len(seen) == len(set(seen)), f"a gist shown on two pages: {seen}"
+    assert set(made) <= set(seen), f"missing {set(made) - set(seen)}"
 
 
 async def test_list_summary_matches_opengist(opengist_env, live_server, era):
@@ -156,14 +179,33 @@ async def test_search_filenames_and_content_with_snippets(opengist_env, live_ser
     named = og.create({f"{m}.py": "print('hi')\n"}, "private", title="untitled one")
     inside = og.create({"notes.md": f"line one\nthe {m} is here\nline three\n"}, "private", title="untitled two")
     async with session(live_server, era) as client:
-        default = await ok(client, "search_gists", {"query": m, "since": since})
-        content = await ok(client, "search_gists", {"query": m, "fields": ["content"], "since": since})
+        default = await search_until_found(client, {"query": m, "since": since})
+        content = await search_until_found(client, {"query": m, "fields": ["content"], "since": since})
     assert {g["id"] for g in default["matches"]} == {named}, "default fields: filenames, not content"
     assert default["matches"][0]["matched_fields"] == ["filenames"]
     (hit,) = content["matches"]
     assert hit["id"] == inside and hit["matched_fields"] == ["content"], content
     assert hit["snippets"] == [{"filename": "notes.md", "line_number": 2, "text": f"the {m} is here"}], hit
     assert content["scanned"]["content_bytes_read"] > 0, content
+
+
+async def test_a_search_without_match_says_the_contents_were_not_searched(opengist_env, live_server, era):
+    m = marker()
+    og = api(opengist_env)
+    since = since_now()
+    inside = og.create({"notes.md": f"the {m} is here\n"}, "private", title="untitled")
+    async with session(live_server, era) as client:
+        default = await ok(client, "search_gists", {"query": m, "since": since})
+        content = await ok(client, "search_gists", {"query": m, "fields": ["title", "content"], "since": since})
+    # The word is in the gist's file, which the default fields do not search: no match, and
+    # the result says so and how to search it.
+    assert default["matches"] == [], default
+    (note,) = [n for n in default.get("notes", []) if "contents were not searched" in n]
+    assert note.startswith("No match in title, description, topics, owner, filenames: "), note
+    assert 'fields including "content"' in note, note
+    # Positive control: with content, found, and nothing said of unsearched contents.
+    assert [g["id"] for g in content["matches"]] == [inside], content
+    assert not [n for n in content.get("notes", []) if "not searched" in n], content
 
 
 async def test_search_topics(opengist_env, live_server, era):

@@ -46,6 +46,10 @@ from support import MINTED_SECRET_LINE, TOKEN_LINE, Dialog, connect, run_to_exit
 WAIT_S = 60
 # How long a changed token file may take to be seen: it is checked at most once a second.
 RELOAD_BOUND_S = 15
+# How long a revoked token's open stream may outlive the revocation: the file looked at within
+# a second, the new version settled within a fifth of one, the streams' credentials asked
+# every fifth of a second.
+STREAM_END_BOUND_S = 3
 
 
 @pytest.fixture
@@ -486,13 +490,87 @@ def test_a_same_length_rewrite_with_the_old_mtime_revokes_and_ends_the_tokens_st
     after = server.tokens_file.stat()
     assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
 
-    assert stream.ended.wait(RELOAD_BOUND_S), "the revoked token's GET stream is still open"
+    assert stream.ended.wait(STREAM_END_BOUND_S), "the revoked token's GET stream is still open"
     assert request(server.url, "POST", alice_auth, initialize_request())[0] == 401
     status, _, _ = session_request(alice, "POST", alice_auth, approve(dialog))
     assert status == 401, f"HTTP {status}: the revoked token still answers"
     # Positive controls: the new line is in force, and bob's session is untouched.
     assert request(server.url, "POST", f"Bearer {new_token}", initialize_request())[0] == 200
     assert note_ids(bob, 40) == ["n1", "n2", "n3"], "the unanswered dialog deleted a note"
+
+
+def stateless_status(url: str, authorization: str, request_id: int) -> int:
+    """The HTTP status of one 2026-07-28 `tools/call` of `list_notes` (no session)."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {
+            "name": "list_notes",
+            "arguments": {},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}},
+        },
+    }
+    headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "list_notes"}
+    return request(url, "POST", authorization, body, headers)[0]
+
+
+def test_a_file_rewritten_in_place_never_refuses_a_token_listed_before_and_after(people):
+    server = people()
+    alice_auth, bob_auth = server.authorization_of("alice"), server.authorization_of("bob")
+    assert stateless_status(server.url, alice_auth, 1) == 200
+    text = server.tokens_file.read_text()
+    stop = threading.Event()
+
+    def rewrite() -> None:
+        # In place, as `>` or an editor writing over the file does: truncated, then written.
+        while not stop.is_set():
+            with open(server.tokens_file, "w") as file:
+                file.write(text[: len(text) // 2])
+                file.flush()
+                file.write(text[len(text) // 2 :])
+
+    def hammer(first: int) -> list[int]:
+        statuses = []
+        for i in range(first, first + 100_000):
+            if stop.is_set():
+                break
+            statuses.append(stateless_status(server.url, alice_auth if i % 2 else bob_auth, i))
+        return statuses
+
+    writer = threading.Thread(target=rewrite, daemon=True)
+    writer.start()
+    results: list[list[int]] = [[] for _ in range(8)]
+    threads = [threading.Thread(target=lambda n=n: results.__setitem__(n, hammer(n * 100_000)), daemon=True) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    time.sleep(10)
+    stop.set()
+    for thread in threads + [writer]:
+        thread.join(30)
+    statuses = [status for result in results for status in result]
+    refused = [status for status in statuses if status != 200]
+    assert len(statuses) >= 500, f"only {len(statuses)} requests"
+    assert not refused, f"{len(refused)} of {len(statuses)} requests refused: {sorted(set(refused))}"
+    assert server.tokens_file.read_text() == text
+
+    # The control: a rewrite in place that removes alice refuses her once it settled, ends her
+    # open GET stream at once, and leaves bob in.
+    alice = RawHttp(server.url, alice_auth)
+    assert note_ids(alice, 5) == ["n1", "n2", "n3"]
+    stream = OpenStream(alice)
+    assert stream.status == 200, stream.status
+    assert not stream.ended.wait(1.5), "positive control: the stream stays open while the token is listed"
+    without_alice = "".join(line + "\n" for line in text.splitlines() if not line.startswith("alice "))
+    with open(server.tokens_file, "w") as file:
+        file.write(without_alice)
+    assert stream.ended.wait(STREAM_END_BOUND_S), "alice's GET stream outlived her revocation"
+    deadline = time.monotonic() + STREAM_END_BOUND_S
+    while stateless_status(server.url, alice_auth, 7) == 200:
+        assert time.monotonic() < deadline, "alice is still let in"
+        time.sleep(0.05)
+    assert stateless_status(server.url, alice_auth, 8) == 401
+    assert stateless_status(server.url, bob_auth, 9) == 200
 
 
 # --- a header cannot stand for an authenticated person ------------------------------------

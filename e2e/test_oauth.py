@@ -148,9 +148,11 @@ def start(command: list[str], env: dict[str, str], workdir: Path, name: str, sta
     return Process(proc, stdout, stderr)
 
 
-def start_issuer(command: list[str], workdir: Path, name: str, resource: str, keys: Path, started) -> str:
+def start_issuer(
+    command: list[str], workdir: Path, name: str, resource: str, keys: Path, started, extra: dict | None = None
+) -> str:
     port = free_port()
-    env = {"OIDC_PORT": str(port), "OIDC_RESOURCE": resource, "OIDC_KEYS_FILE": str(keys)}
+    env = {"OIDC_PORT": str(port), "OIDC_RESOURCE": resource, "OIDC_KEYS_FILE": str(keys), **(extra or {})}
     process = start(command, env, workdir, name, started)
     deadline = time.monotonic() + STARTUP_BOUND_S
     while "listening on" not in process.stdout.read_text(errors="replace"):

@@ -10,6 +10,8 @@
 //     OIDC_KEYS_FILE           where the signing keys are kept: read when it exists, else
 //                              made up and written (two issuers sharing one file sign with the
 //                              same keys, so only `iss` tells their tokens apart)
+//     OIDC_CIBA_TTL            the lifetime of a CIBA request, seconds (its `expires_in`;
+//                              default 600)
 //     OIDC_LOGIN_REDIRECT_URI  when set: the approval page's client `approval-page` /
 //                              `approval-page-secret` (authorization code with PKCE,
 //                              client_secret_basic) with this redirect URI, and the sign-in
@@ -38,6 +40,9 @@
 // loopback endpoint of this server (test only):
 //   GET  /test/ciba/requests   the open requests: [{auth_req_id, login_hint, binding_message,
 //                              authorization_details}], oldest first
+//   GET  /test/ciba/received   how many requests each user's device was sent, answered or
+//                              not: {login_hint: count} (what the provider received, counted
+//                              here, never what the MCP server says)
 //   POST /test/ciba/answer     JSON {auth_req_id, action}: `approve` (the details as asked,
 //                              or `authorization_details` given instead; `sub` given: the
 //                              token's sub is that instead), `deny`, or `expire` (the request
@@ -94,6 +99,9 @@ const servers = {
 const users = new Set(['alice', 'bob']);
 // Requests the device has not answered yet, by auth_req_id.
 const cibaRequests = new Map();
+// Every request a device was sent, counted by login_hint.
+const cibaReceived = new Map();
+const cibaTtl = Number(process.env.OIDC_CIBA_TTL) || 600;
 // Subjects a test asked a token to carry instead of the person's, by grant id.
 const subjectOverrides = new Map();
 const RAR_TYPE = 'ask_first_approval';
@@ -152,6 +160,8 @@ const provider = new Provider(issuer, {
       },
       triggerAuthenticationDevice: async (_ctx, request) => {
         cibaRequests.set(request.jti, request);
+        const hint = request.params.login_hint;
+        cibaReceived.set(hint, (cibaReceived.get(hint) ?? 0) + 1);
       },
     },
     richAuthorizationRequests: {
@@ -188,6 +198,9 @@ const provider = new Provider(issuer, {
       },
     },
   },
+  ttl: {
+    BackchannelAuthenticationRequest: () => cibaTtl,
+  },
   formats: {
     customizers: {
       jwt: async (_ctx, token, jwt) => {
@@ -215,6 +228,10 @@ provider.use(async (ctx, next) => {
       binding_message: request.params.binding_message,
       authorization_details: JSON.parse(request.params.authorization_details ?? 'null'),
     }));
+    return;
+  }
+  if (ctx.path === '/test/ciba/received' && ctx.method === 'GET') {
+    ctx.body = Object.fromEntries(cibaReceived);
     return;
   }
   if (ctx.path === '/test/ciba/answer' && ctx.method === 'POST') {

@@ -14,6 +14,7 @@ use std::pin::Pin;
 use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
 use rand::RngCore;
 
+use crate::evidence::Evidence;
 use crate::target::Fingerprint;
 
 /// The unguessable name of one record: 16 random bytes, written as 22 base64url characters.
@@ -62,16 +63,16 @@ impl fmt::Debug for RecordId {
 }
 
 /// Where a record stands. It moves only forward: pending → approved → spent, or pending →
-/// declined.
+/// declined → spent (the decline told to the caller once).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RecordState {
     /// Shown, not yet decided.
     Pending,
     /// The person approved it on the page; the call it names has not run yet.
     Approved,
-    /// The person declined it on the page.
+    /// The person declined it (on the page or their device); not yet told to the caller.
     Declined,
-    /// Approved and used by the one call it was for.
+    /// Approved and used by the one call it was for, or declined and told.
     Spent,
 }
 
@@ -118,6 +119,9 @@ pub struct ApprovalRecord {
     pub shown: String,
     /// The question exactly as the form dialog shows it.
     pub question: String,
+    /// What exactly the call changes, shown on the page below the question
+    /// ([`Target::evidence`](crate::Target::evidence)); empty for a target that gives none.
+    pub evidence: Evidence,
     /// The route it was put on (`page` or `ciba`).
     pub route: String,
     /// On the `ciba` route: the identity provider's `auth_req_id`, polled on the retry.
@@ -125,6 +129,9 @@ pub struct ApprovalRecord {
     /// On the `ciba` route: the short code the person's device shows beside the question
     /// (`binding_message`).
     pub binding_code: Option<String>,
+    /// On the `ciba` route: when the provider's request expires, Unix seconds. The record
+    /// outlives it, so that the retry after it can say that the request expired unanswered.
+    pub request_expires_at: Option<u64>,
     /// When it stops being decidable or spendable, Unix seconds.
     pub expires_at: u64,
     /// Where it stands.
@@ -153,9 +160,11 @@ impl ApprovalRecord {
             target: target.to_string(),
             shown: shown.to_string(),
             question,
+            evidence: Evidence::new(),
             route: "page".to_owned(),
             auth_req_id: None,
             binding_code: None,
+            request_expires_at: None,
             expires_at,
             state: RecordState::Pending,
         }
@@ -178,7 +187,7 @@ impl ApprovalRecord {
 
     /// The record as one JSON object (what the durable stores keep).
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut json = serde_json::json!({
             "id": self.id.to_string(),
             "principal": self.principal,
             "holder": self.holder,
@@ -190,15 +199,24 @@ impl ApprovalRecord {
             "route": self.route,
             "auth_req_id": self.auth_req_id,
             "binding_code": self.binding_code,
+            "request_expires_at": self.request_expires_at,
             "expires_at": self.expires_at,
             "state": self.state.as_str(),
-        })
+        });
+        if !self.evidence.is_empty() {
+            json["evidence"] = self.evidence.to_json();
+        }
+        json
     }
 
     /// Reads a record written by [`to_json`](Self::to_json); `None` if any field is missing or
-    /// of the wrong kind.
+    /// of the wrong kind. A record written without evidence reads with none.
     pub fn from_json(value: &serde_json::Value) -> Option<Self> {
         let text = |key: &str| value.get(key)?.as_str().map(str::to_owned);
+        let evidence = match value.get("evidence") {
+            None => Evidence::new(),
+            Some(evidence) => Evidence::from_json(evidence)?,
+        };
         Some(Self {
             id: RecordId::parse(value.get("id")?.as_str()?)?,
             principal: text("principal")?,
@@ -208,9 +226,11 @@ impl ApprovalRecord {
             target: text("target")?,
             shown: text("shown")?,
             question: text("question")?,
+            evidence,
             route: text("route")?,
             auth_req_id: text("auth_req_id"),
             binding_code: text("binding_code"),
+            request_expires_at: value.get("request_expires_at").and_then(|v| v.as_u64()),
             expires_at: value.get("expires_at")?.as_u64()?,
             state: RecordState::parse(value.get("state")?.as_str()?)?,
         })
@@ -238,13 +258,35 @@ pub enum DecideRefused {
     AlreadyDecided,
 }
 
+/// Why a new record was not stored: its principal has as many questions waiting for an answer
+/// as a store keeps open for one principal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{limit} questions are waiting for this person's answer already, the most kept open at once"
+)]
+pub struct TooManyPending {
+    /// The bound that was reached.
+    pub limit: usize,
+}
+
 /// Keeps approval records. Replicas that answer each other's questions share one store.
 ///
 /// Every state change is atomic in the store: two pages cannot both decide a record, and two
 /// calls cannot both spend it.
 pub trait ApprovalStore: Send + Sync + 'static {
-    /// Stores a new pending record.
-    fn create<'a>(&'a self, record: &'a ApprovalRecord) -> RecordFuture<'a, ()>;
+    /// Stores a new pending record, unless its principal holds `max_pending` pending records
+    /// unexpired at `now` already: then it is refused, and nothing is stored. (Across
+    /// processes sharing one directory, the file store can overshoot the bound by their
+    /// number.)
+    fn create<'a>(
+        &'a self,
+        record: &'a ApprovalRecord,
+        max_pending: usize,
+        now: u64,
+    ) -> RecordFuture<'a, Result<(), TooManyPending>>;
+
+    /// How many unexpired pending records `principal` holds.
+    fn count_pending<'a>(&'a self, principal: &'a str, now: u64) -> RecordFuture<'a, usize>;
 
     /// The record named `id`, unless it expired before `now`.
     fn get<'a>(&'a self, id: &'a RecordId, now: u64) -> RecordFuture<'a, Option<ApprovalRecord>>;
@@ -261,9 +303,14 @@ pub trait ApprovalStore: Send + Sync + 'static {
     /// otherwise (pending, declined, spent already, expired, unknown).
     fn spend<'a>(&'a self, id: &'a RecordId, now: u64) -> RecordFuture<'a, bool>;
 
-    /// The newest unexpired record about exactly this call (same principal, operation, binding
-    /// and question shown) that is pending or approved, if any: what an identical retry
-    /// without a `requestState` is answered from.
+    /// Spends a declined record once its caller was told of the decline: `true` the one time
+    /// it moves from declined to spent, `false` otherwise. The next identical call asks afresh.
+    fn spend_declined<'a>(&'a self, id: &'a RecordId, now: u64) -> RecordFuture<'a, bool>;
+
+    /// Every unexpired record about exactly this call (same principal, operation, binding and
+    /// question shown) that is not spent: pending, approved, or declined and not yet told. An
+    /// identical retry without a `requestState` is answered from them (an approved one
+    /// first, whichever credential of the principal asked later). In no particular order.
     fn find_open<'a>(
         &'a self,
         principal: &'a str,
@@ -271,7 +318,22 @@ pub trait ApprovalStore: Send + Sync + 'static {
         target: &'a Fingerprint,
         shown: &'a Fingerprint,
         now: u64,
-    ) -> RecordFuture<'a, Option<ApprovalRecord>>;
+    ) -> RecordFuture<'a, Vec<ApprovalRecord>>;
+
+    /// When an approved record about exactly this call was last spent, Unix milliseconds, for a
+    /// store shared by replicas: an identical call made before then, on any replica, is told
+    /// that its twin used the approval instead of asking the person afresh. Default: `None`
+    /// (the guard then knows only its own process's spends).
+    fn last_spent<'a>(
+        &'a self,
+        principal: &'a str,
+        operation: &'a str,
+        target: &'a Fingerprint,
+        shown: &'a Fingerprint,
+    ) -> RecordFuture<'a, Option<u64>> {
+        let _ = (principal, operation, target, shown);
+        Box::pin(std::future::ready(Ok(None)))
+    }
 }
 
 /// The approval page as the guard sees it: where a record is shown, and whether approving
@@ -339,9 +401,51 @@ mod tests {
         ciba.route = "ciba".into();
         ciba.auth_req_id = Some("req-1".into());
         ciba.binding_code = Some("K7QF2M".into());
+        ciba.request_expires_at = Some(7);
         assert_eq!(ApprovalRecord::from_json(&ciba.to_json()), Some(ciba));
         let mut broken = record.to_json();
         broken["state"] = "maybe".into();
         assert_eq!(ApprovalRecord::from_json(&broken), None);
+    }
+
+    #[test]
+    fn evidence_round_trips_and_old_records_read_without_it() {
+        use crate::evidence::{Evidence, EvidenceItem};
+        let fp = Fingerprint::of_question(&crate::question::Question::new::<Q>([]));
+        let mut record =
+            ApprovalRecord::pending("local", "local", "t", "op", &fp, &fp, "Q".into(), 9);
+        // Without evidence nothing is written: a record reads as it did before.
+        assert!(record.to_json().get("evidence").is_none());
+        record.evidence = Evidence::new()
+            .group(
+                "Files deleted",
+                [EvidenceItem::new("</pre><script>", b"x\n")],
+            )
+            .group(
+                "Files that become readable",
+                [
+                    EvidenceItem::readable("a.txt", "line\r\nnext\u{202E}".as_bytes()),
+                    EvidenceItem::readable("b.bin", &[0xff, 0xfe, 0]),
+                ],
+            );
+        let json = record.to_json();
+        assert!(json.get("evidence").is_some());
+        assert_eq!(ApprovalRecord::from_json(&json), Some(record.clone()));
+        // Through text, as the file and Redis stores keep it.
+        let text = json.to_string();
+        let read: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        assert_eq!(ApprovalRecord::from_json(&read), Some(record.clone()));
+        // An old record (no `evidence` key) reads with none; a damaged one does not read.
+        let mut old = json.clone();
+        old.as_object_mut().expect("object").remove("evidence");
+        assert!(
+            ApprovalRecord::from_json(&old)
+                .expect("reads")
+                .evidence
+                .is_empty()
+        );
+        let mut damaged = json;
+        damaged["evidence"]["groups"][0]["items"][0]["size"] = "ten".into();
+        assert_eq!(ApprovalRecord::from_json(&damaged), None);
     }
 }

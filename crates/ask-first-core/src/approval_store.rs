@@ -1,6 +1,5 @@
-//! The approval record stores of one machine: in memory, and in files under the state
-//! directory (they outlive the process, and several processes sharing the directory decide and
-//! spend each record once).
+//! The approval records in files under the state directory: they outlive the process, and
+//! several processes sharing the directory decide and spend each record once.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write as _};
@@ -9,104 +8,9 @@ use std::sync::Mutex;
 
 use crate::approval_record::{
     ApprovalRecord, ApprovalStore, DecideRefused, RecordFuture, RecordId, RecordState,
-    RecordStoreError,
+    RecordStoreError, TooManyPending,
 };
 use crate::target::Fingerprint;
-
-/// An in-memory record store for a single process. Forgets records once expired.
-#[derive(Debug, Default)]
-pub struct MemoryApprovalStore {
-    records: Mutex<HashMap<RecordId, ApprovalRecord>>,
-}
-
-impl MemoryApprovalStore {
-    /// An empty store.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    fn with<R>(&self, now: u64, f: impl FnOnce(&mut HashMap<RecordId, ApprovalRecord>) -> R) -> R {
-        let mut records = match self.records.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        records.retain(|_, record| record.expires_at > now);
-        f(&mut records)
-    }
-}
-
-fn ready<'a, T: Send + 'a>(value: T) -> RecordFuture<'a, T> {
-    Box::pin(std::future::ready(Ok(value)))
-}
-
-impl ApprovalStore for MemoryApprovalStore {
-    fn create<'a>(&'a self, record: &'a ApprovalRecord) -> RecordFuture<'a, ()> {
-        self.with(0, |records| records.insert(record.id, record.clone()));
-        ready(())
-    }
-
-    fn get<'a>(&'a self, id: &'a RecordId, now: u64) -> RecordFuture<'a, Option<ApprovalRecord>> {
-        ready(self.with(now, |records| records.get(id).cloned()))
-    }
-
-    fn decide<'a>(
-        &'a self,
-        id: &'a RecordId,
-        approve: bool,
-        now: u64,
-    ) -> RecordFuture<'a, Result<(), DecideRefused>> {
-        ready(self.with(now, |records| {
-            let record = records.get_mut(id).ok_or(DecideRefused::Unknown)?;
-            if record.state != RecordState::Pending {
-                return Err(DecideRefused::AlreadyDecided);
-            }
-            record.state = if approve {
-                RecordState::Approved
-            } else {
-                RecordState::Declined
-            };
-            Ok(())
-        }))
-    }
-
-    fn spend<'a>(&'a self, id: &'a RecordId, now: u64) -> RecordFuture<'a, bool> {
-        ready(self.with(now, |records| match records.get_mut(id) {
-            Some(record) if record.state == RecordState::Approved => {
-                record.state = RecordState::Spent;
-                true
-            }
-            _ => false,
-        }))
-    }
-
-    fn find_open<'a>(
-        &'a self,
-        principal: &'a str,
-        operation: &'a str,
-        target: &'a Fingerprint,
-        shown: &'a Fingerprint,
-        now: u64,
-    ) -> RecordFuture<'a, Option<ApprovalRecord>> {
-        ready(self.with(now, |records| {
-            newest_open(records.values(), principal, operation, target, shown)
-        }))
-    }
-}
-
-/// The newest (latest expiry) pending or approved record about exactly this call.
-fn newest_open<'a>(
-    records: impl Iterator<Item = &'a ApprovalRecord>,
-    principal: &str,
-    operation: &str,
-    target: &Fingerprint,
-    shown: &Fingerprint,
-) -> Option<ApprovalRecord> {
-    records
-        .filter(|r| matches!(r.state, RecordState::Pending | RecordState::Approved))
-        .filter(|r| r.is_for(principal, operation, target, shown))
-        .max_by_key(|r| r.expires_at)
-        .cloned()
-}
 
 /// The directory under the state directory that holds the records.
 pub const APPROVALS_DIR: &str = "approvals";
@@ -136,7 +40,9 @@ pub struct FileApprovalStoreError {
 /// created after this one opened is read when asked for by id, and reaches the index at the
 /// next sweep; until then an identical retry here does not find it, and is asked again.
 /// Expired records' files are removed by a sweep of the directory that runs at most once a
-/// minute (at a `create`), not on every call.
+/// minute (at a `create`), not on every call. The pending records of each principal are
+/// indexed too: the bound on them is counted from the index, and their states are read again
+/// from disk only when the bound looks reached.
 ///
 /// **One `fsync` per approved call: the spend's.** The call runs only after its record's
 /// `<id>.spent` is on disk (the directory synced after the marker is created): a crash of the
@@ -150,6 +56,9 @@ pub struct FileApprovalStoreError {
 pub struct FileApprovalStore {
     dir: PathBuf,
     index: Mutex<Index>,
+    /// Held by a `create` from its count to its write: this process's creates do not overshoot
+    /// the bound on pending records.
+    creating: Mutex<()>,
 }
 
 impl std::fmt::Debug for FileApprovalStore {
@@ -178,13 +87,15 @@ fn call_key(record: &ApprovalRecord) -> CallKey {
 }
 
 /// The records a [`FileApprovalStore`] knows, in memory. The files are the truth: the state
-/// kept here is the last one read or made, and only declined and spent are final.
+/// kept here is the last one read or made, and only spent is final.
 #[derive(Default)]
 struct Index {
     /// Every record known and not yet swept.
     records: HashMap<RecordId, ApprovalRecord>,
-    /// Per exact call, the ids of its records not known to be declined or spent.
+    /// Per exact call, the ids of its records not known to be spent.
     open: HashMap<CallKey, Vec<RecordId>>,
+    /// Per principal, the ids of its records last known pending.
+    pending: HashMap<String, HashSet<RecordId>>,
     /// Record files that could not be read (torn or damaged): skipped by the sweep, as
     /// every look-up finds no record in them.
     unreadable: HashSet<RecordId>,
@@ -192,19 +103,31 @@ struct Index {
     next_sweep: u64,
 }
 
-fn is_final(state: RecordState) -> bool {
-    matches!(state, RecordState::Declined | RecordState::Spent)
-}
-
 impl Index {
     fn insert(&mut self, record: ApprovalRecord) {
-        if !is_final(record.state) {
+        if record.state != RecordState::Spent {
             let ids = self.open.entry(call_key(&record)).or_default();
             if !ids.contains(&record.id) {
                 ids.push(record.id);
             }
         }
+        self.note_pending(&record);
         self.records.insert(record.id, record);
+    }
+
+    /// Keeps `record` in its principal's pending set while it is pending, and only then.
+    fn note_pending(&mut self, record: &ApprovalRecord) {
+        if record.state == RecordState::Pending {
+            self.pending
+                .entry(record.principal.clone())
+                .or_default()
+                .insert(record.id);
+        } else if let Some(ids) = self.pending.get_mut(&record.principal) {
+            ids.remove(&record.id);
+            if ids.is_empty() {
+                self.pending.remove(&record.principal);
+            }
+        }
     }
 
     fn close(&mut self, record: &ApprovalRecord) {
@@ -223,16 +146,27 @@ impl Index {
             return;
         };
         record.state = state;
-        if is_final(state) {
-            let record = record.clone();
+        let record = record.clone();
+        self.note_pending(&record);
+        if state == RecordState::Spent {
             self.close(&record);
         }
     }
 
     fn remove(&mut self, id: &RecordId) {
-        if let Some(record) = self.records.remove(id) {
+        if let Some(mut record) = self.records.remove(id) {
             self.close(&record);
+            record.state = RecordState::Spent;
+            self.note_pending(&record);
         }
+    }
+
+    /// The ids of `principal`'s records last known pending.
+    fn pending_of(&self, principal: &str) -> Vec<RecordId> {
+        self.pending
+            .get(principal)
+            .map(|ids| ids.iter().copied().collect())
+            .unwrap_or_default()
     }
 }
 
@@ -265,6 +199,7 @@ impl FileApprovalStore {
         let store = Self {
             dir: dir.clone(),
             index: Mutex::new(Index::default()),
+            creating: Mutex::new(()),
         };
         // Every unexpired record into the index. Nothing is removed here: the first `create`
         // sweeps (its `next_sweep` is now).
@@ -341,7 +276,7 @@ impl FileApprovalStore {
         let Some((mut record, fresh)) = self.known(id, now)? else {
             return Ok(None);
         };
-        if !fresh && !is_final(record.state) {
+        if !fresh && record.state != RecordState::Spent {
             record.state = self.state_on_disk(id)?;
             self.lock().set_state(id, record.state);
         }
@@ -437,8 +372,9 @@ impl FileApprovalStore {
         }
     }
 
-    /// Creates `<id>.spent` and puts it on disk: `true` the one time it is created here.
-    fn mark_spent(&self, id: &RecordId) -> io::Result<bool> {
+    /// Creates `<id>.spent` and, when `sync`, puts it on disk: `true` the one time it is
+    /// created here.
+    fn mark_spent(&self, id: &RecordId, sync: bool) -> io::Result<bool> {
         let marker = match std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -448,6 +384,9 @@ impl FileApprovalStore {
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
             Err(e) => return Err(e),
         };
+        if !sync {
+            return Ok(true);
+        }
         // The marker is empty: its name is all it says, and a name is on disk once its
         // directory is synced. (Where a directory cannot be opened, the file is synced.)
         #[cfg(unix)]
@@ -459,6 +398,30 @@ impl FileApprovalStore {
         marker.sync_all()?;
         Ok(true)
     }
+
+    /// How many of `principal`'s records are pending and unexpired at `now`, their states read
+    /// again from disk (they may have been decided in another process).
+    fn pending_now(&self, principal: &str, now: u64) -> io::Result<usize> {
+        let ids = self.lock().pending_of(principal);
+        let mut count = 0;
+        for id in ids {
+            match self.current(&id, now)? {
+                Some(record) if record.state == RecordState::Pending => count += 1,
+                Some(_) => {}
+                None => self.lock().remove(&id),
+            }
+        }
+        Ok(count)
+    }
+
+    /// Whether `principal` may have another pending record under `max_pending`: counted from
+    /// the index, and from disk when the index says the bound is reached.
+    fn below_bound(&self, principal: &str, max_pending: usize, now: u64) -> io::Result<bool> {
+        if self.lock().pending_of(principal).len() < max_pending {
+            return Ok(true);
+        }
+        Ok(self.pending_now(principal, now)? < max_pending)
+    }
 }
 
 fn done<'a, T: Send + 'a>(value: io::Result<T>) -> RecordFuture<'a, T> {
@@ -466,17 +429,28 @@ fn done<'a, T: Send + 'a>(value: io::Result<T>) -> RecordFuture<'a, T> {
 }
 
 impl ApprovalStore for FileApprovalStore {
-    fn create<'a>(&'a self, record: &'a ApprovalRecord) -> RecordFuture<'a, ()> {
+    fn create<'a>(
+        &'a self,
+        record: &'a ApprovalRecord,
+        max_pending: usize,
+        now: u64,
+    ) -> RecordFuture<'a, Result<(), TooManyPending>> {
         self.sweep_when_due(crate::clock::now_unix());
-        let mut stored = record.to_json();
-        stored["state"] = RecordState::Pending.as_str().into();
-        // Not synced: a pending record lost in a crash of the machine is asked again.
-        let placed = self.place_once(
-            &self.file(&record.id, "json"),
-            stored.to_string().as_bytes(),
-        );
-        let created = placed.and_then(|fresh| {
-            if !fresh {
+        let _creating = self
+            .creating
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let created = (|| {
+            if !self.below_bound(&record.principal, max_pending, now)? {
+                return Ok(Err(TooManyPending { limit: max_pending }));
+            }
+            let mut stored = record.to_json();
+            stored["state"] = RecordState::Pending.as_str().into();
+            // Not synced: a pending record lost in a crash of the machine is asked again.
+            if !self.place_once(
+                &self.file(&record.id, "json"),
+                stored.to_string().as_bytes(),
+            )? {
                 return Err(io::Error::new(
                     io::ErrorKind::AlreadyExists,
                     "a record with this id exists already",
@@ -485,9 +459,13 @@ impl ApprovalStore for FileApprovalStore {
             let mut record = record.clone();
             record.state = RecordState::Pending;
             self.lock().insert(record);
-            Ok(())
-        });
+            Ok(Ok(()))
+        })();
         done(created)
+    }
+
+    fn count_pending<'a>(&'a self, principal: &'a str, now: u64) -> RecordFuture<'a, usize> {
+        done(self.pending_now(principal, now))
     }
 
     fn get<'a>(&'a self, id: &'a RecordId, now: u64) -> RecordFuture<'a, Option<ApprovalRecord>> {
@@ -531,7 +509,23 @@ impl ApprovalStore for FileApprovalStore {
             // record is spent without its call having run).
             // The marker is there, made here or by another process: spent. On an error the
             // files say which (read again next time).
-            let result = self.mark_spent(id);
+            let result = self.mark_spent(id, true);
+            if result.is_ok() {
+                self.lock().set_state(id, RecordState::Spent);
+            }
+            result
+        })();
+        done(spent)
+    }
+
+    fn spend_declined<'a>(&'a self, id: &'a RecordId, now: u64) -> RecordFuture<'a, bool> {
+        let spent = (|| {
+            match self.current(id, now)? {
+                Some(record) if record.state == RecordState::Declined => {}
+                _ => return Ok(false),
+            }
+            // Not synced: a told decline lost in a crash of the machine is only told again.
+            let result = self.mark_spent(id, false);
             if result.is_ok() {
                 self.lock().set_state(id, RecordState::Spent);
             }
@@ -547,7 +541,7 @@ impl ApprovalStore for FileApprovalStore {
         target: &'a Fingerprint,
         shown: &'a Fingerprint,
         now: u64,
-    ) -> RecordFuture<'a, Option<ApprovalRecord>> {
+    ) -> RecordFuture<'a, Vec<ApprovalRecord>> {
         let found = (|| {
             let key = (
                 principal.to_owned(),
@@ -558,15 +552,12 @@ impl ApprovalStore for FileApprovalStore {
             let ids = self.lock().open.get(&key).cloned().unwrap_or_default();
             let mut records = Vec::with_capacity(ids.len());
             for id in ids {
-                records.extend(self.current(&id, now)?);
+                records.extend(self.current(&id, now)?.filter(|record| {
+                    record.state != RecordState::Spent
+                        && record.is_for(principal, operation, target, shown)
+                }));
             }
-            Ok(newest_open(
-                records.iter(),
-                principal,
-                operation,
-                target,
-                shown,
-            ))
+            Ok(records)
         })();
         done(found)
     }
@@ -575,6 +566,7 @@ impl ApprovalStore for FileApprovalStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::approval_memory::MemoryApprovalStore;
 
     crate::wording!(struct Q = "q";);
     crate::wording!(struct R = "r";);
@@ -584,6 +576,17 @@ mod tests {
             Fingerprint::of_question(&crate::question::Question::new::<Q>([])),
             Fingerprint::of_question(&crate::question::Question::new::<R>([])),
         )
+    }
+
+    /// Stores `record` below any bound.
+    fn add(store: &dyn ApprovalStore, record: &ApprovalRecord) {
+        block(store.create(record, usize::MAX, 0)).expect("below the bound");
+    }
+
+    /// The one open record about a call, if any.
+    fn one(mut records: Vec<ApprovalRecord>) -> Option<ApprovalRecord> {
+        assert!(records.len() <= 1, "{records:?}");
+        records.pop()
     }
 
     fn block<T>(future: RecordFuture<'_, T>) -> T {
@@ -599,7 +602,7 @@ mod tests {
     fn lifecycle(store: &dyn ApprovalStore) {
         let (a, b) = fingerprints();
         let record = ApprovalRecord::pending("p", "p", "tool", "op", &a, &a, "Q".into(), 100);
-        block(store.create(&record));
+        add(store, &record);
         assert_eq!(
             block(store.get(&record.id, 10)).map(|r| r.state),
             Some(RecordState::Pending)
@@ -609,12 +612,12 @@ mod tests {
             "a pending record never spends"
         );
         assert_eq!(
-            block(store.find_open("p", "op", &a, &a, 10)).map(|r| r.id),
+            one(block(store.find_open("p", "op", &a, &a, 10))).map(|r| r.id),
             Some(record.id)
         );
-        assert_eq!(block(store.find_open("q", "op", &a, &a, 10)), None);
-        assert_eq!(block(store.find_open("p", "op", &a, &b, 10)), None);
-        assert_eq!(block(store.find_open("p", "op", &b, &a, 10)), None);
+        assert_eq!(one(block(store.find_open("q", "op", &a, &a, 10))), None);
+        assert_eq!(one(block(store.find_open("p", "op", &a, &b, 10))), None);
+        assert_eq!(one(block(store.find_open("p", "op", &b, &a, 10))), None);
         assert_eq!(block(store.decide(&record.id, true, 10)), Ok(()));
         assert_eq!(
             block(store.decide(&record.id, false, 10)),
@@ -626,18 +629,35 @@ mod tests {
             block(store.get(&record.id, 10)).map(|r| r.state),
             Some(RecordState::Spent)
         );
-        assert_eq!(block(store.find_open("p", "op", &a, &a, 10)), None);
+        assert_eq!(one(block(store.find_open("p", "op", &a, &a, 10))), None);
 
         let declined = ApprovalRecord::pending("p", "p", "tool", "op", &a, &a, "Q".into(), 100);
-        block(store.create(&declined));
+        add(store, &declined);
+        assert!(
+            !block(store.spend_declined(&declined.id, 10)),
+            "a pending record is not a told decline"
+        );
         assert_eq!(block(store.decide(&declined.id, false, 10)), Ok(()));
         assert!(
             !block(store.spend(&declined.id, 10)),
             "a declined record never spends"
         );
+        // Found as declined until the decline is told, once; then the call is asked afresh.
+        assert_eq!(
+            one(block(store.find_open("p", "op", &a, &a, 10))).map(|r| (r.id, r.state)),
+            Some((declined.id, RecordState::Declined))
+        );
+        assert!(block(store.spend_declined(&declined.id, 10)), "told once");
+        assert!(!block(store.spend_declined(&declined.id, 10)), "only once");
+        assert!(!block(store.spend(&declined.id, 10)), "and never approves");
+        assert_eq!(one(block(store.find_open("p", "op", &a, &a, 10))), None);
+        assert_eq!(
+            block(store.get(&declined.id, 10)).map(|r| r.state),
+            Some(RecordState::Spent)
+        );
 
         let late = ApprovalRecord::pending("p", "p", "tool", "op", &a, &a, "Q".into(), 20);
-        block(store.create(&late));
+        add(store, &late);
         assert_eq!(block(store.decide(&late.id, true, 10)), Ok(()));
         assert!(
             !block(store.spend(&late.id, 20)),
@@ -650,9 +670,74 @@ mod tests {
         );
     }
 
+    /// The bound on pending records: per principal, only pending ones, only unexpired ones.
+    fn bounded(store: &dyn ApprovalStore) {
+        let (a, b) = fingerprints();
+        let ask = |principal: &str, expires_at| {
+            ApprovalRecord::pending(
+                principal,
+                principal,
+                "t",
+                "op",
+                &a,
+                &b,
+                "Q".into(),
+                expires_at,
+            )
+        };
+        let first = ask("p", 100);
+        block(store.create(&first, 3, 10)).expect("one");
+        block(store.create(&ask("p", 100), 3, 10)).expect("two");
+        let short = ask("p", 20);
+        block(store.create(&short, 3, 10)).expect("three");
+        assert_eq!(block(store.count_pending("p", 10)), 3);
+        let refused = ask("p", 100);
+        assert_eq!(
+            block(store.create(&refused, 3, 10)),
+            Err(TooManyPending { limit: 3 })
+        );
+        assert_eq!(block(store.get(&refused.id, 10)), None, "nothing stored");
+        // The control: another principal is not affected.
+        block(store.create(&ask("q", 100), 3, 10)).expect("another principal");
+        assert_eq!(block(store.count_pending("q", 10)), 1);
+        // A decided record frees its place; so does an expired one.
+        assert_eq!(block(store.decide(&first.id, true, 10)), Ok(()));
+        block(store.create(&ask("p", 100), 3, 10)).expect("a place freed by a decision");
+        assert!(block(store.create(&ask("p", 100), 3, 10)).is_err());
+        assert_eq!(block(store.count_pending("p", 20)), 2, "one expired");
+        block(store.create(&ask("p", 100), 3, 20)).expect("a place freed by expiry");
+    }
+
     #[test]
     fn memory_store_lifecycle() {
         lifecycle(&MemoryApprovalStore::new());
+        bounded(&MemoryApprovalStore::new());
+    }
+
+    #[test]
+    fn file_store_bounds_pending_records_per_principal() {
+        let dir = state_dir();
+        let store = FileApprovalStore::open(&dir, "STATE_DIR").expect("opens");
+        bounded(&store);
+        // Decided in another process: read from disk when the bound looks reached.
+        let other = FileApprovalStore::open(&dir, "STATE_DIR").expect("opens");
+        let (a, _) = fingerprints();
+        let mut records = Vec::new();
+        for _ in 0..2 {
+            let record = ApprovalRecord::pending("r", "r", "t", "op", &a, &a, "Q".into(), 100);
+            block(store.create(&record, 2, 10)).expect("below the bound");
+            records.push(record);
+        }
+        let other_principal = ApprovalRecord::pending("s", "s", "t", "op", &a, &a, "Q".into(), 100);
+        assert!(
+            block(store.create(&other_principal, 2, 10)).is_ok(),
+            "s is not r"
+        );
+        let third = ApprovalRecord::pending("r", "r", "t", "op", &a, &a, "Q".into(), 100);
+        assert!(block(store.create(&third, 2, 10)).is_err());
+        assert_eq!(block(other.decide(&records[0].id, false, 10)), Ok(()));
+        block(store.create(&third, 2, 10)).expect("the other process's decision seen");
+        std::fs::remove_dir_all(&dir).expect("cleaned up");
     }
 
     #[test]
@@ -664,7 +749,7 @@ mod tests {
         // and what one spent the other cannot.
         let (a, _) = fingerprints();
         let record = ApprovalRecord::pending("p", "p", "tool", "op", &a, &a, "Q".into(), 100);
-        block(store.create(&record));
+        add(&store, &record);
         let other = FileApprovalStore::open(&dir, "STATE_DIR").expect("opens");
         assert_eq!(block(other.decide(&record.id, true, 10)), Ok(()));
         assert!(block(store.spend(&record.id, 10)));
@@ -687,8 +772,8 @@ mod tests {
         let (a, b) = fingerprints();
         let store = FileApprovalStore::open(&dir, "STATE_DIR").expect("opens");
         let (pending, approved) = (about(&a, now + 900), about(&b, now + 900));
-        block(store.create(&pending));
-        block(store.create(&approved));
+        add(&store, &pending);
+        add(&store, &approved);
         assert_eq!(block(store.decide(&approved.id, true, now)), Ok(()));
         drop(store);
 
@@ -696,7 +781,7 @@ mod tests {
         assert_eq!(reopened.lock().records.len(), 2, "read back when opened");
         // `find_open` looks only in the index: found means rebuilt.
         let found = |fp: &Fingerprint| {
-            block(reopened.find_open("p", "op", fp, fp, now)).map(|r| (r.id, r.state))
+            one(block(reopened.find_open("p", "op", fp, fp, now))).map(|r| (r.id, r.state))
         };
         assert_eq!(found(&a), Some((pending.id, RecordState::Pending)));
         assert_eq!(found(&b), Some((approved.id, RecordState::Approved)));
@@ -713,7 +798,7 @@ mod tests {
         let (a, _) = fingerprints();
         let store = FileApprovalStore::open(&dir, "STATE_DIR").expect("opens");
         let record = about(&a, now + 900);
-        block(store.create(&record));
+        add(&store, &record);
         assert_eq!(block(store.decide(&record.id, true, now)), Ok(()));
         assert!(block(store.spend(&record.id, now)), "spent once");
         drop(store);
@@ -725,11 +810,30 @@ mod tests {
             Some(RecordState::Spent)
         );
         assert!(!block(reopened.spend(&record.id, now)), "never twice");
-        assert_eq!(block(reopened.find_open("p", "op", &a, &a, now)), None);
+        assert_eq!(one(block(reopened.find_open("p", "op", &a, &a, now))), None);
         assert_eq!(
             block(reopened.decide(&record.id, true, now)),
             Err(DecideRefused::AlreadyDecided)
         );
+        std::fs::remove_dir_all(&dir).expect("cleaned up");
+    }
+
+    #[test]
+    fn a_record_keeps_its_evidence_on_disk() {
+        use crate::evidence::{Evidence, EvidenceItem};
+        let dir = state_dir();
+        let now = crate::clock::now_unix();
+        let (a, _) = fingerprints();
+        let mut record = about(&a, now + 900);
+        record.evidence = Evidence::new().group(
+            "Files deleted",
+            [EvidenceItem::new("</pre><script>", b"0123456789")],
+        );
+        let store = FileApprovalStore::open(&dir, "STATE_DIR").expect("opens");
+        block(store.create(&record, usize::MAX, now)).expect("below the bound");
+        drop(store);
+        let reopened = FileApprovalStore::open(&dir, "STATE_DIR").expect("reopens");
+        assert_eq!(block(reopened.get(&record.id, now)), Some(record));
         std::fs::remove_dir_all(&dir).expect("cleaned up");
     }
 
@@ -745,10 +849,10 @@ mod tests {
         let store = FileApprovalStore::open(&dir, "STATE_DIR").expect("opens");
         let (expired, live) = (about(&a, now - 1), about(&b, now + 900));
         // The first create after opening sweeps before it writes: `expired` is written after.
-        block(store.create(&expired));
+        add(&store, &expired);
         assert_eq!(block(store.decide(&expired.id, true, 0)), Ok(()));
         // Within the minute: no sweep, the expired record's files stay.
-        block(store.create(&live));
+        add(&store, &live);
         assert!(store_path_has(&store, &expired.id, "json"));
         assert!(store_path_has(&store, &expired.id, "decided"));
         assert!(
@@ -757,7 +861,7 @@ mod tests {
         );
 
         store.lock().next_sweep = now; // a minute later
-        block(store.create(&about(&a, now + 900)));
+        add(&store, &about(&a, now + 900));
         assert!(!store_path_has(&store, &expired.id, "json"), "swept");
         assert!(!store_path_has(&store, &expired.id, "decided"), "swept");
         assert!(!store.lock().records.contains_key(&expired.id));
@@ -778,16 +882,16 @@ mod tests {
         let here = FileApprovalStore::open(&dir, "STATE_DIR").expect("opens");
         let there = FileApprovalStore::open(&dir, "STATE_DIR").expect("opens");
         let theirs = about(&a, now + 900);
-        block(there.create(&theirs));
-        let open_here = || block(here.find_open("p", "op", &a, &a, now)).map(|r| r.id);
+        add(&there, &theirs);
+        let open_here = || one(block(here.find_open("p", "op", &a, &a, now))).map(|r| r.id);
         assert_eq!(open_here(), None, "not in this index yet: asked again");
         assert_eq!(
-            block(there.find_open("p", "op", &a, &a, now)).map(|r| r.id),
+            one(block(there.find_open("p", "op", &a, &a, now))).map(|r| r.id),
             Some(theirs.id)
         );
 
         here.lock().next_sweep = now;
-        block(here.create(&about(&b, now + 900)));
+        add(&here, &about(&b, now + 900));
         assert_eq!(open_here(), Some(theirs.id), "indexed by the sweep");
         // Decided and spent there: this process reads the state from the files.
         assert_eq!(block(there.decide(&theirs.id, true, now)), Ok(()));
@@ -804,7 +908,7 @@ mod tests {
         let (a, _) = fingerprints();
         let store = FileApprovalStore::open(&dir, "STATE_DIR").expect("opens");
         let whole = about(&a, now + 900);
-        block(store.create(&whole));
+        add(&store, &whole);
         let torn = about(&a, now + 900);
         let text = torn.to_json().to_string();
         std::fs::write(store.file(&torn.id, "json"), &text[..text.len() / 2]).expect("torn");
@@ -819,12 +923,12 @@ mod tests {
             Err(DecideRefused::Unknown)
         );
         assert_eq!(
-            block(reopened.find_open("p", "op", &a, &a, now)).map(|r| r.id),
+            one(block(reopened.find_open("p", "op", &a, &a, now))).map(|r| r.id),
             Some(whole.id),
             "the whole record beside it is found"
         );
         reopened.lock().next_sweep = now;
-        block(reopened.create(&about(&a, now + 900)));
+        add(&reopened, &about(&a, now + 900));
         assert!(store_path_has(&reopened, &torn.id, "json"), "left in place");
         assert!(reopened.lock().unreadable.contains(&torn.id));
         std::fs::remove_dir_all(&dir).expect("cleaned up");

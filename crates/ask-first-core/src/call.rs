@@ -75,6 +75,9 @@ pub struct GuardCall {
     pub(crate) person_required: bool,
     pub(crate) verified: bool,
     pub(crate) audit: AuditSlot,
+    /// When the guard first saw the call: an identical call that used its approval after this
+    /// was made at the same time as this one.
+    pub(crate) began: std::time::Instant,
 }
 
 impl GuardCall {
@@ -95,6 +98,7 @@ impl GuardCall {
             person_required: false,
             verified: false,
             audit: AuditSlot::default(),
+            began: std::time::Instant::now(),
         }
     }
 
@@ -170,6 +174,7 @@ impl<S> FromContextPart<ToolCallContext<'_, S>> for GuardCall {
             person_required: false,
             verified: false,
             audit: AuditSlot::default(),
+            began: std::time::Instant::now(),
         })
     }
 }

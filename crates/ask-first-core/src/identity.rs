@@ -13,8 +13,9 @@ use rmcp::service::RequestContext;
 /// - the **principal**, the person: what [`default_principal`](crate::default_principal)
 ///   returns for the request, what per-person caps count and the audit log records (hashed).
 ///   It names the way the person was recognised, e.g. `token:alice` (a per-person token),
-///   `oauth:<issuer>#<subject>` (an OAuth access token), `bearer:<hash>` (the one shared
-///   secret: every holder is this one principal) or `local` (no credential at all);
+///   `oauth:<issuer>#<subject>` (an OAuth access token), `local` (the one shared
+///   secret, whatever it is: every holder is this one principal, its credential a digest of the
+///   secret; and stdio, or no credential at all);
 /// - the **credential** within that person ([`Identity::with_credential`]), when one person
 ///   can hold several (e.g. several tokens of one account): a legacy HTTP session, a pending
 ///   dialog, a sealed `requestState` and a confirmation token belong to the principal *and*

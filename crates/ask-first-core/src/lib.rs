@@ -40,6 +40,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod approval;
+mod approval_memory;
 mod approval_record;
 mod approval_store;
 mod audit;
@@ -48,6 +49,7 @@ mod call;
 mod clock;
 mod dialog;
 mod engine;
+mod evidence;
 mod identity;
 mod nonce;
 mod nonce_file;
@@ -67,13 +69,12 @@ mod target;
 pub mod testing;
 
 pub use approval::{Approved, ApprovedBy, Clearance, Exempt};
+pub use approval_memory::MemoryApprovalStore;
 pub use approval_record::{
     ApprovalPages, ApprovalRecord, ApprovalStore, DecideRefused, RecordFuture, RecordId,
-    RecordState, RecordStoreError,
+    RecordState, RecordStoreError, TooManyPending,
 };
-pub use approval_store::{
-    APPROVALS_DIR, FileApprovalStore, FileApprovalStoreError, MemoryApprovalStore,
-};
+pub use approval_store::{APPROVALS_DIR, FileApprovalStore, FileApprovalStoreError};
 pub use audit::{AuditEvent, AuditOutcome, AuditSink, OUTCOME_META_KEY, Route, outcome_of};
 pub use bind_value::{BindText, BindValue};
 pub use call::{CONFIRM_TOKEN_ARG, CONFIRM_TOKEN_DESCRIPTION, GuardCall};
@@ -81,13 +82,15 @@ pub use dialog::{DialogCarrier, DialogSlot};
 pub use engine::{
     APPROVAL_INPUT_KEY, APPROVAL_URL_KEY, APPROVE_PROPERTY, ApprovalRoute, BINDING_CODE_KEY,
     Caller, ClientDeclared, ELICITATION_COMPLETE_METHOD, Guard, GuardBuilder, HasGuard, InputError,
-    Interruption, InterruptionKind, MAX_ASK_ROUNDS, PERSON_REQUIRED_META_KEY, PrincipalFn, Resolve,
-    RoutePlan, ToolNeeds, approval_dialog, default_principal,
+    Interruption, InterruptionKind, MAX_ASK_ROUNDS, MAX_PENDING_APPROVALS,
+    PERSON_REQUIRED_META_KEY, PrincipalFn, Resolve, RoutePlan, ToolNeeds, approval_dialog,
+    default_principal,
 };
 pub use engine::{
     AUTHORIZATION_DETAILS_TYPE, AlteredState, Backchannel, BackchannelFuture, BackchannelPoll,
     BackchannelStarted, token_reply,
 };
+pub use evidence::{Evidence, EvidenceGroup, EvidenceItem, Excerpt};
 pub use identity::Identity;
 pub use nonce::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
 pub use nonce_file::{FileNonceStore, FileNonceStoreError, SPENT_LOG_FILE};
@@ -109,9 +112,10 @@ pub mod __private {
     pub use rmcp;
 
     pub use crate::audit::{AuditSlot, AuditTicket};
+    pub use crate::evidence::IntoEvidence;
     pub use crate::{
-        BindValue, Binding, Fact, Guard, GuardCall, HasGuard, InputError, Interruption, Question,
-        Resolve, Target, ToFact, Wording,
+        BindValue, Binding, Evidence, Fact, Guard, GuardCall, HasGuard, InputError, Interruption,
+        Question, Resolve, Target, ToFact, Wording,
     };
 
     /// Where the guard leaves the call's audit ticket once it is cleared.

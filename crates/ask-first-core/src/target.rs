@@ -4,6 +4,7 @@ use std::fmt;
 
 use sha2::{Digest, Sha256};
 
+use crate::evidence::Evidence;
 use crate::question::Question;
 
 /// What a guarded operation acts on: a record id, an id plus an exact set of names, the full
@@ -31,6 +32,19 @@ pub trait Target: Send + Sync + 'static {
 
     /// The question shown to a person, made of server-side facts only.
     fn question(&self) -> Question;
+
+    /// What exactly the operation changes, shown on the approval page below the question, as
+    /// someone else's data: the items with their names, sizes and content digests, excerpts
+    /// of content about to become readable, a link where the rest can be read. Its summary
+    /// (names and digests) is in the result that carries the page's link.
+    ///
+    /// None by default. Give it when two operations of one kind can read alike in the
+    /// question (two files of one size, two contents of one length): it is bound into what
+    /// is approved (the fingerprint of what was shown covers it), so a yes for one evidence
+    /// never runs for another, and changed evidence is asked again.
+    fn evidence(&self) -> Evidence {
+        Evidence::new()
+    }
 
     /// The fingerprint of this target's binding: SHA-256 over the operation and the canonical
     /// binding (what "the same call" means).
@@ -66,7 +80,7 @@ impl Approval {
     pub(crate) fn of<T: Target>(target: &T) -> Self {
         Self {
             binding: binding_fingerprint(target),
-            shown: Fingerprint::of_question(&target.question()),
+            shown: Fingerprint::of_shown(&target.question(), &target.evidence()),
         }
     }
 }
@@ -201,6 +215,21 @@ impl Fingerprint {
         hasher.update(b"ask-first/question/v1");
         hasher.update((rendered.len() as u64).to_be_bytes());
         hasher.update(rendered.as_bytes());
+        Self(hasher.finalize().into())
+    }
+
+    /// SHA-256 over what a person is shown of a target: the question and the evidence below
+    /// it ([`Target::evidence`]). Without evidence, exactly [`of_question`](Self::of_question).
+    pub fn of_shown(question: &Question, evidence: &Evidence) -> Self {
+        if evidence.is_empty() {
+            return Self::of_question(question);
+        }
+        let mut hasher = Sha256::new();
+        let rendered = question.render();
+        hasher.update(b"ask-first/shown/v1");
+        hasher.update((rendered.len() as u64).to_be_bytes());
+        hasher.update(rendered.as_bytes());
+        evidence.encode(&mut hasher);
         Self(hasher.finalize().into())
     }
 

@@ -1,4 +1,5 @@
-//! `#[derive(Target)]`: a target's operation, binding and question from the struct.
+//! `#[derive(Target)]`: a target's operation, binding and question from the struct, and its
+//! evidence from a method it names (`evidence = "changes()"`).
 //!
 //! ```text
 //! #[derive(Target)]
@@ -26,6 +27,9 @@
 //!     }
 //! }
 //! ```
+//!
+//! With `evidence = "changes()"` it also writes
+//! `fn evidence(&self) -> ::ask_first::__private::Evidence { IntoEvidence::into_evidence(self.changes()) }`.
 
 use std::collections::BTreeSet;
 
@@ -35,7 +39,8 @@ use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, Ident, LitStr, Type};
 
 const STRUCT_OPTIONS: &str = "#[target] on the struct accepts `operation = \"name\"`, \
-                              `question = \"text {field}\"` and `line = \"text {field}\"`";
+                              `question = \"text {field}\"`, `line = \"text {field}\"` and \
+                              `evidence = \"method()\"`";
 const FIELD_OPTIONS: &str =
     "#[target] on a field accepts `skip`, and one of `count`, `bytes` or `date`";
 
@@ -102,11 +107,12 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let mut errors: Vec<syn::Error> = Vec::new();
     let mut operation: Option<LitStr> = None;
     let mut lines: Vec<(bool, LitStr)> = Vec::new(); // (is the question's first line, text)
+    let mut evidence: Option<(Ident, LitStr)> = None;
     for attr in input.attrs.iter().filter(|a| a.path().is_ident("target")) {
         let parsed = attr.parse_nested_meta(|meta| {
             let key = meta.path.get_ident().map(ToString::to_string);
             match key.as_deref() {
-                Some(key @ ("operation" | "question" | "line")) => {
+                Some(key @ ("operation" | "question" | "line" | "evidence")) => {
                     let value = meta.value().map_err(|_| {
                         meta.error(format!("`{key}` takes a string: write `{key} = \"...\"`"))
                     })?;
@@ -126,6 +132,16 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                             }
                             check_operation(&literal)?;
                             operation = Some(literal);
+                        }
+                        "evidence" => {
+                            if evidence.is_some() {
+                                return Err(syn::Error::new(
+                                    literal.span(),
+                                    "`evidence` is given twice: a target has one evidence \
+                                     method; put every group in it",
+                                ));
+                            }
+                            evidence = Some((evidence_method(&literal)?, literal));
                         }
                         "question" => {
                             if lines.iter().any(|(first, _)| *first) {
@@ -304,6 +320,14 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         });
     }
 
+    let evidence = evidence.map(|(method, literal)| {
+        quote_spanned! {literal.span()=>
+            fn evidence(&self) -> ::ask_first::__private::Evidence {
+                ::ask_first::__private::IntoEvidence::into_evidence(self.#method())
+            }
+        }
+    });
+
     Ok(quote! {
         #[allow(non_local_definitions)]
         const _: () = {
@@ -318,6 +342,7 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 fn question(&self) -> ::ask_first::__private::Question {
                     #(#chain)*
                 }
+                #evidence
             }
         };
     })
@@ -360,6 +385,23 @@ fn check_operation(literal: &LitStr) -> syn::Result<()> {
                  or `:`, e.g. `operation = \"delete_note\"`"
             ),
         ))
+    }
+}
+
+/// The method an `evidence = "name()"` names.
+fn evidence_method(literal: &LitStr) -> syn::Result<Ident> {
+    let value = literal.value();
+    let bare = value.trim().strip_suffix("()").map(str::trim);
+    match bare.map(syn::parse_str::<Ident>) {
+        Some(Ok(method)) => Ok(Ident::new(&method.to_string(), literal.span())),
+        _ => Err(syn::Error::new(
+            literal.span(),
+            format!(
+                "`evidence = {value:?}` does not name a method: write `evidence = \"name()\"`, \
+                 where `fn name(&self) -> ask_first::fact::Evidence` is a method of the target \
+                 that says what exactly changes"
+            ),
+        )),
     }
 }
 
@@ -534,6 +576,43 @@ mod tests {
             !out.contains("\"size\""),
             "a skipped field is not bound: {out}"
         );
+    }
+
+    #[test]
+    fn evidence_names_a_method() {
+        let input: DeriveInput = syn::parse2(quote! {
+            #[target(operation = "op", question = "x", evidence = "changes()")]
+            struct S { id: Id }
+        })
+        .expect("parses");
+        let out = expand(&input).expect("expands").to_string();
+        assert!(out.contains("fn evidence"), "{out}");
+        assert!(out.contains("changes ()"), "{out}");
+        // Without it, no `evidence` is written: the trait's default (none) holds.
+        let input: DeriveInput = syn::parse2(quote! {
+            #[target(operation = "op", question = "x")]
+            struct S { id: Id }
+        })
+        .expect("parses");
+        assert!(
+            !expand(&input)
+                .expect("expands")
+                .to_string()
+                .contains("fn evidence")
+        );
+        for bad in ["changes", "", "a b()", "changes(x)"] {
+            let e = errors(quote! {
+                #[target(operation = "op", question = "x", evidence = #bad)]
+                struct S { id: Id }
+            });
+            assert!(e.contains("does not name a method"), "{bad}: {e}");
+            assert!(e.contains("evidence = \"name()\""), "{bad}: {e}");
+        }
+        let e = errors(quote! {
+            #[target(operation = "op", question = "x", evidence = "a()", evidence = "b()")]
+            struct S { id: Id }
+        });
+        assert!(e.contains("`evidence` is given twice"), "{e}");
     }
 
     #[test]

@@ -234,8 +234,8 @@ ask_first_core::wording! {
 #[ignore = "needs redis-server: scripts/replica-env install; run with --ignored"]
 async fn an_approval_record_is_decided_once_and_spent_once_across_replicas() {
     use ask_first_core::{
-        ApprovalRecord, ApprovalStore, DecideRefused, Fact, Fingerprint, Id, Question, RecordId,
-        RecordState,
+        ApprovalRecord, ApprovalStore, DecideRefused, Evidence, EvidenceItem, Fact, Fingerprint,
+        Id, Question, RecordId, RecordState,
     };
     let redis = Redis::start(None);
     let stores: Vec<Arc<RedisNonceStore>> = (0..3)
@@ -256,28 +256,43 @@ async fn an_approval_record_is_decided_once_and_spent_once_across_replicas() {
         target: a.to_string(),
         shown: a.to_string(),
         question: "Delete note n1?".to_owned(),
+        evidence: Evidence::new().group(
+            "Note deleted",
+            [EvidenceItem::readable(
+                "n1",
+                "first note\n</pre>".as_bytes(),
+            )],
+        ),
         route: "page".to_owned(),
         auth_req_id: None,
         binding_code: None,
+        request_expires_at: None,
         expires_at: now() + 60,
         state: RecordState::Pending,
     };
-    stores[0].create(&record).await.expect("created");
+    stores[0]
+        .create(&record, 20, now())
+        .await
+        .expect("answers")
+        .expect("below the bound");
+    // Another replica reads it whole, its evidence included.
+    let read = stores[2].get(&record.id, now()).await.expect("read");
+    assert_eq!(read.as_ref(), Some(&record));
     // Another replica finds it, for exactly this call only, and it is pending.
     let found = stores[1]
         .find_open("token:alice", "delete_note", &a, &a, now())
         .await
         .expect("found");
     assert_eq!(
-        found.map(|r| (r.id, r.state)),
-        Some((record.id, RecordState::Pending))
+        found.iter().map(|r| (r.id, r.state)).collect::<Vec<_>>(),
+        vec![(record.id, RecordState::Pending)]
     );
     for (principal, target) in [("token:bob", &a), ("token:alice", &b)] {
         let other = stores[1]
             .find_open(principal, "delete_note", target, target, now())
             .await
             .expect("answers");
-        assert_eq!(other, None, "{principal}");
+        assert_eq!(other, Vec::new(), "{principal}");
     }
     assert!(
         !ApprovalStore::spend(&*stores[2], &record.id, now())
@@ -317,4 +332,217 @@ async fn an_approval_record_is_decided_once_and_spent_once_across_replicas() {
     assert_eq!(won, 1);
     let read = stores[0].get(&record.id, now()).await.expect("answers");
     assert_eq!(read.map(|r| r.state), Some(RecordState::Spent));
+}
+
+/// A record of `principal` (holder `holder`) about the note `note`, expiring in a minute.
+fn record_about(principal: &str, holder: &str, note: &str) -> ask_first_core::ApprovalRecord {
+    use ask_first_core::{Fact, Fingerprint, Id, Question, RecordId, RecordState};
+    let shown = Fingerprint::of_question(&Question::new::<RecordQuestion>([Fact::id(
+        Id::new(note).expect("id"),
+    )]));
+    ask_first_core::ApprovalRecord {
+        id: RecordId::random(),
+        principal: principal.to_owned(),
+        holder: holder.to_owned(),
+        tool: "delete_note".to_owned(),
+        operation: "delete_note".to_owned(),
+        target: shown.to_string(),
+        shown: shown.to_string(),
+        question: format!("Delete note {note}?"),
+        route: "page".to_owned(),
+        auth_req_id: None,
+        binding_code: None,
+        request_expires_at: None,
+        expires_at: now() + 60,
+        state: RecordState::Pending,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server: scripts/replica-env install; run with --ignored"]
+async fn an_approved_record_is_found_beside_a_newer_pending_one_and_a_decline_is_told_once() {
+    use ask_first_core::{ApprovalStore, RecordState};
+    let redis = Redis::start(None);
+    let store = RedisNonceStore::open(&redis.url()).expect("store");
+    let laptop = record_about("token:alice", "laptop", "n1");
+    store
+        .create(&laptop, 20, now())
+        .await
+        .expect("answers")
+        .expect("stored");
+    assert_eq!(
+        store
+            .decide(&laptop.id, true, now())
+            .await
+            .expect("answers"),
+        Ok(())
+    );
+    // Alice's phone makes the identical call later: a newer pending record beside it.
+    let phone = record_about("token:alice", "phone", "n1");
+    store
+        .create(&phone, 20, now())
+        .await
+        .expect("answers")
+        .expect("stored");
+    let a = ask_first_core::Fingerprint::of_question(&ask_first_core::Question::new::<
+        RecordQuestion,
+    >([ask_first_core::Fact::id(
+        ask_first_core::Id::new("n1").expect("id"),
+    )]));
+    let mut found: Vec<_> = store
+        .find_open("token:alice", "delete_note", &a, &a, now())
+        .await
+        .expect("answers")
+        .into_iter()
+        .map(|r| (r.holder, r.state))
+        .collect();
+    found.sort_by(|x, y| x.0.cmp(&y.0));
+    assert_eq!(
+        found,
+        vec![
+            ("laptop".to_owned(), RecordState::Approved),
+            ("phone".to_owned(), RecordState::Pending),
+        ],
+        "the yes is not hidden by the newer question"
+    );
+    let used = |store: &RedisNonceStore| {
+        let store = store.clone();
+        async move {
+            store
+                .last_spent("token:alice", "delete_note", &a, &a)
+                .await
+                .expect("answers")
+        }
+    };
+    assert_eq!(used(&store).await, None, "not used yet");
+    let before_ms = now() * 1000;
+    assert!(
+        ApprovalStore::spend(&store, &laptop.id, now())
+            .await
+            .expect("answers")
+    );
+    // When it was used, for every replica: an identical call made before then is its twin.
+    let other = RedisNonceStore::open(&redis.url()).expect("another replica");
+    assert!(
+        used(&other).await.is_some_and(|at| at >= before_ms),
+        "the use noted"
+    );
+    // A decline: found until told, told once, never spent as a yes.
+    assert_eq!(
+        store
+            .decide(&phone.id, false, now())
+            .await
+            .expect("answers"),
+        Ok(())
+    );
+    let found = store
+        .find_open("token:alice", "delete_note", &a, &a, now())
+        .await
+        .expect("answers");
+    assert_eq!(
+        found.iter().map(|r| (r.id, r.state)).collect::<Vec<_>>(),
+        vec![(phone.id, RecordState::Declined)]
+    );
+    assert!(
+        !ApprovalStore::spend(&store, &phone.id, now())
+            .await
+            .expect("answers")
+    );
+    assert!(
+        store
+            .spend_declined(&phone.id, now())
+            .await
+            .expect("answers"),
+        "told once"
+    );
+    assert!(
+        !store
+            .spend_declined(&phone.id, now())
+            .await
+            .expect("answers"),
+        "only once"
+    );
+    assert!(
+        store
+            .find_open("token:alice", "delete_note", &a, &a, now())
+            .await
+            .expect("answers")
+            .is_empty()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server: scripts/replica-env install; run with --ignored"]
+async fn pending_records_are_bounded_per_principal_across_replicas() {
+    use ask_first_core::{ApprovalStore, TooManyPending};
+    let redis = Redis::start(None);
+    let stores: Vec<Arc<RedisNonceStore>> = (0..3)
+        .map(|_| Arc::new(RedisNonceStore::open(&redis.url()).expect("store")))
+        .collect();
+    // Forty creates at once on three replicas, bound five: exactly five stored.
+    let mut tasks = Vec::new();
+    for i in 0..40 {
+        let store = stores[i % 3].clone();
+        tasks.push(tokio::spawn(async move {
+            let record = record_about("token:alice", "token:alice", &format!("n{i}"));
+            store
+                .create(&record, 5, now())
+                .await
+                .map(|r| r.map(|()| record.id))
+        }));
+    }
+    let mut stored = Vec::new();
+    for task in tasks {
+        match task.await.expect("joined").expect("answers") {
+            Ok(id) => stored.push(id),
+            Err(refused) => assert_eq!(refused, TooManyPending { limit: 5 }),
+        }
+    }
+    assert_eq!(stored.len(), 5);
+    assert_eq!(stores[1].count_pending("token:alice", now()).await, Ok(5));
+    // The control: another principal is not affected.
+    let bob = record_about("token:bob", "token:bob", "n1");
+    stores[2]
+        .create(&bob, 5, now())
+        .await
+        .expect("answers")
+        .expect("bob's own");
+    assert_eq!(stores[0].count_pending("token:bob", now()).await, Ok(1));
+    // A decision frees a place; expiry does too.
+    assert_eq!(
+        stores[0]
+            .decide(&stored[0], false, now())
+            .await
+            .expect("answers"),
+        Ok(())
+    );
+    assert_eq!(stores[1].count_pending("token:alice", now()).await, Ok(4));
+    let next = record_about("token:alice", "token:alice", "late");
+    stores[2]
+        .create(&next, 5, now())
+        .await
+        .expect("answers")
+        .expect("a freed place");
+    assert!(
+        stores[2]
+            .create(
+                &record_about("token:alice", "token:alice", "more"),
+                5,
+                now()
+            )
+            .await
+            .expect("answers")
+            .is_err()
+    );
+    assert_eq!(
+        stores[0].count_pending("token:alice", now() + 61).await,
+        Ok(0),
+        "expired"
+    );
+    let after = record_about("token:alice", "token:alice", "after");
+    stores[0]
+        .create(&after, 5, now() + 61)
+        .await
+        .expect("answers")
+        .expect("expired ones do not count");
 }

@@ -8,6 +8,9 @@
 //! gate's Host and Origin checks but not its credential check (a person opens it in a browser;
 //! the passkey says who they are). A stdio server, or one with `<PREFIX>_APPROVAL_ADDR` set,
 //! serves it on a loopback listener opened on first need (default `localhost` on a free port).
+//! A loopback listener answers only requests addressed to `localhost` on the port it bound, and
+//! expects exactly that origin of every passkey ceremony; it holds `[::1]` on that port too,
+//! so no other local process receives the browsers its links send.
 //!
 //! Its URL carries the record's unguessable id and no credential; opening it decides nothing.
 //! Every page has its own token, carried in its body and in a `SameSite=Strict` cookie, and its
@@ -22,26 +25,32 @@ mod aaguid;
 mod ceremony;
 mod command;
 mod enrol;
+mod evidence;
+mod held;
 mod html;
 mod invite;
+mod links;
 mod login;
+mod loopback;
 mod page;
 mod passkeys;
 mod site;
+#[cfg(test)]
+mod tests;
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ask_first_core::{
     ApprovalPages, ApprovalRoute, ApprovalStore, GuardBuilder, PageProof, RecordId,
 };
 use axum::Router;
 use axum::http::HeaderMap;
+use axum::middleware;
 use axum::routing::{get, post};
 use webauthn_rp::DiscoverableAuthenticationServerState;
 
@@ -59,16 +68,15 @@ pub(crate) use login::LoginSettings;
 
 use crate::http::BrowserPages;
 use crate::settings::{AllowedHost, AllowedOrigin};
+use held::Held;
 use passkeys::PasskeyFile;
 use site::PublicBase;
 
 /// How long a page's token and its passkey ceremony stay usable.
 const PAGE_TTL: Duration = Duration::from_secs(15 * 60);
-/// The most pages open at once; past it, the oldest are forgotten.
-const MAX_PAGES: usize = 256;
 
 /// The approval settings a server reads: `<PREFIX>_APPROVAL_ROUTES`, `<PREFIX>_APPROVAL_ADDR`,
-/// `<PREFIX>_PUBLIC_URL` and `<PREFIX>_PASSKEY_AAGUIDS`.
+/// `<PREFIX>_PUBLIC_URL`, `<PREFIX>_PASSKEY_AAGUIDS` and `<PREFIX>_APPROVAL_WAIT_SECS`.
 #[derive(Debug, Clone)]
 pub struct ApprovalSettings {
     /// The routes in order; `None`: the guard's default.
@@ -82,6 +90,10 @@ pub struct ApprovalSettings {
     pub public_url: Option<String>,
     /// The authenticators enrolment accepts; `None`: any.
     pub aaguids: Option<AaguidList>,
+    /// How long a call shown the page by a URL elicitation waits for the person before it
+    /// answers with the link (`<PREFIX>_APPROVAL_WAIT_SECS`); `None`: the guard's default,
+    /// 100 seconds.
+    pub wait: Option<Duration>,
     /// The routes' setting's name.
     pub routes_setting: String,
     /// The public URL's setting's name.
@@ -115,6 +127,14 @@ pub enum ApprovalSettingError {
         setting: String,
         /// The entry that is not a UUID.
         entry: String,
+    },
+    /// The wait on the page is not a number of seconds in range.
+    #[error(
+        "{setting}: a whole number of seconds from 1 to {MAX_APPROVAL_WAIT_SECS}: how long a call shown the approval page waits for the person's decision before answering with the link (default 100, below clients' usual 120-second request timeout)"
+    )]
+    Wait {
+        /// The setting.
+        setting: String,
     },
     /// The page's login at the identity provider cannot be set up.
     #[error("{reason}")]
@@ -151,6 +171,9 @@ impl ApprovalSettings {
         if let Some(routes) = &self.routes {
             builder = builder.approval_routes(routes.clone());
         }
+        if let Some(wait) = self.wait {
+            builder = builder.approval_wait(wait);
+        }
         builder
     }
 
@@ -179,8 +202,16 @@ impl ApprovalSettings {
             site::public_base(Some(url), None, None, &public_url_setting)
                 .map_err(|reason| ApprovalSettingError::PublicUrl { reason })?;
         }
+        let wait_setting = format!("{prefix}_APPROVAL_WAIT_SECS");
+        let wait = match var(&wait_setting) {
+            Some(text) => Some(approval_wait(&text).ok_or(ApprovalSettingError::Wait {
+                setting: wait_setting,
+            })?),
+            None => None,
+        };
         Ok(Self {
             routes,
+            wait,
             aaguids: AaguidList::from_env(prefix)?,
             addr_set: addr.is_some(),
             addr: addr.unwrap_or_else(|| format!("{}:0", site::LOOPBACK_HOST)),
@@ -191,11 +222,20 @@ impl ApprovalSettings {
     }
 }
 
-/// A page open in a browser: its record, when it was served, and the passkey ceremony it
+/// The longest accepted `<PREFIX>_APPROVAL_WAIT_SECS`.
+const MAX_APPROVAL_WAIT_SECS: u64 = 3600;
+
+/// A wait on the page, from a setting's text: whole seconds, 1 to [`MAX_APPROVAL_WAIT_SECS`].
+fn approval_wait(text: &str) -> Option<Duration> {
+    text.parse::<u64>()
+        .ok()
+        .filter(|secs| (1..=MAX_APPROVAL_WAIT_SECS).contains(secs))
+        .map(Duration::from_secs)
+}
+
+/// A page open in a browser (held under its token, for its record): the passkey ceremony it
 /// began, with the decision it is for.
 struct OpenPage {
-    record: RecordId,
-    served: Instant,
     ceremony: Option<(bool, DiscoverableAuthenticationServerState)>,
 }
 
@@ -205,10 +245,13 @@ struct Inner {
     passkeys: PasskeyFile,
     state_dir: PathBuf,
     addr: String,
-    port: tokio::sync::OnceCell<Result<u16, String>>,
+    /// The port of the page's own loopback listener, once it listens.
+    port: tokio::sync::OnceCell<u16>,
     /// Set when an HTTP server mounted the pages on its own address.
     mounted: OnceLock<PublicBase>,
-    pages: Mutex<HashMap<String, OpenPage>>,
+    /// The other loopback family's address on the pages' port, held while the pages serve.
+    other_family: Mutex<Option<socket2::Socket>>,
+    pages: Held<OpenPage>,
     invites: invite::Invites,
     aaguids: Option<AaguidList>,
     decided: tokio::sync::Notify,
@@ -218,11 +261,20 @@ struct Inner {
 
 impl Inner {
     /// The origin a request to the pages is for: the public one where mounted (the gate
-    /// checked its `Host`), else this loopback listener's, when its `Host` names it.
+    /// checked its `Host`), else this loopback listener's, when its `Host` names exactly the
+    /// port it bound.
     fn origin(&self, headers: &HeaderMap) -> Option<String> {
         match self.mounted.get() {
             Some(base) => Some(base.origin.clone()),
-            None => site::loopback_origin(headers),
+            None => site::loopback_origin(headers, *self.port.get()?),
+        }
+    }
+
+    /// Forgets every page and sign-in of `record`, decided: they can decide nothing more.
+    fn forget(&self, record: &RecordId) {
+        self.pages.forget(record);
+        if let Some(login) = self.login.get() {
+            login.forget(record);
         }
     }
 
@@ -284,7 +336,8 @@ impl ApprovalPage {
                 addr: settings.addr.clone(),
                 port: tokio::sync::OnceCell::new(),
                 mounted: OnceLock::new(),
-                pages: Mutex::new(HashMap::new()),
+                other_family: Mutex::new(None),
+                pages: Held::new(PAGE_TTL),
                 invites: invite::Invites::default(),
                 aaguids: settings.aaguids.clone(),
                 decided: tokio::sync::Notify::new(),
@@ -321,6 +374,17 @@ impl ApprovalPage {
         };
         let host = AllowedHost::parse(&authority)?;
         let origin = AllowedOrigin::parse(&base.origin)?;
+        if site::names_loopback(&base.rp) && url.port_or_known_default() == Some(local.port()) {
+            match loopback::hold_other_family(local) {
+                Ok(held) => self.hold(held),
+                Err(why) => {
+                    tracing::warn!(
+                        "the approval page is served on its own loopback listener, not on the HTTP server's address: {why}"
+                    );
+                    return None;
+                }
+            }
+        }
         tracing::info!(origin = %base.origin, "approval page served on the HTTP server's own address");
         let _ = self.inner.mounted.set(base);
         Some(BrowserPages {
@@ -336,14 +400,58 @@ impl ApprovalPage {
         let _ = self.inner.login.set(login);
     }
 
-    /// The port the page listens on, binding it on first need.
+    /// Keeps `socket` (the other loopback family's address) for as long as the pages serve.
+    fn hold(&self, socket: Option<socket2::Socket>) {
+        let mut slot = match self.inner.other_family.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        *slot = socket;
+    }
+
+    /// The port the page listens on, binding it on first need (again on the next need when
+    /// binding failed: another process may have let the port go).
     async fn port(&self) -> Result<u16, String> {
-        let inner = self.inner.clone();
+        let page = self.clone();
         self.inner
             .port
-            .get_or_init(|| async move { listen(inner).await })
+            .get_or_try_init(|| async move { page.listen().await })
             .await
-            .clone()
+            .copied()
+    }
+
+    /// Binds the page's listener and serves it in the background; its port.
+    async fn listen(&self) -> Result<u16, String> {
+        let addr = &self.inner.addr;
+        let (host, port) = addr
+            .rsplit_once(':')
+            .ok_or_else(|| format!("the approval page address `{addr}` has no port"))?;
+        let port: u16 = port
+            .parse()
+            .map_err(|_| format!("the approval page address `{addr}` has no valid port"))?;
+        // WebAuthn's relying party is `localhost`: the page is served there, on loopback only.
+        if host != site::LOOPBACK_HOST && host != "127.0.0.1" {
+            return Err(format!(
+                "the approval page must be served on localhost (its passkeys are for `localhost`), not `{host}`"
+            ));
+        }
+        let bound = loopback::bind(port).map_err(|e| format!("the approval page: {e}"))?;
+        let listener = tokio::net::TcpListener::from_std(bound.listener)
+            .map_err(|e| format!("the approval page cannot listen on {addr}: {e}"))?;
+        let port = bound.port;
+        self.hold(bound.held);
+        let router = routes(self.inner.clone())
+            .layer(middleware::from_fn_with_state(port, site::pinned_host));
+        // A request that comes before the port is recorded (no link names it yet) is refused
+        // as misdirected.
+        let serve = axum::serve(listener, router);
+        tokio::spawn(async move {
+            if let Err(error) = serve.await {
+                tracing::warn!(%error, "the approval page stopped");
+            }
+        });
+        tracing::info!(port, "approval page listening on localhost");
+        Ok(port)
     }
 }
 
@@ -361,38 +469,6 @@ fn routes(inner: Arc<Inner>) -> Router {
         .route("/enrol/{code}/begin", post(invite::begin))
         .route("/enrol/{code}/finish", post(invite::finish))
         .with_state(inner)
-}
-
-/// Binds the page's listener and serves it in the background; its port.
-async fn listen(inner: Arc<Inner>) -> Result<u16, String> {
-    let (host, port) = inner
-        .addr
-        .rsplit_once(':')
-        .ok_or_else(|| format!("the approval page address `{}` has no port", inner.addr))?;
-    let port: u16 = port.parse().map_err(|_| {
-        format!(
-            "the approval page address `{}` has no valid port",
-            inner.addr
-        )
-    })?;
-    // WebAuthn's relying party is `localhost`: the page is served there, on loopback only.
-    if host != site::LOOPBACK_HOST && host != "127.0.0.1" {
-        return Err(format!(
-            "the approval page must be served on localhost (its passkeys are for `localhost`), not `{host}`"
-        ));
-    }
-    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)))
-        .await
-        .map_err(|e| format!("the approval page cannot listen on {}: {e}", inner.addr))?;
-    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-    let router = routes(inner);
-    tokio::spawn(async move {
-        if let Err(error) = axum::serve(listener, router).await {
-            tracing::warn!(%error, "the approval page stopped");
-        }
-    });
-    tracing::info!(port, "approval page listening on localhost");
-    Ok(port)
 }
 
 impl ApprovalPages for ApprovalPage {
@@ -450,4 +526,54 @@ fn now() -> u64 {
 
 fn random_token() -> String {
     format!("{}{}", RecordId::random(), RecordId::random())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(wait: Option<Duration>) -> ApprovalSettings {
+        ApprovalSettings {
+            routes: None,
+            addr: "localhost:0".to_owned(),
+            addr_set: false,
+            public_url: None,
+            aaguids: None,
+            wait,
+            routes_setting: "NOTES_APPROVAL_ROUTES".to_owned(),
+            public_url_setting: "NOTES_PUBLIC_URL".to_owned(),
+        }
+    }
+
+    #[test]
+    fn the_wait_is_whole_seconds_in_range_and_reaches_the_guard() {
+        assert_eq!(approval_wait("3"), Some(Duration::from_secs(3)));
+        assert_eq!(approval_wait("3600"), Some(Duration::from_secs(3600)));
+        for bad in ["0", "3601", "-1", "1.5", "100s", ""] {
+            assert_eq!(approval_wait(bad), None, "{bad}");
+        }
+        let guard = |wait| {
+            let builder = ask_first_core::Guard::builder("notes");
+            format!(
+                "{:?}",
+                settings(wait).configure(builder, "notes", None).build()
+            )
+        };
+        // Unset: the guard's default, below a client's usual 120-second timeout.
+        assert!(
+            guard(None).contains("approval_wait: 100s"),
+            "{}",
+            guard(None)
+        );
+        let set = guard(Some(Duration::from_secs(7)));
+        assert!(set.contains("approval_wait: 7s"), "{set}");
+        let error = ApprovalSettingError::Wait {
+            setting: "NOTES_APPROVAL_WAIT_SECS".to_owned(),
+        };
+        assert!(
+            error.to_string().starts_with("NOTES_APPROVAL_WAIT_SECS: ")
+                && error.to_string().contains("3600"),
+            "{error}"
+        );
+    }
 }

@@ -20,8 +20,16 @@
 //! `authorization_details` is exactly one object of that type whose tool, operation, target
 //! and question fingerprints are the record's. The record is then spent once by the guard.
 //! The client secret, tokens and `auth_req_id`s are never logged.
+//!
+//! One person's device gets at most `<PREFIX>_CIBA_REQUESTS_PER_MINUTE` new requests in any
+//! minute from this process ([`DEFAULT_REQUESTS_PER_MINUTE`] by default); past it a call is
+//! refused, saying when to call again, and nothing is sent. (The guard already sends one
+//! request per person and exact call: identical calls get its code.) A poll answered
+//! `invalid_grant` is [`BackchannelPoll::Consumed`], not a refusal: the provider gave the token
+//! to another poll of the same request, whose call acts on it.
 
 mod check;
+mod pace;
 mod settings;
 
 use std::time::Duration;
@@ -36,7 +44,7 @@ use crate::http::oauth::{OAuthConfig, OAuthVerifier, Verified};
 use crate::settings::OAuthNames;
 
 pub use check::{authorization_details, check_token};
-pub use settings::{CibaError, CibaNames, CibaSettings};
+pub use settings::{CibaError, CibaNames, CibaSettings, DEFAULT_REQUESTS_PER_MINUTE};
 
 /// How long one request to the provider may take, connection included.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
@@ -62,6 +70,8 @@ pub struct CibaClient {
     http: reqwest::Client,
     verifier: OAuthVerifier,
     endpoints: tokio::sync::Mutex<Option<Endpoints>>,
+    /// The bound on new requests per person, and its setting's name.
+    pace: (pace::Pace, String),
 }
 
 impl std::fmt::Debug for CibaClient {
@@ -94,12 +104,13 @@ struct StartAnswer {
 }
 
 impl CibaClient {
-    /// The client of `server` for `settings`, checking tokens for `oauth` (the OAuth mode's
-    /// configuration: its resource is the tokens' audience, its leeway and key refreshing
-    /// apply). Nothing is fetched yet.
+    /// The client of `server` for `settings` (named `ciba_names`), checking tokens for `oauth`
+    /// (the OAuth mode's configuration: its resource is the tokens' audience, its leeway and
+    /// key refreshing apply). Nothing is fetched yet.
     pub fn new(
         server: &str,
         settings: &CibaSettings,
+        ciba_names: &CibaNames,
         oauth: &OAuthConfig,
         names: &OAuthNames,
     ) -> Result<Self, CibaError> {
@@ -131,6 +142,10 @@ impl CibaClient {
             http,
             verifier,
             endpoints: tokio::sync::Mutex::new(None),
+            pace: (
+                pace::Pace::new(settings.requests_per_minute),
+                ciba_names.requests_per_minute.clone(),
+            ),
         })
     }
 
@@ -216,6 +231,16 @@ impl CibaClient {
         record: &ApprovalRecord,
         code: &str,
     ) -> Result<BackchannelStarted, String> {
+        let (pace, setting) = &self.pace;
+        if let Err(wait) = pace.admit(subject, std::time::Instant::now()) {
+            tracing::warn!(
+                "refused to send another CIBA request: the person's bound per minute is reached"
+            );
+            return Err(format!(
+                "nothing was sent to their device, which got as many requests in the last minute as {setting} allows; call again in {} s, or after the person answered the open ones",
+                wait.as_secs().max(1)
+            ));
+        }
         let endpoints = self.endpoints().await?;
         let details = authorization_details(&self.server, record).to_string();
         let answer = self
@@ -272,6 +297,9 @@ impl CibaClient {
             (_, Some("authorization_pending" | "slow_down")) => BackchannelPoll::Pending,
             (_, Some("access_denied")) => BackchannelPoll::Declined,
             (_, Some("expired_token")) => BackchannelPoll::Expired,
+            // Not a refusal: the provider gave this request's token to another poll (an
+            // identical call's, here or on another replica), which acts on it.
+            (_, Some("invalid_grant")) => BackchannelPoll::Consumed,
             (_, Some(error)) => BackchannelPoll::Refused(format!(
                 "the identity provider answered `{error}` (a request already answered, or not this server's)"
             )),

@@ -281,7 +281,8 @@ fn ciba_client(
     .map_err(|error| ciba::CibaError::Setup {
         reason: error.to_string(),
     })?;
-    let client = ciba::CibaClient::new(name, &ciba_settings, &oauth, &names.oauth)?;
+    let ciba_names = ciba::CibaNames::with_prefix(prefix);
+    let client = ciba::CibaClient::new(name, &ciba_settings, &ciba_names, &oauth, &names.oauth)?;
     tracing::info!(issuer = %client.issuer(), "CIBA: the identity provider may ask the person on their device");
     Ok(Some(Arc::new(client)))
 }

@@ -270,7 +270,7 @@ mod sealing {
             Self {
                 key: SealKey::random(),
                 fingerprint: note.fingerprint(),
-                shown: Fingerprint::of_question(&note.question()),
+                shown: Fingerprint::of_shown(&note.question(), &note.evidence()),
                 now: now_unix(),
             }
         }
@@ -359,13 +359,13 @@ mod recheck {
         }
     }
 
-    /// What the guard computes per fingerprint pair: the binding's and the rendered
-    /// question's, as `Approval::of` does (the binding through `Target::fingerprint`'s
-    /// default, which is the same function the guard calls).
+    /// What the guard computes per fingerprint pair: the binding's and that of what is shown
+    /// (the rendered question and the evidence), as `Approval::of` does (the binding through
+    /// `Target::fingerprint`'s default, which is the same function the guard calls).
     fn approval_of<T: Target>(target: &T) -> (Fingerprint, Fingerprint) {
         (
             target.fingerprint(),
-            Fingerprint::of_question(&target.question()),
+            Fingerprint::of_shown(&target.question(), &target.evidence()),
         )
     }
 

@@ -35,7 +35,9 @@
 //!    the path, size and modification time; the approval is bound (`#[derive(Target)]`: every
 //!    field) to the path and the file's state: content hash, device and inode included
 //!    ([`folder::FileState`]). A file that changed, or another file put in its place, after
-//!    the question is not acted on.
+//!    the question is not acted on. The approval page also shows, below the question, the
+//!    evidence of each target (`changes()`): the file deleted, moved or replaced by its
+//!    digest, and an overwrite's new content.
 //! 4. **The operation takes the proof by value and checks once more right before acting**
 //!    (`Folder::delete(Approved<DeleteFile>)`): see `folder.rs`, "Time of check, time of use",
 //!    for what that closes and what remains.

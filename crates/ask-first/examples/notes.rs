@@ -13,7 +13,10 @@
 //! listed in `NOTES_VERIFIED_TOOLS` offers no `confirm_token` (`Guard::mark_verified`).
 //!
 //! The questions carry server-side facts only (the id and a byte count), never a note's text:
-//! text planted in a note is exactly where an instruction to approve would sit.
+//! text planted in a note is exactly where an instruction to approve would sit. The approval
+//! page shows a shared write's text below the question as evidence (`WriteNote::readable`),
+//! framed as the caller's, so two texts of one length never read alike there; the result that
+//! carries the page's link names its digest.
 //!
 //! Run it:
 //! - `cargo run --example notes`: stdio (nothing but protocol on stdout; logs on stderr).

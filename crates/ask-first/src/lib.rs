@@ -41,10 +41,15 @@ pub use ask_first_serve::{ServeError, Serving};
 /// | [`fact::Moment`], [`fact::Span`] | `2026-11-30 12:00 UTC`, `5 min 30 s` |
 ///
 /// Caller-supplied names are framed and escaped (see [`fact::Name`]); free text has no kind.
+///
+/// Below the question, the approval page shows a target's evidence ([`fact::Evidence`], from
+/// [`Target::evidence`](trait@Target)): the items that change ([`fact::EvidenceItem`]), each
+/// with its name, size and content digest, and excerpts of content about to become readable,
+/// framed as the caller's data.
 pub mod fact {
     pub use ask_first_core::{
-        Address, ByteSize, Configured, Count, Id, Link, Moment, Name, NotConfigured, PathName,
-        Span, ToFact,
+        Address, ByteSize, Configured, Count, Evidence, EvidenceItem, Id, Link, Moment, Name,
+        NotConfigured, PathName, Span, ToFact,
     };
 }
 

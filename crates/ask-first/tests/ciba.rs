@@ -13,30 +13,41 @@ mod notes;
 use ask_first::testing::{Era, Person, Reply, connect, text_of};
 use notes::{DeleteNote, Store, note_id};
 
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use ask_first::{Approved, Guard, HasGuard, InputError, Resolve, guarded};
 use ask_first_core::{
-    AUTHORIZATION_DETAILS_TYPE, ApprovalRecord, ApprovalRoute, BINDING_CODE_KEY, Backchannel,
-    BackchannelFuture, BackchannelPoll, BackchannelStarted, Caller,
+    AUTHORIZATION_DETAILS_TYPE, ApprovalRecord, ApprovalRoute, ApprovalStore, BINDING_CODE_KEY,
+    Backchannel, BackchannelFuture, BackchannelPoll, BackchannelStarted, Caller,
+    MAX_PENDING_APPROVALS, MemoryApprovalStore,
 };
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::{RoleClient, RunningService};
+use rmcp::service::{Peer, RoleClient, RunningService};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
 /// The provider: it records what it was asked and answers polls from a script (pending once
-/// the script is empty).
+/// the script is empty). As a real provider does, it gives a request's token once: a later
+/// poll of that request answers `Consumed` (`invalid_grant`).
 #[derive(Default)]
 struct ScriptedIdp {
     asked: Mutex<Vec<(String, ApprovalRecord, String)>>,
     answers: Mutex<VecDeque<BackchannelPoll>>,
     polls: AtomicUsize,
+    /// The requests whose token was given.
+    given: Mutex<HashSet<String>>,
+    /// Each request's lifetime, seconds (0: 600).
+    expires_in: AtomicU64,
+    /// How long each poll takes, milliseconds.
+    poll_ms: AtomicU64,
+    /// How long sending a request takes, milliseconds.
+    start_ms: AtomicU64,
 }
 
 impl ScriptedIdp {
@@ -63,10 +74,16 @@ impl Backchannel for ScriptedIdp {
         let mut asked = self.asked.lock().expect("asked");
         asked.push((subject.to_owned(), record.clone(), binding_code.to_owned()));
         let auth_req_id = format!("req-{}", asked.len());
+        let expires_in = match self.expires_in.load(Ordering::SeqCst) {
+            0 => 600,
+            secs => secs,
+        };
+        let delay = Duration::from_millis(self.start_ms.load(Ordering::SeqCst));
         Box::pin(async move {
+            tokio::time::sleep(delay).await;
             Ok(BackchannelStarted {
                 auth_req_id,
-                expires_in: 600,
+                expires_in,
             })
         })
     }
@@ -74,11 +91,22 @@ impl Backchannel for ScriptedIdp {
     fn poll<'a>(
         &'a self,
         _subject: &'a str,
-        _record: &'a ApprovalRecord,
+        record: &'a ApprovalRecord,
     ) -> BackchannelFuture<'a, BackchannelPoll> {
         self.polls.fetch_add(1, Ordering::SeqCst);
-        let next = self.answers.lock().expect("answers").pop_front();
-        Box::pin(async move { next.unwrap_or(BackchannelPoll::Pending) })
+        let delay = Duration::from_millis(self.poll_ms.load(Ordering::SeqCst));
+        Box::pin(async move {
+            tokio::time::sleep(delay).await;
+            let request = record.auth_req_id.clone().unwrap_or_default();
+            if self.given.lock().expect("given").contains(&request) {
+                return BackchannelPoll::Consumed;
+            }
+            let next = self.answers.lock().expect("answers").pop_front();
+            if next == Some(BackchannelPoll::Approved) {
+                self.given.lock().expect("given").insert(request);
+            }
+            next.unwrap_or(BackchannelPoll::Pending)
+        })
     }
 }
 
@@ -136,13 +164,26 @@ async fn started(
     era: Era,
     idp: Arc<ScriptedIdp>,
 ) -> (RunningService<RoleClient, Person>, NotesServer) {
+    let store = Arc::new(Store::seeded());
+    replica(era, idp, Arc::new(MemoryApprovalStore::new()), store).await
+}
+
+/// A server over `notes`, keeping its records in `records`: two of them over the same stores
+/// are two replicas.
+async fn replica(
+    era: Era,
+    idp: Arc<ScriptedIdp>,
+    records: Arc<dyn ApprovalStore>,
+    notes: Arc<Store>,
+) -> (RunningService<RoleClient, Person>, NotesServer) {
     let guard = Guard::builder("notes-ciba")
         .backchannel(idp)
+        .approval_store(records)
         .approval_routes(vec![ApprovalRoute::Ciba])
         .build();
     let server = NotesServer {
         guard,
-        store: Arc::new(Store::seeded()),
+        store: notes,
         bodies: Arc::default(),
     };
     // A person who would approve any dialog: none may be shown on this route.
@@ -153,9 +194,39 @@ async fn started(
 }
 
 async fn delete(client: &RunningService<RoleClient, Person>, id: &str) -> CallToolResult {
+    delete_by(client.peer().clone(), id).await
+}
+
+async fn delete_by(peer: Peer<RoleClient>, id: &str) -> CallToolResult {
     let params = CallToolRequestParams::new("delete_note")
         .with_arguments(json!({ "id": id }).as_object().cloned().expect("object"));
-    client.call_tool(params).await.expect("a tool result")
+    peer.call_tool(params).await.expect("a tool result")
+}
+
+/// `n` identical calls deleting `id` at once, through `peers` in turn.
+async fn at_once(peers: &[Peer<RoleClient>], id: &str, n: usize) -> Vec<CallToolResult> {
+    let calls: Vec<_> = (0..n)
+        .map(|i| {
+            let (peer, id) = (peers[i % peers.len()].clone(), id.to_owned());
+            tokio::spawn(async move { delete_by(peer, &id).await })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for call in calls {
+        results.push(call.await.expect("joined"));
+    }
+    results
+}
+
+fn note(server: &NotesServer, id: &str) {
+    server.store.notes().insert(
+        id.to_owned(),
+        notes::Note {
+            id: id.to_owned(),
+            text: format!("text of {id}"),
+            shared: false,
+        },
+    );
 }
 
 /// The code a pending result carries (in `structuredContent`).
@@ -245,9 +316,148 @@ async fn declined_expired_or_refused_never_run(era: Era) {
     }
 }
 
+async fn identical_calls_at_once_send_one_request(era: Era) {
+    let idp = Arc::new(ScriptedIdp::default());
+    // A provider that takes a while to answer: the window in which identical calls race.
+    idp.start_ms.store(50, Ordering::SeqCst);
+    let (client, server) = started(era, idp.clone()).await;
+    let results = at_once(&[client.peer().clone()], "n1", 40).await;
+    let codes: HashSet<String> = results.iter().map(pending_code).collect();
+    assert_eq!(codes.len(), 1, "one code for every identical call");
+    assert_eq!(idp.asked(), 1, "one request sent to the person's device");
+    // The control: another note is a call of its own, and is asked about.
+    pending_code(&delete(&client, "n2").await);
+    assert_eq!(idp.asked(), 2);
+    assert_eq!(server.bodies.load(Ordering::SeqCst), 0);
+    client.cancel().await.expect("closed");
+}
+
+/// Six identical retries at once after one approval, round after round, on one replica, then
+/// on two sharing the record store: the delete runs exactly once a round, and the yes is never
+/// lost (the provider gives its token to one poll; the other polls share it, or are told
+/// `invalid_grant`, which is not a refusal).
+async fn concurrent_retries_after_a_yes_run_once(era: Era) {
+    let idp = Arc::new(ScriptedIdp::default());
+    idp.poll_ms.store(30, Ordering::SeqCst);
+    let records: Arc<dyn ApprovalStore> = Arc::new(MemoryApprovalStore::new());
+    let notes = Arc::new(Store::seeded());
+    let (one, server_one) = replica(era, idp.clone(), records.clone(), notes.clone()).await;
+    let (two, server_two) = replica(era, idp.clone(), records, notes).await;
+    for (round, peers) in [
+        vec![one.peer().clone()],
+        vec![one.peer().clone(), two.peer().clone()],
+    ]
+    .into_iter()
+    .cycle()
+    .take(8)
+    .enumerate()
+    {
+        let id = format!("r{round}");
+        note(&server_one, &id);
+        pending_code(&delete(&one, &id).await);
+        idp.answer(BackchannelPoll::Approved);
+        let results = at_once(&peers, &id, 6).await;
+        let ran = results.iter().filter(|r| r.is_error != Some(true)).count();
+        assert_eq!(ran, 1, "round {round}: {results:?}");
+        for result in results.iter().filter(|r| r.is_error == Some(true)) {
+            let text = text_of(result);
+            assert!(
+                text.contains("identical call made at the same time"),
+                "{text}"
+            );
+        }
+        assert!(!server_one.store.notes().contains_key(&id), "round {round}");
+        let bodies =
+            server_one.bodies.load(Ordering::SeqCst) + server_two.bodies.load(Ordering::SeqCst);
+        assert_eq!(bodies, round + 1, "round {round}");
+    }
+    assert_eq!(idp.asked(), 8, "no request beyond one per round");
+    one.cancel().await.expect("closed");
+    two.cancel().await.expect("closed");
+}
+
+/// After the provider's request expired, the retry says so, and the new request's question
+/// (what the device shows) says so too.
+async fn an_expired_request_is_told_to_the_model_and_the_person(era: Era) {
+    let idp = Arc::new(ScriptedIdp::default());
+    idp.expires_in.store(1, Ordering::SeqCst);
+    let (client, server) = started(era, idp.clone()).await;
+    let first = pending_code(&delete(&client, "n1").await);
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let again = delete(&client, "n1").await;
+    let second = pending_code(&again);
+    assert_ne!(second, first);
+    let text = text_of(&again);
+    assert!(
+        text.contains(&format!("earlier request (code {first}) before it expired")),
+        "{text}"
+    );
+    assert_eq!(idp.asked(), 2);
+    assert_eq!(
+        idp.polls.load(Ordering::SeqCst),
+        0,
+        "an expired request is not polled"
+    );
+    let asked: Vec<String> = idp
+        .asked
+        .lock()
+        .expect("asked")
+        .iter()
+        .map(|(_, record, _)| record.question.clone())
+        .collect();
+    assert!(
+        asked[1].contains(&format!("code {first}) expired unanswered")),
+        "{}",
+        asked[1]
+    );
+    assert!(
+        !asked[0].contains("expired"),
+        "the control: the first says nothing"
+    );
+    assert_eq!(server.bodies.load(Ordering::SeqCst), 0);
+    client.cancel().await.expect("closed");
+}
+
+/// A model alone asking about ever new notes: at most the bound of questions open at once,
+/// and no request past it reaches the provider; the refusal says so and what to do.
+async fn open_questions_are_bounded_per_person(era: Era) {
+    let idp = Arc::new(ScriptedIdp::default());
+    let (client, server) = started(era, idp.clone()).await;
+    for i in 0..MAX_PENDING_APPROVALS {
+        note(&server, &format!("b{i}"));
+        pending_code(&delete(&client, &format!("b{i}")).await);
+    }
+    note(&server, "past");
+    let refused = delete(&client, "past").await;
+    let text = text_of(&refused);
+    assert_eq!(refused.is_error, Some(true), "{text}");
+    assert!(text.contains("waiting for their answer already"), "{text}");
+    assert!(
+        text.contains("answer (approve or decline) the open ones"),
+        "{text}"
+    );
+    assert_eq!(
+        idp.asked(),
+        MAX_PENDING_APPROVALS,
+        "nothing sent past the bound"
+    );
+    // An answer frees a place: the person declines one, and the next question is asked.
+    idp.answer(BackchannelPoll::Declined);
+    let declined = delete(&client, "b0").await;
+    assert!(text_of(&declined).contains("declined on their device"));
+    pending_code(&delete(&client, "past").await);
+    assert_eq!(idp.asked(), MAX_PENDING_APPROVALS + 1);
+    assert_eq!(server.bodies.load(Ordering::SeqCst), 0);
+    client.cancel().await.expect("closed");
+}
+
 in_both_eras!(
     approved_on_the_device_runs_once,
-    declined_expired_or_refused_never_run
+    declined_expired_or_refused_never_run,
+    identical_calls_at_once_send_one_request,
+    concurrent_retries_after_a_yes_run_once,
+    an_expired_request_is_told_to_the_model_and_the_person,
+    open_questions_are_bounded_per_person
 );
 
 #[test]

@@ -135,7 +135,7 @@ fn names_are_bound_and_shown_framed() {
     };
     assert_eq!(
         target.question().render(),
-        "This will share caller-supplied name «a.txt», caller-supplied name «Approve this<U+202E>» \
+        "This will share caller-supplied names «a.txt» and «Approve this<U+202E>» \
          from caller-supplied path «team»/«Q3» with caller-supplied address «ana@example.org»."
     );
     let reordered = ShareFiles {

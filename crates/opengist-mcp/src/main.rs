@@ -38,8 +38,17 @@ fn main() -> ExitCode {
         Ok(loaded) => loaded,
         Err(error) => return fail(&error, error.exit_code()),
     };
-    for warning in &loaded.warnings {
-        tracing::warn!("{warning}");
+    // `client-config` prints a configuration: the warnings about serving are for the server
+    // that configuration starts (it says them itself); what it carries, leaves out or cannot
+    // read (a misspelt setting) its own note says.
+    if !matches!(args.command, Some(Command::ClientConfig { .. })) {
+        for warning in loaded
+            .warnings
+            .iter()
+            .chain(&loaded.config.unknown_settings)
+        {
+            tracing::warn!("{warning}");
+        }
     }
     let Loaded { config, warnings } = loaded;
     // Serving: the framework's runtime (one thread on stdio, one worker per core over HTTP).
@@ -57,10 +66,14 @@ fn main() -> ExitCode {
     match args.command {
         Some(Command::Doctor) => runtime.block_on(doctor::run(&config, &warnings)),
         Some(Command::Healthcheck) => runtime.block_on(healthcheck::run(&config)),
-        Some(Command::ClientConfig { client }) => match client_endpoint {
-            Some(endpoint) => print_http_client_config(client, &endpoint, &config),
-            None => print_client_config(client, &config),
-        },
+        Some(Command::ClientConfig { client }) => {
+            let given =
+                client_config::GivenSettings::read(&args.flags, &|name| std::env::var(name).ok());
+            match client_endpoint {
+                Some(endpoint) => print_http_client_config(client, &endpoint, &config, &given),
+                None => print_client_config(client, &config, &given),
+            }
+        }
         Some(Command::Tokens { ref action }) => {
             opengist_mcp::tokens::run(action, config.serve.auth.tokens_file.as_deref())
         }
@@ -89,17 +102,39 @@ fn passkeys(action: &opengist_mcp::cli::PasskeysAction) -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
-/// `client-config`: the configuration on stdout, where it goes on stderr.
-fn print_client_config(client: client_config::Client, config: &Config) -> ExitCode {
+/// `client-config`: the configuration on stdout; on stderr where it goes, the secrets to put
+/// in place of their placeholders, what it left out and why, and the variables that look like
+/// settings but are none (so are not carried).
+fn print_client_config(
+    client: client_config::Client,
+    config: &Config,
+    given: &client_config::GivenSettings,
+) -> ExitCode {
     let binary = match std::env::current_exe().and_then(std::fs::canonicalize) {
         Ok(path) => path,
         Err(error) => return fail(format!("could not find this binary's path: {error}"), 1),
     };
     let url = config.opengist_url.as_ref().map(|url| url.as_str());
-    let carried = client_config::carried_settings(config);
     eprintln!("{}", client_config::note(client));
-    print!("{}", client_config::render(client, &binary, url, &carried));
+    for line in given.stdio_note() {
+        eprintln!("{line}");
+    }
+    for warning in misspelt_settings() {
+        eprintln!("Not carried: {warning}");
+    }
+    print!(
+        "{}",
+        client_config::render(client, &binary, url, &given.vars)
+    );
     ExitCode::SUCCESS
+}
+
+/// A warning for each variable of this process that looks like a setting but is none.
+fn misspelt_settings() -> Vec<String> {
+    let names: Vec<String> = std::env::vars_os()
+        .map(|(name, _)| name.to_string_lossy().into_owned())
+        .collect();
+    opengist_mcp::config::unknown_variables(names.iter().map(String::as_str))
 }
 
 /// `client-config CLIENT --http URL`: the client's HTTP configuration on stdout, where it goes
@@ -107,15 +142,22 @@ fn print_client_config(client: client_config::Client, config: &Config) -> ExitCo
 /// HTTP client cannot carry it, and (exit 1) for a client that cannot send the header.
 fn print_http_client_config(
     client: client_config::Client,
-    given: &str,
+    endpoint: &str,
     config: &Config,
+    given: &client_config::GivenSettings,
 ) -> ExitCode {
-    if let Some((setting, _)) = client_config::carried_settings(config).first() {
+    if let Some((setting, _)) = client_config::offer_changing_settings(config).first() {
         return fail(client_config::HttpConfigError::ServerSetting { setting }, 2);
     }
-    match client_config::render_http(client, &client_config::endpoint(given)) {
+    match client_config::render_http(client, &client_config::endpoint(endpoint)) {
         Ok(text) => {
             eprintln!("{}", client_config::http_note(client));
+            if let Some(line) = given.http_note() {
+                eprintln!("{line}");
+            }
+            for warning in misspelt_settings() {
+                eprintln!("Not carried: {warning}");
+            }
             print!("{text}");
             ExitCode::SUCCESS
         }
@@ -145,7 +187,9 @@ async fn serve(config: Config) -> ExitCode {
         eprintln!(
             "{SERVER_NAME}: serving a team (OPENGIST_MCP_HTTP_AUTH=opengist): each HTTP client \
              sends its own Opengist access token as the bearer (Authorization: Bearer <token>), \
-             checked with Opengist, and acts as that Opengist account; OPENGIST_TOKEN is not used"
+             checked with Opengist, and acts as that Opengist account, its own principal \
+             (opengist:<username>#<id>, what `passkeys add --principal` names); OPENGIST_TOKEN \
+             is not used"
         );
     }
     let team = team.map(|team| -> std::sync::Arc<dyn opengist_mcp::http::Authenticate> { team });

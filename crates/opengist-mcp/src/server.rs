@@ -136,6 +136,7 @@ impl OpengistServer {
             resources: crate::resources::ResourceState::new(
                 config.resources && enabled.iter().any(|t| t == RESOURCE_TOOL),
             ),
+            unknown_settings: config.unknown_settings.clone(),
         };
         Ok(Self::new(Arc::new(shared), &enabled))
     }
@@ -164,6 +165,7 @@ impl OpengistServer {
             per_person: false,
             team: None,
             resources: crate::resources::ResourceState::new(true),
+            unknown_settings: Vec::new(),
         };
         let all: Vec<String> = catalog::names().map(str::to_owned).collect();
         Self::new(Arc::new(shared), &all)
@@ -206,12 +208,24 @@ impl OpengistServer {
     /// What this server tells the client behind `context` about itself: its instructions, true
     /// for the route that client's guarded calls will take.
     fn instructions_for(&self, context: &RequestContext<RoleServer>) -> String {
-        guard_texts::instructions(
+        self.with_setup_mistakes(guard_texts::instructions(
             &self.shared.guard,
             &ClientDeclared::of(context),
             &self.principal(context),
             &self.tool_names(),
-        )
+        ))
+    }
+
+    /// `instructions`, then each variable that looks like a setting but is none: the
+    /// server's stderr is seen by no one in most clients, so the person hears of it here.
+    fn with_setup_mistakes(&self, mut instructions: String) -> String {
+        if !self.shared.unknown_settings.is_empty() {
+            instructions.push_str(&format!(
+                " Tell the person: this server's settings have a mistake, so it does not run as                  they meant: {} Fix the setting and restart the server (`{SERVER_NAME} doctor`                  checks the setup).",
+                self.shared.unknown_settings.join(" ")
+            ));
+        }
+        instructions
     }
 
     /// The names of the tools this server exposes.
@@ -254,12 +268,12 @@ impl ServerHandler for OpengistServer {
         info.server_info = Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION"));
         // A client not known yet is told what one that declared nothing gets; `initialize`
         // and `server/discover` tell each client what it will get.
-        info.instructions = Some(guard_texts::instructions(
+        info.instructions = Some(self.with_setup_mistakes(guard_texts::instructions(
             &self.shared.guard,
             &ClientDeclared::default(),
             &self.shared.guard.principal_of(&Caller::local()),
             &self.tool_names(),
-        ));
+        )));
         info
     }
 
@@ -453,6 +467,7 @@ mod tests {
             per_person: true,
             team: None,
             resources: crate::resources::ResourceState::new(true),
+            unknown_settings: Vec::new(),
         };
         let all: Vec<String> = catalog::names().map(str::to_owned).collect();
         let server = OpengistServer::new(Arc::new(shared), &all);

@@ -44,6 +44,9 @@ pub struct Shared {
     pub team: Option<Arc<crate::team::TeamAuthenticator>>,
     /// Resources: on or off, and the sessions told about changes (see [`crate::resources`] and [`crate::notify`]).
     pub resources: crate::notify::ResourceState,
+    /// The variables that look like settings but are none ([`crate::config::Config::unknown_settings`]),
+    /// named in the instructions every client gets, so the person learns of them.
+    pub unknown_settings: Vec<String>,
 }
 
 /// The MCP server: one per session, cheap to clone.

@@ -85,13 +85,16 @@ fn it_shows_the_effective_mode_and_names_misspelled_settings() {
         let line = format!(
             "{given} is set but is no setting of this server, so it does nothing; did you mean {meant}?"
         );
-        // On stdout as doctor's own line, on stderr as the start-up warning.
+        // On stdout as doctor's own failure, with the fix; on stderr as the start-up warning.
         assert!(
-            stdout.contains(&format!("warn setting: {line}")),
+            stdout.contains(&format!(
+                "FAIL setting: {line}; fix: rename it to the setting you meant, or unset it"
+            )),
             "{stdout}"
         );
         assert!(stderr.contains(&line), "{stderr}");
     }
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert!(
         !stdout.contains(&TOKEN[3..20]) && !stderr.contains(&TOKEN[3..20]),
         "the token leaked"
@@ -117,7 +120,10 @@ fn it_shows_the_effective_mode_and_names_misspelled_settings() {
         "{stdout}"
     );
     assert!(stdout.contains("ok   serving: stdio"), "{stdout}");
-    assert!(!stdout.contains("warn setting"), "{stdout}");
+    assert!(
+        !stdout.contains("warn setting") && !stdout.contains("FAIL setting"),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -41,6 +41,11 @@ pub enum BackchannelPoll {
     Declined,
     /// The request expired before the person answered (`expired_token`).
     Expired,
+    /// The provider no longer holds the request open (`invalid_grant`): most often it gave
+    /// its token to an earlier poll (an identical call's, on this replica or another). Not a
+    /// refusal: the guard reads the record again, which the poll that got the token decides,
+    /// and never closes the record on it.
+    Consumed,
     /// The provider answered with something that must not let the call run: a token that
     /// fails a check, a request already used, an error. The text says why, for the caller.
     Refused(String),

@@ -10,8 +10,8 @@ use sha2::{Digest, Sha256};
 
 use super::backchannel::Backchannel;
 use super::{APPROVAL_INPUT_KEY, AlteredState, ApprovalRoute, Guard, Inner};
+use crate::approval_memory::MemoryApprovalStore;
 use crate::approval_record::{ApprovalPages, ApprovalStore};
-use crate::approval_store::MemoryApprovalStore;
 use crate::audit::AuditSink;
 use crate::identity::Identity;
 use crate::nonce::{MemoryNonceStore, NonceStore};
@@ -65,6 +65,10 @@ impl<'a> Caller<'a> {
         self.http.and_then(|parts| parts.headers.get(name))
     }
 }
+/// How long a call shown the approval page by a URL elicitation waits for the decision, by
+/// default ([`GuardBuilder::approval_wait`]).
+const DEFAULT_APPROVAL_WAIT: Duration = Duration::from_secs(100);
+
 /// Builds a [`Guard`].
 pub struct GuardBuilder {
     server: String,
@@ -72,6 +76,7 @@ pub struct GuardBuilder {
     nonces: Option<Arc<dyn NonceStore>>,
     elicitation: bool,
     dialog_timeout: Duration,
+    approval_wait: Duration,
     token_ttl: Duration,
     state_ttl: Duration,
     principal: Option<Box<PrincipalFn>>,
@@ -88,7 +93,8 @@ pub struct GuardBuilder {
 }
 
 impl GuardBuilder {
-    /// The defaults: dialogs on, 10-minute dialogs, 5-minute tokens, 15-minute states.
+    /// The defaults: dialogs on, 10-minute dialogs, 100-second waits on the approval page,
+    /// 5-minute tokens, 15-minute states.
     pub(super) fn new(server: String) -> Self {
         Self {
             server,
@@ -96,6 +102,7 @@ impl GuardBuilder {
             nonces: None,
             elicitation: true,
             dialog_timeout: Duration::from_secs(600),
+            approval_wait: DEFAULT_APPROVAL_WAIT,
             token_ttl: Duration::from_secs(300),
             state_ttl: Duration::from_secs(900),
             principal: None,
@@ -189,6 +196,18 @@ impl GuardBuilder {
         self
     }
 
+    /// How long a call shown the approval page by a URL elicitation (2025-11-25 era) waits
+    /// for the person's decision before answering. Past it, the call answers with the page's
+    /// link and "not approved yet" (`approval_pending`, nothing changed); the record stays
+    /// pending, and an identical retry picks it up (runs at once if the person approved
+    /// meanwhile, else is shown the same page again and waits again). Default: 100 seconds,
+    /// below common clients' own request timeouts (the Python SDK's 120 s), so the client gets
+    /// an answer it can retry rather than a timeout of its own.
+    pub fn approval_wait(mut self, wait: Duration) -> Self {
+        self.approval_wait = wait;
+        self
+    }
+
     /// How long a confirmation token stays valid. Default: 5 minutes.
     pub fn token_ttl(mut self, ttl: Duration) -> Self {
         self.token_ttl = ttl;
@@ -251,6 +270,7 @@ impl GuardBuilder {
                     .unwrap_or_else(|| Arc::new(MemoryNonceStore::new())),
                 elicitation: self.elicitation,
                 dialog_timeout: self.dialog_timeout,
+                approval_wait: self.approval_wait,
                 token_ttl: self.token_ttl,
                 state_ttl: self.state_ttl,
                 principal: self.principal,
@@ -268,6 +288,7 @@ impl GuardBuilder {
                 }),
                 backchannel: self.backchannel,
                 ciba_setup: self.ciba_setup,
+                flights: Default::default(),
             }),
         }
     }

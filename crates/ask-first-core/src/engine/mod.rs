@@ -14,6 +14,7 @@
 mod backchannel;
 mod builder;
 mod ciba;
+mod flights;
 mod input_required;
 mod page;
 mod plan;
@@ -43,7 +44,7 @@ pub use backchannel::{
 };
 pub use builder::{Caller, GuardBuilder, PrincipalFn, default_principal};
 pub use ciba::BINDING_CODE_KEY;
-pub use page::{APPROVAL_URL_KEY, ELICITATION_COMPLETE_METHOD};
+pub use page::{APPROVAL_URL_KEY, ELICITATION_COMPLETE_METHOD, MAX_PENDING_APPROVALS};
 pub use plan::{ClientDeclared, RoutePlan, ToolNeeds};
 pub use recheck::MAX_ASK_ROUNDS;
 pub use rejection::{InputError, Interruption, InterruptionKind};
@@ -79,6 +80,7 @@ struct Inner {
     nonces: Arc<dyn NonceStore>,
     elicitation: bool,
     dialog_timeout: Duration,
+    approval_wait: Duration,
     token_ttl: Duration,
     state_ttl: Duration,
     /// The server's own narrowing rule, if any ([`GuardBuilder::principal`]).
@@ -93,6 +95,8 @@ struct Inner {
     page_setup: String,
     backchannel: Option<Arc<dyn Backchannel>>,
     ciba_setup: Option<String>,
+    /// Identical calls taking turns, and CIBA polls shared by concurrent retries.
+    flights: flights::Flights,
 }
 
 /// What a 2026-07-28 retry gets when its `requestState` does not open: altered, forged, for
@@ -115,6 +119,7 @@ impl std::fmt::Debug for Guard {
             .field("server", &self.inner.server)
             .field("elicitation", &self.inner.elicitation)
             .field("dialog_timeout", &self.inner.dialog_timeout)
+            .field("approval_wait", &self.inner.approval_wait)
             .field("token_ttl", &self.inner.token_ttl)
             .field("state_ttl", &self.inner.state_ttl)
             .finish_non_exhaustive()

@@ -147,7 +147,8 @@ impl Fact {
 
     /// A variable number of facts in one placeholder, e.g. the names a call acts on: shown
     /// joined by `, ` (`none` when empty); past 20 items the rest is counted as
-    /// `<… and N more>`.
+    /// `<… and N more>`. Several caller-supplied facts of one kind are introduced once:
+    /// `caller-supplied names «a», «b» and «c»`.
     pub fn list(facts: impl IntoIterator<Item = Fact>) -> Self {
         Self(FactKind::List(facts.into_iter().collect()))
     }
@@ -162,17 +163,11 @@ impl fmt::Display for Fact {
             FactKind::Duration(duration) => write_duration(f, *duration),
             FactKind::Id(id) => f.write_str(id.as_str()),
             FactKind::Word(word) => f.write_str(word),
-            FactKind::Name(name) => {
-                f.write_str("caller-supplied name ")?;
-                write_framed(f, name.as_str())
-            }
-            FactKind::Path(path) => {
-                f.write_str("caller-supplied path ")?;
-                write_path(f, path)
-            }
-            FactKind::Address(address) => {
-                f.write_str("caller-supplied address ")?;
-                write_framed(f, address.as_str())
+            FactKind::Name(_) | FactKind::Path(_) | FactKind::Address(_) => {
+                if let Some((label, _)) = self.caller_supplied() {
+                    write!(f, "{label} ")?;
+                }
+                self.write_framed_body(f)
             }
             FactKind::Configured(value) => write_configured(f, value.as_str()),
             FactKind::Link(link) => write_link(f, link),
@@ -181,21 +176,67 @@ impl fmt::Display for Fact {
     }
 }
 
+impl Fact {
+    /// How a caller-supplied fact is introduced, one and several (`caller-supplied name`,
+    /// `caller-supplied names`); `None` for a fact the server vouches for.
+    fn caller_supplied(&self) -> Option<(&'static str, &'static str)> {
+        match &self.0 {
+            FactKind::Name(_) => Some(("caller-supplied name", "caller-supplied names")),
+            FactKind::Path(_) => Some(("caller-supplied path", "caller-supplied paths")),
+            FactKind::Address(_) => Some(("caller-supplied address", "caller-supplied addresses")),
+            _ => None,
+        }
+    }
+
+    /// A caller-supplied fact without its introduction: framed and escaped (`«a.txt»`,
+    /// `«dir»/«file»`); any other fact as it is shown.
+    fn write_framed_body(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            FactKind::Name(name) => write_framed(f, name.as_str()),
+            FactKind::Path(path) => write_path(f, path),
+            FactKind::Address(address) => write_framed(f, address.as_str()),
+            _ => write!(f, "{self}"),
+        }
+    }
+}
+
 /// The most items of a [`Fact::list`] shown; the rest are counted as `<… and N more>`.
 const LIST_CAP: usize = 20;
 
+/// A list, joined by `, `. Several caller-supplied facts of one kind are introduced once:
+/// `caller-supplied names «a», «b» and «c»`, each still framed and escaped.
 fn write_list(f: &mut fmt::Formatter<'_>, facts: &[Fact]) -> fmt::Result {
-    if facts.is_empty() {
+    let Some(first) = facts.first() else {
         return f.write_str("none");
+    };
+    let shown = &facts[..facts.len().min(LIST_CAP)];
+    let more = facts.len() - shown.len();
+    let kind = first.caller_supplied().filter(|kind| {
+        facts.len() > 1
+            && facts
+                .iter()
+                .all(|fact| fact.caller_supplied() == Some(*kind))
+    });
+    if let Some((_, several)) = kind {
+        write!(f, "{several} ")?;
     }
-    for (index, fact) in facts.iter().take(LIST_CAP).enumerate() {
+    for (index, fact) in shown.iter().enumerate() {
         if index > 0 {
-            f.write_str(", ")?;
+            let last = index + 1 == shown.len() && more == 0;
+            f.write_str(if last && kind.is_some() {
+                " and "
+            } else {
+                ", "
+            })?;
         }
-        write!(f, "{fact}")?;
+        if kind.is_some() {
+            fact.write_framed_body(f)?;
+        } else {
+            write!(f, "{fact}")?;
+        }
     }
-    if facts.len() > LIST_CAP {
-        write!(f, ", <… and {} more>", facts.len() - LIST_CAP)?;
+    if more > 0 {
+        write!(f, ", <… and {more} more>")?;
     }
     Ok(())
 }
@@ -361,9 +402,45 @@ mod tests {
             "5 min 30 s"
         );
         assert_eq!(Id::new("n1").unwrap().to_fact().to_string(), "n1");
+        // Several caller-supplied names are introduced once, each still framed.
         assert_eq!(
             vec![Name::new("x"), Name::new("y")].to_fact().to_string(),
-            "caller-supplied name «x», caller-supplied name «y»"
+            "caller-supplied names «x» and «y»"
+        );
+        assert_eq!(
+            vec![Name::new("x"), Name::new("y»"), Name::new("z")]
+                .to_fact()
+                .to_string(),
+            "caller-supplied names «x», «y<U+00BB>» and «z»"
+        );
+        assert_eq!(
+            vec![Name::new("x")].to_fact().to_string(),
+            "caller-supplied name «x»"
+        );
+        // Of several kinds, each is introduced (positive control of the rule above).
+        assert_eq!(
+            Fact::list([
+                Fact::name(Name::new("x")),
+                Fact::address(Address::new("a@example.org"))
+            ])
+            .to_string(),
+            "caller-supplied name «x», caller-supplied address «a@example.org»"
+        );
+        assert_eq!(
+            Fact::list([
+                Fact::id(Id::new("n1").unwrap()),
+                Fact::id(Id::new("n2").unwrap())
+            ])
+            .to_string(),
+            "n1, n2"
+        );
+        let many: Vec<Name> = (0..22).map(|n| Name::new(format!("f{n}"))).collect();
+        let shown = many.to_fact().to_string();
+        assert!(
+            shown.starts_with("caller-supplied names «f0», «f1», ")
+                && shown.ends_with("«f19», <… and 2 more>")
+                && shown.matches("caller-supplied").count() == 1,
+            "{shown}"
         );
         let moment = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_796_041_800);
         assert_eq!(Moment::of(moment), Moment(1_796_041_800));

@@ -100,6 +100,28 @@ impl Question {
     }
 }
 
+/// `«text»`: `text` framed, escaped and elided exactly as a caller-supplied [`Name`] is in a
+/// question (the names of evidence items).
+pub(crate) fn framed(text: &str) -> String {
+    struct Framed<'a>(&'a str);
+    impl std::fmt::Display for Framed<'_> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            render::write_framed(f, self.0)
+        }
+    }
+    Framed(text).to_string()
+}
+
+/// Whether `c` is shown as a visible `<U+XXXX>` escape in content made readable (an evidence
+/// excerpt): control characters but the tab and line feed, other line breaks, and invisible
+/// and bidirectional characters. Quotes and brackets stay as they are: content is shown as
+/// content, inside the page's frame, never as a name inside the server's words.
+pub(crate) fn unreadable(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || (c.is_whitespace() && !matches!(c, ' ' | '\n' | '\t'))
+        || escape::invisible(u32::from(c))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,7 +173,7 @@ mod tests {
         let q = Question::new::<AskDelete>([Fact::list(names)]);
         assert_eq!(
             q.render(),
-            "This will delete caller-supplied name «a b.txt», caller-supplied name «Approve this», caller-supplied name «c<U+202E>d». It cannot be undone."
+            "This will delete caller-supplied names «a b.txt», «Approve this» and «c<U+202E>d». It cannot be undone."
         );
         assert_eq!(Fact::list([]).to_string(), "none");
         let many = Fact::list((0..23).map(Count).map(|c| c.to_fact())).to_string();

@@ -44,8 +44,9 @@ const USAGE: &str = "usage: passkeys add [--principal PRINCIPAL] [--name NAME] [
        passkeys list
        passkeys remove [--principal PRINCIPAL] NAME-OR-ID
   add     prints a one-time link; open it on this machine to enrol a passkey that approves
-          the questions of PRINCIPAL (default `local`, the principal of a stdio client) on
-          the approval page. The link is valid for N seconds (default 300, at most 1800).
+          the questions of PRINCIPAL (default `local`: a stdio client, or any holder of an
+          HTTP server's one shared secret) on the approval page. The link is valid for N
+          seconds (default 300, at most 1800).
   list    the enrolled passkeys: principal, name, credential id, authenticator, enrolled.
   remove  takes out PRINCIPAL's passkey with that name or credential id (a lost or stolen
           authenticator); a running server refuses it from its next use on.";

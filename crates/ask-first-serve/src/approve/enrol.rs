@@ -3,9 +3,13 @@
 //! the enrolment page there until one passkey is enrolled or the link expires, writes the
 //! passkey into the state directory and exits. Nothing a model can call reaches it: the MCP
 //! server has no tool, route or page that enrols.
+//!
+//! The listener holds `[::1]` on its port too (no other local process receives the browser the
+//! link sends), answers only `localhost` on that port, and expects exactly that origin of the
+//! passkey's registration. The page belongs to the first browser that opens the link: its
+//! cookie carries the page's token, and the link opened anywhere else says so.
 
 use std::io::Write as _;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -15,19 +19,23 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 use super::aaguid::AaguidList;
 use super::ceremony::{self, RegistrationStarted};
 use super::command::AddPasskey;
-use super::page::{Refusal, checked_post};
+use super::page::{Refusal, checked_post, cookie_token};
 use super::passkeys::PasskeyFile;
 use super::site::{self, LOOPBACK_HOST};
-use super::{html, invite, random_token};
+use super::{html, invite, loopback, random_token};
 
 /// The cookie carrying the enrolment page's token.
-const ENROL_COOKIE: &str = "ask_first_page";
+const ENROL_COOKIE: &str = super::page::PAGE_COOKIE;
+
+/// What a browser other than the one that first opened the link is told.
+const OPENED_ELSEWHERE: &str = "This enrolment link was already opened in another browser: the enrolment page belongs to the first browser that opened it, and keeps working there. If that was not you, someone else has this link: stop the `passkeys add` command that printed it (Ctrl-C), check which passkeys are enrolled, and run it again for a new link.";
 
 /// One enrolment link: on `passkeys add`'s own listener, or handed out through the running
 /// HTTP server (`claim`: the invitation file taken when it is used, so it works once across
@@ -52,6 +60,8 @@ pub(crate) struct EnrolState {
     ceremony: Option<RegistrationStarted>,
     /// The AAGUID the enrolled passkey's authenticator reported.
     aaguid: Option<String>,
+    /// Whether the operator was told the link was opened in a second browser.
+    warned: bool,
 }
 
 impl Enrolment {
@@ -59,6 +69,18 @@ impl Enrolment {
         match self.state.lock() {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Tells the operator (on `passkeys add`'s terminal, or in the server's log) that a second
+    /// browser opened the link.
+    fn warn_opened_elsewhere(&self) {
+        if self.claim.is_some() {
+            tracing::warn!(principal = %self.principal, "an enrolment link was opened in a second browser and refused there");
+        } else {
+            eprintln!(
+                "Warning: the enrolment link was opened in a second browser (refused there). If you opened it only once, someone else has it: press Ctrl-C and run `passkeys add` again."
+            );
         }
     }
 
@@ -117,21 +139,6 @@ pub async fn add_passkey(
         eprintln!("there is no state directory to keep passkeys in: set {state_setting}");
         return 1;
     };
-    let listener = match tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await
-    {
-        Ok(listener) => listener,
-        Err(error) => {
-            eprintln!("cannot open a loopback port for the enrolment page: {error}");
-            return 1;
-        }
-    };
-    let port = match listener.local_addr() {
-        Ok(addr) => addr.port(),
-        Err(error) => {
-            eprintln!("cannot open a loopback port for the enrolment page: {error}");
-            return 1;
-        }
-    };
     if let Some(base) = invite::server_base(prefix) {
         return match base {
             Ok(base) => invite::through_server(server, &base, &dir, &principal, &name, valid).await,
@@ -141,6 +148,22 @@ pub async fn add_passkey(
             }
         };
     }
+    // `[::1]` held on the same port: the link reaches this listener and nobody else.
+    let bound = match loopback::bind(0) {
+        Ok(bound) => bound,
+        Err(error) => {
+            eprintln!("cannot open a loopback port for the enrolment page: {error}");
+            return 1;
+        }
+    };
+    let (port, _other_family) = (bound.port, bound.held);
+    let listener = match tokio::net::TcpListener::from_std(bound.listener) {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!("cannot open a loopback port for the enrolment page: {error}");
+            return 1;
+        }
+    };
     let enrolment = Arc::new(Enrolment {
         server: server.to_owned(),
         code: RecordId::random().to_string(),
@@ -157,7 +180,11 @@ pub async fn add_passkey(
         .route("/enrol/{code}", get(page))
         .route("/enrol/{code}/begin", post(begin))
         .route("/enrol/{code}/finish", post(finish))
-        .with_state(enrolment.clone());
+        .with_state(OwnListener {
+            enrolment: enrolment.clone(),
+            port,
+        })
+        .layer(middleware::from_fn_with_state(port, site::pinned_host));
     let link = format!("http://{LOOPBACK_HOST}:{port}/enrol/{}", enrolment.code);
     println!(
         "Open this link on this machine within {} to enrol a passkey that approves the questions of `{}` on {server}'s approval page (it works once):\n{link}",
@@ -205,55 +232,92 @@ pub(crate) fn minutes(d: Duration) -> String {
     }
 }
 
+/// The enrolment served on `passkeys add`'s own listener, bound to `port`.
+#[derive(Clone)]
+struct OwnListener {
+    enrolment: Arc<Enrolment>,
+    port: u16,
+}
+
 async fn page(
-    State(enrolment): State<Arc<Enrolment>>,
+    State(own): State<OwnListener>,
     UrlPath(code): UrlPath<String>,
     headers: HeaderMap,
 ) -> Response {
-    show(&enrolment, site::loopback_origin(&headers), &code, false)
+    let origin = site::loopback_origin(&headers, own.port);
+    show(&own.enrolment, origin, &code, &headers, false)
 }
 
 async fn begin(
-    State(enrolment): State<Arc<Enrolment>>,
+    State(own): State<OwnListener>,
     UrlPath(code): UrlPath<String>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let origin = site::loopback_origin(&headers);
-    start(&enrolment, origin, LOOPBACK_HOST, &code, &headers, &body)
+    let origin = site::loopback_origin(&headers, own.port);
+    start(
+        &own.enrolment,
+        origin,
+        LOOPBACK_HOST,
+        &code,
+        &headers,
+        &body,
+    )
 }
 
 async fn finish(
-    State(enrolment): State<Arc<Enrolment>>,
+    State(own): State<OwnListener>,
     UrlPath(code): UrlPath<String>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let origin = site::loopback_origin(&headers);
-    complete(&enrolment, origin, LOOPBACK_HOST, &code, &headers, &body)
+    let origin = site::loopback_origin(&headers, own.port);
+    complete(
+        &own.enrolment,
+        origin,
+        LOOPBACK_HOST,
+        &code,
+        &headers,
+        &body,
+    )
 }
 
-/// The enrolment page for a request made to `origin` (`None`: to something else); `secure`:
-/// its cookie is `Secure` (https).
+/// The enrolment page for a request made to `origin` (`None`: to something else) with
+/// `headers`; `secure`: its cookie is `Secure` (https). The first browser to open the link
+/// owns the page: the same browser again (its cookie) gets it again, any other is told.
 pub(crate) fn show(
     enrolment: &Enrolment,
     origin: Option<String>,
     code: &str,
+    headers: &HeaderMap,
     secure: bool,
 ) -> Response {
     let nonce = random_token();
     if origin.is_none() {
         return html::text(
             StatusCode::MISDIRECTED_REQUEST,
-            "This page is served on localhost only.",
+            "Refused: this request was not addressed to the page's own host and port.",
         );
     }
     if let Some((status, text)) = enrolment.closed(code) {
         let page = html::notice_page("Enrolment closed", text, &nonce);
         return html::page_response(status, page, &nonce, None);
     }
-    let token = random_token();
-    enrolment.lock().page_token = Some(token.clone());
+    let token = {
+        let mut state = enrolment.lock();
+        match state.page_token.clone() {
+            None => state.page_token.insert(random_token()).clone(),
+            Some(owned) if cookie_token(headers).as_deref() == Some(owned.as_str()) => owned,
+            Some(_) => {
+                if !std::mem::replace(&mut state.warned, true) {
+                    enrolment.warn_opened_elsewhere();
+                }
+                let page =
+                    html::notice_page("Enrolment link already opened", OPENED_ELSEWHERE, &nonce);
+                return html::page_response(StatusCode::CONFLICT, page, &nonce, None);
+            }
+        }
+    };
     let page = html::enrol_page(&enrolment.server, &enrolment.principal, &nonce, &token);
     let cookie = format!(
         "{ENROL_COOKIE}={token}; Path=/enrol/{code}; HttpOnly; SameSite=Strict{}",
@@ -383,4 +447,95 @@ pub(crate) fn complete(
         StatusCode::OK,
         "Enrolled. This passkey now approves questions on the approval page; you may close this page.",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enrolment() -> Enrolment {
+        let dir = std::env::temp_dir().join(format!("ask-first-enrol-{}", RecordId::random()));
+        Enrolment {
+            server: "notes".into(),
+            code: RecordId::random().to_string(),
+            principal: "local".into(),
+            name: "passkey".into(),
+            expires: Instant::now() + DEFAULT_VALID,
+            file: PasskeyFile::new(&dir, "T_STATE_DIR"),
+            claim: None,
+            aaguids: None,
+            state: Mutex::new(EnrolState::default()),
+            done: tokio::sync::Notify::new(),
+        }
+    }
+
+    fn with_cookie(cookie: Option<&str>) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        if let Some(cookie) = cookie {
+            headers.insert(header::COOKIE, cookie.parse().expect("a cookie"));
+        }
+        headers
+    }
+
+    fn cookie_of(response: &Response) -> Option<String> {
+        let set = response.headers().get(header::SET_COOKIE)?.to_str().ok()?;
+        set.split(';').next().map(str::to_owned)
+    }
+
+    async fn body_of(response: Response) -> String {
+        let bytes = axum::body::to_bytes(response.into_body(), 64 * 1024)
+            .await
+            .expect("a body");
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    #[tokio::test]
+    async fn the_page_belongs_to_the_first_browser_that_opened_it() {
+        let enrolment = enrolment();
+        let origin = || Some("http://localhost:4000".to_owned());
+        let code = enrolment.code.clone();
+        let first = show(&enrolment, origin(), &code, &with_cookie(None), false);
+        assert_eq!(first.status(), StatusCode::OK);
+        let cookie = cookie_of(&first).expect("the page's cookie");
+        let token = cookie
+            .split_once('=')
+            .map(|(_, t)| t.to_owned())
+            .expect("a token");
+        // A second browser, without that cookie or with another: told, and given no token.
+        for other in [None, Some("ask_first_page=someone-else")] {
+            let second = show(&enrolment, origin(), &code, &with_cookie(other), false);
+            assert_eq!(second.status(), StatusCode::CONFLICT);
+            assert!(cookie_of(&second).is_none());
+            let text = body_of(second).await;
+            assert!(text.contains("already opened in another browser"), "{text}");
+            assert!(!text.contains(&token));
+        }
+        // The first browser reloading keeps its page and its token.
+        let again = show(
+            &enrolment,
+            origin(),
+            &code,
+            &with_cookie(Some(&cookie)),
+            false,
+        );
+        assert_eq!(again.status(), StatusCode::OK);
+        assert!(body_of(again).await.contains(&token));
+        // And its POSTs still begin the enrolment.
+        let mut headers = with_cookie(Some(&cookie));
+        headers.insert(
+            header::ORIGIN,
+            "http://localhost:4000".parse().expect("an origin"),
+        );
+        let body = format!(r#"{{"token":"{token}"}}"#);
+        let begun = start(
+            &enrolment,
+            origin(),
+            LOOPBACK_HOST,
+            &code,
+            &headers,
+            body.as_bytes(),
+        );
+        assert_eq!(begun.status(), StatusCode::OK);
+        assert!(body_of(begun).await.contains("challenge"));
+    }
 }

@@ -2,6 +2,7 @@
 //! and style allowed by a per-response nonce, served with headers that forbid framing,
 //! caching, sniffing and referrers.
 
+use ask_first_core::Evidence;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
@@ -79,12 +80,13 @@ pub(crate) struct Ways<'a> {
     pub(crate) unenrolled: bool,
 }
 
-/// The approval page for one question: the question exactly as the form dialog shows it, and
-/// Approve and Decline, each a passkey ceremony, and/or a link to sign in and approve.
+/// The approval page for one question: the question exactly as the form dialog shows it, the
+/// evidence below it (framed as the caller's), and Approve and Decline, each a passkey
+/// ceremony, and/or a link to sign in and approve.
 pub(crate) fn approval_page(
     server: &str,
     tool: &str,
-    question: &str,
+    (question, evidence): (&str, &Evidence),
     nonce: &str,
     token: &str,
     ways: &Ways<'_>,
@@ -110,10 +112,11 @@ pub(crate) fn approval_page(
         )
     });
     let body = format!(
-        "<h1>{server} asks for your approval</h1><p>A call to <code>{tool}</code> is waiting. It runs once, and only if you approve here {how}. Opening this page approves nothing.</p><pre id=\"question\">{question}</pre>{buttons}{login}",
+        "<h1>{server} asks for your approval</h1><p>A call to <code>{tool}</code> is waiting. It runs once, and only if you approve here {how}. Opening this page approves nothing.</p><pre id=\"question\">{question}</pre>{evidence}{buttons}{login}",
         server = escape(server),
         tool = escape(tool),
-        question = escape(question),
+        question = super::links::question_html(question),
+        evidence = super::evidence::section(evidence, nonce),
     );
     document(
         &format!("{server}: approve?"),
@@ -124,21 +127,23 @@ pub(crate) fn approval_page(
     )
 }
 
-/// The question again after a login proved the person who asked, with Approve and Decline.
+/// The question (and its evidence) again after a login proved the person who asked, with
+/// Approve and Decline.
 pub(crate) fn signed_in_page(
     server: &str,
     tool: &str,
-    question: &str,
+    (question, evidence): (&str, &Evidence),
     record: &str,
     nonce: &str,
     token: &str,
 ) -> String {
     let body = format!(
-        "<h1>{server} asks for your approval</h1><p>You are signed in as the person who asked. A call to <code>{tool}</code> is waiting; it runs once, and only if you approve it here.</p><pre id=\"question\" data-record=\"{record}\">{question}</pre><p><button id=\"approve\" value=\"approve\">Approve</button><button id=\"decline\" value=\"decline\">Decline</button></p>",
+        "<h1>{server} asks for your approval</h1><p>You are signed in as the person who asked. A call to <code>{tool}</code> is waiting; it runs once, and only if you approve it here.</p><pre id=\"question\" data-record=\"{record}\">{question}</pre>{evidence}<p><button id=\"approve\" value=\"approve\">Approve</button><button id=\"decline\" value=\"decline\">Decline</button></p>",
         server = escape(server),
         tool = escape(tool),
-        question = escape(question),
+        question = super::links::question_html(question),
         record = escape(record),
+        evidence = super::evidence::section(evidence, nonce),
     );
     document(
         &format!("{server}: approve?"),
@@ -222,13 +227,14 @@ mod tests {
     #[test]
     fn names_and_questions_are_escaped_and_the_page_stays_small() {
         let question = "This will delete note <script>alert(1)</script> & \"x\" 'y'.";
+        let none = Evidence::new();
         let ways = Ways {
             passkey: true,
             login: None,
             enrol: "needs <x>",
             unenrolled: false,
         };
-        let page = approval_page("notes", "delete_note", question, "N", "T", &ways);
+        let page = approval_page("notes", "delete_note", (question, &none), "N", "T", &ways);
         assert!(!page.contains("<script>alert"), "{page}");
         assert!(
             page.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;x&quot; &#39;y&#39;")
@@ -255,15 +261,76 @@ mod tests {
     }
 
     #[test]
+    fn the_evidence_sits_below_the_question_and_the_page_stays_small() {
+        use ask_first_core::EvidenceItem;
+        let question = "This will delete 1 file(s) (10 bytes); 1 file(s) will remain.";
+        let ways = Ways {
+            passkey: true,
+            login: None,
+        };
+        let evidence = |gone: &str, stays: &str| {
+            Evidence::new()
+                .group("Files deleted", [EvidenceItem::new(gone, b"0123456789")])
+                .group("Files that stay", [EvidenceItem::new(stays, b"abcdefghij")])
+        };
+        let scratch = evidence("scratch.txt", "keep.txt");
+        let keep = evidence("keep.txt", "scratch.txt");
+        let one = approval_page(
+            "og",
+            "delete_gist_files",
+            (question, &scratch),
+            "N",
+            "T",
+            &ways,
+        );
+        let two = approval_page(
+            "og",
+            "delete_gist_files",
+            (question, &keep),
+            "N",
+            "T",
+            &ways,
+        );
+        assert_ne!(one, two);
+        // The question line is the same on both, byte for byte; the evidence follows it,
+        // before the buttons.
+        let line = format!("<pre id=\"question\">{question}</pre><section id=\"evidence\">");
+        assert!(one.contains(&line) && two.contains(&line), "{one}");
+        assert!(one.find("id=\"evidence\"") < one.find("id=\"approve\""));
+        // Positive control: no evidence, no section.
+        let bare = approval_page(
+            "og",
+            "delete_gist_files",
+            (question, &Evidence::new()),
+            "N",
+            "T",
+            &ways,
+        );
+        assert!(!bare.contains("id=\"evidence\""), "{bare}");
+        // Whatever the evidence holds, the page stays within 30 KiB, with one script.
+        let hostile = "</pre><script>\u{202E}".repeat(40);
+        let huge = Evidence::new().group(
+            "Files",
+            (0..64).map(|i| EvidenceItem::readable(format!("{i}{hostile}"), hostile.as_bytes())),
+        );
+        let page = approval_page("og", "update_gist", (question, &huge), "N", "T", &ways);
+        assert!(page.len() <= 30 * 1024, "{}", page.len());
+        assert_eq!(page.matches("<script").count(), 1);
+        let signed = signed_in_page("og", "update_gist", (question, &huge), "r", "N", "T");
+        assert!(signed.len() <= 30 * 1024 && signed.contains("id=\"evidence\""));
+    }
+
+    #[test]
     fn the_login_link_and_the_signed_in_page_escape_and_stay_small() {
         let question = "Delete <b>x</b> & \"y\".";
+        let none = Evidence::new();
         let ways = Ways {
             passkey: false,
             login: Some("/approve/a\"b/login"),
             enrol: "",
             unenrolled: false,
         };
-        let page = approval_page("notes", "delete_note", question, "N", "T", &ways);
+        let page = approval_page("notes", "delete_note", (question, &none), "N", "T", &ways);
         assert!(page.contains("href=\"/approve/a&quot;b/login\""), "{page}");
         assert!(
             !page.contains("id=\"approve\""),
@@ -275,9 +342,9 @@ mod tests {
             enrol: "",
             unenrolled: true,
         };
-        let page = approval_page("notes", "delete_note", question, "N", "T", &both);
+        let page = approval_page("notes", "delete_note", (question, &none), "N", "T", &both);
         assert!(page.contains("id=\"approve\"") && page.contains("id=\"login\""));
-        let signed = signed_in_page("notes", "delete_note", question, "r\"1", "N", "T");
+        let signed = signed_in_page("notes", "delete_note", (question, &none), "r\"1", "N", "T");
         assert!(signed.contains("Delete &lt;b&gt;x&lt;/b&gt; &amp; &quot;y&quot;."));
         assert!(signed.contains("data-record=\"r&quot;1\""));
         assert!(signed.len() <= 30 * 1024);

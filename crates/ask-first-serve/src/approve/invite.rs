@@ -204,7 +204,13 @@ pub(crate) async fn show(
     headers: HeaderMap,
 ) -> Response {
     match inner.invitation(&code, true) {
-        Some(enrolment) => enrol::show(&enrolment, inner.origin(&headers), &code, inner.secure()),
+        Some(enrolment) => enrol::show(
+            &enrolment,
+            inner.origin(&headers),
+            &code,
+            &headers,
+            inner.secure(),
+        ),
         None => none_here(),
     }
 }

@@ -12,9 +12,8 @@
 //! token and cookie. The decision is a same-origin `POST /approve/<id>/decide` with that token,
 //! which a model that started the sign-in never sees; it works once, for that record only.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use ask_first_core::{RecordId, RecordState};
 use axum::body::Bytes;
@@ -25,8 +24,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::Digest as _;
 
-use super::page::{PAGE_COOKIE, decision_post, record_decision};
-use super::{Inner, MAX_PAGES, PAGE_TTL, html, now, random_token};
+use super::held::Held;
+use super::page::{PAGE_COOKIE, decision_post, not_held, record_decision};
+use super::{Inner, PAGE_TTL, html, now, random_token};
 use crate::http::oauth::{CodeExchange, OAuthVerifier};
 use crate::settings::Secret;
 
@@ -42,21 +42,19 @@ const LOGIN_COOKIE: &str = "ask_first_login";
 /// How long a sign-in may take at the provider.
 const LOGIN_TTL: Duration = Duration::from_secs(10 * 60);
 
-/// A sign-in started for one record, waiting for the provider's redirect back.
+/// A sign-in started for one record (held under its `state`, for that record), waiting for
+/// the provider's redirect back.
 struct Started {
-    record: RecordId,
     verifier: String,
     nonce: String,
     binding: String,
     redirect_uri: String,
-    at: Instant,
 }
 
-/// A sign-in that proved the record's principal: it may decide that record, once.
+/// A sign-in that proved the record's principal (held under its page token, for that record):
+/// it may decide that record, once.
 struct SignedIn {
-    record: RecordId,
     principal: String,
-    at: Instant,
 }
 
 /// The page's login at the operator's identity provider.
@@ -66,8 +64,16 @@ pub(crate) struct Login {
     client_secret: Option<Secret>,
     /// Whether the page offers a passkey as well.
     pub(crate) passkey: bool,
-    started: Mutex<HashMap<String, Started>>,
-    signed_in: Mutex<HashMap<String, SignedIn>>,
+    started: Held<Started>,
+    signed_in: Held<SignedIn>,
+}
+
+impl Login {
+    /// Forgets the sign-ins of `record`, decided.
+    pub(crate) fn forget(&self, record: &RecordId) {
+        self.started.forget(record);
+        self.signed_in.forget(record);
+    }
 }
 
 impl std::fmt::Debug for Login {
@@ -76,30 +82,6 @@ impl std::fmt::Debug for Login {
             .field("client_id", &self.client_id)
             .finish_non_exhaustive()
     }
-}
-
-/// Locks `map`, keeping at most [`MAX_PAGES`] entries younger than `ttl` (the oldest go).
-fn held<'a, T>(
-    map: &'a Mutex<HashMap<String, T>>,
-    ttl: Duration,
-    at: fn(&T) -> Instant,
-) -> std::sync::MutexGuard<'a, HashMap<String, T>> {
-    let mut map = match map.lock() {
-        Ok(guard) => guard,
-        Err(poisoned) => poisoned.into_inner(),
-    };
-    map.retain(|_, entry| at(entry).elapsed() < ttl);
-    while map.len() >= MAX_PAGES {
-        let Some(oldest) = map
-            .iter()
-            .min_by_key(|(_, entry)| at(entry))
-            .map(|(key, _)| key.clone())
-        else {
-            break;
-        };
-        map.remove(&oldest);
-    }
-    map
 }
 
 fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
@@ -195,17 +177,22 @@ pub(crate) async fn start(
         .append_pair("code_challenge", &challenge)
         .append_pair("code_challenge_method", "S256")
         .append_pair("prompt", "login");
-    held(&login.started, LOGIN_TTL, |s| s.at).insert(
-        state,
-        Started {
-            record: record.id,
-            verifier,
-            nonce,
-            binding: binding.clone(),
-            redirect_uri,
-            at: Instant::now(),
-        },
-    );
+    let started = Started {
+        verifier,
+        nonce,
+        binding: binding.clone(),
+        redirect_uri,
+    };
+    if let Err(crowded) = login.started.insert(&record, now(), state, started) {
+        tracing::info!(record = %record.id, ?crowded, "approval page: a sign-in not started, at its bound");
+        let text = crowded.text(&record.principal, LOGIN_TTL);
+        return notice(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many sign-ins",
+            &text,
+            None,
+        );
+    }
     let mut headers = HeaderMap::new();
     let bind = format!(
         "{LOGIN_COOKIE}={binding}; Path={CALLBACK_PATH}; HttpOnly; SameSite=Lax; Max-Age={}{}",
@@ -265,8 +252,8 @@ pub(crate) async fn callback(
     let started = back
         .state
         .as_deref()
-        .and_then(|state| held(&login.started, LOGIN_TTL, |s| s.at).remove(state));
-    let Some(started) = started else {
+        .and_then(|state| login.started.take(state));
+    let Some((started_for, started)) = started else {
         tracing::info!("approval page: a sign-in callback with no open sign-in was refused");
         return refused(
             "Nothing was decided: this sign-in was already used or has expired. Open the approval link again.",
@@ -312,7 +299,7 @@ pub(crate) async fn callback(
             return refused(&format!("Nothing was decided: {problem}."));
         }
     };
-    let record = match inner.records.get(&started.record, now()).await {
+    let record = match inner.records.get(&started_for, now()).await {
         Ok(Some(record)) if record.state == RecordState::Pending => record,
         Ok(_) => {
             return notice(
@@ -338,19 +325,24 @@ pub(crate) async fn callback(
         ));
     }
     let token = random_token();
-    held(&login.signed_in, PAGE_TTL, |s| s.at).insert(
-        token.clone(),
-        SignedIn {
-            record: record.id,
-            principal,
-            at: Instant::now(),
-        },
-    );
+    if let Err(crowded) =
+        login
+            .signed_in
+            .insert(&record, now(), token.clone(), SignedIn { principal })
+    {
+        let text = crowded.text(&record.principal, PAGE_TTL);
+        return notice(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many sign-ins",
+            &text,
+            None,
+        );
+    }
     let nonce = random_token();
     let page = html::signed_in_page(
         &inner.server,
         &record.tool,
-        &record.question,
+        (&record.question, &record.evidence),
         &record.id.to_string(),
         &nonce,
         &token,
@@ -382,14 +374,14 @@ pub(crate) async fn decide(
         Err((status, text)) => return html::text(status, text),
     };
     let token = token.as_str();
-    let signed_in = held(&login.signed_in, PAGE_TTL, |s| s.at).remove(token);
-    let Some(signed_in) = signed_in.filter(|s| s.record.to_string() == id) else {
-        return html::text(
-            StatusCode::FORBIDDEN,
-            "Refused: nobody signed in for this question on this page; open the approval link and sign in.",
-        );
+    const NOBODY: &str = "Refused: nobody signed in for this question on this page; open the approval link and sign in.";
+    let (signed_for, signed_in) = match login.signed_in.take(token) {
+        Some((record, signed_in)) if record.to_string() == id => (record, signed_in),
+        // A sign-in for another question: it decides nothing here.
+        Some(_) => return html::text(StatusCode::FORBIDDEN, NOBODY),
+        None => return not_held(&inner, &id, NOBODY).await,
     };
-    match inner.records.get(&signed_in.record, now()).await {
+    match inner.records.get(&signed_for, now()).await {
         Ok(Some(record))
             if record.state == RecordState::Pending && record.principal == signed_in.principal => {}
         Ok(_) => {
@@ -406,12 +398,5 @@ pub(crate) async fn decide(
             );
         }
     }
-    record_decision(
-        &inner,
-        &signed_in.record,
-        approve,
-        "a login",
-        "sign in again",
-    )
-    .await
+    record_decision(&inner, &signed_for, approve, "a login", "sign in again").await
 }

@@ -2,7 +2,6 @@
 //! run the passkey ceremony of the decision the person clicked, and record it.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use ask_first_core::{RecordId, RecordState};
 use axum::body::Bytes;
@@ -11,7 +10,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::ceremony::{self, AssertionRefused};
-use super::{Inner, MAX_PAGES, OpenPage, PAGE_TTL, html, now, random_token};
+use super::{Inner, OpenPage, PAGE_TTL, html, now, random_token};
 
 /// The cookie that carries a page's token.
 pub(crate) const PAGE_COOKIE: &str = "ask_first_page";
@@ -37,7 +36,7 @@ pub(crate) async fn show(
     if inner.origin(&headers).is_none() {
         return html::text(
             StatusCode::MISDIRECTED_REQUEST,
-            "This page is served on localhost only.",
+            "Refused: this request was not addressed to the page's own host and port.",
         );
     }
     let record = match RecordId::parse(&id) {
@@ -74,32 +73,21 @@ pub(crate) async fn show(
         );
         return html::page_response(StatusCode::GONE, page, &nonce, None);
     }
-    let token = random_token();
-    {
-        let mut pages = match inner.pages.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        pages.retain(|_, p| p.served.elapsed() < PAGE_TTL);
-        while pages.len() >= MAX_PAGES {
-            let Some(oldest) = pages
-                .iter()
-                .min_by_key(|(_, p)| p.served)
-                .map(|(token, _)| token.clone())
-            else {
-                break;
-            };
-            pages.remove(&oldest);
+    // The same browser again (its cookie names a page of this record it holds): its own page.
+    let token = match cookie_token(&headers) {
+        Some(token) if inner.pages.renew(&record.id, &token) => token,
+        _ => {
+            let token = random_token();
+            let page = OpenPage { ceremony: None };
+            if let Err(crowded) = inner.pages.insert(&record, now(), token.clone(), page) {
+                tracing::info!(record = %record.id, ?crowded, "approval page: not opened, at its bound");
+                let text = crowded.text(&record.principal, PAGE_TTL);
+                let page = html::notice_page("Too many open pages", &text, &nonce);
+                return html::page_response(StatusCode::TOO_MANY_REQUESTS, page, &nonce, None);
+            }
+            token
         }
-        pages.insert(
-            token.clone(),
-            OpenPage {
-                record: record.id,
-                served: Instant::now(),
-                ceremony: None,
-            },
-        );
-    }
+    };
     let login = format!("/approve/{id}/login");
     let enrol = enrol_hint(&inner.server, &record.principal);
     // With a login offered, the passkey buttons show only once a passkey is enrolled.
@@ -112,7 +100,7 @@ pub(crate) async fn show(
     let page = html::approval_page(
         &inner.server,
         &record.tool,
-        &record.question,
+        (&record.question, &record.evidence),
         &nonce,
         &token,
         &ways,
@@ -167,7 +155,7 @@ pub(crate) fn checked_post(
 ) -> Result<(String, serde_json::Value), Refusal> {
     let refused = |text: &str| Err((StatusCode::FORBIDDEN, text.to_owned()));
     let Some(origin) = origin else {
-        return refused("This page is served on localhost only.");
+        return refused("Refused: this request was not addressed to the page's own host and port.");
     };
     let sent_origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
     if sent_origin != Some(origin.as_str()) {
@@ -218,20 +206,19 @@ pub(crate) async fn begin(
             );
         }
     };
-    let mut pages = match inner.pages.lock() {
-        Ok(guard) => guard,
-        Err(poisoned) => poisoned.into_inner(),
-    };
-    match pages.get_mut(token) {
-        Some(page) if page.record.to_string() == id && page.served.elapsed() < PAGE_TTL => {
+    let begun = inner.pages.update(token, |record, page| {
+        if record.to_string() == id {
             page.ceremony = Some((approve, started.state));
         }
-        _ => {
-            return html::text(
-                StatusCode::FORBIDDEN,
-                "Refused: this page has expired or was used; reload it.",
-            );
-        }
+        record.to_string() == id
+    });
+    if begun != Some(true) {
+        return not_held(
+            &inner,
+            &id,
+            "Refused: this page has expired or was used; reload it.",
+        )
+        .await;
     }
     let mut headers = HeaderMap::new();
     headers.insert(
@@ -260,28 +247,24 @@ pub(crate) async fn finish(
         .and_then(|t| t.as_str())
         .unwrap_or_default();
     // The page's token and its ceremony work once: taken out whatever comes next.
-    let page = {
-        let mut pages = match inner.pages.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        pages.remove(token)
-    };
-    let Some(OpenPage {
-        record: record_id,
-        served,
-        ceremony: Some((approve, state)),
-    }) = page
+    let Some((
+        record_id,
+        OpenPage {
+            ceremony: Some((approve, state)),
+        },
+    )) = inner.pages.take(token)
     else {
-        return html::text(
-            StatusCode::FORBIDDEN,
-            "Refused: no passkey request is open on this page; reload it.",
-        );
+        return not_held(
+            &inner,
+            &id,
+            "Refused: no passkey request is open on this page (it expired, or was used); reload it.",
+        )
+        .await;
     };
-    if record_id.to_string() != id || served.elapsed() >= PAGE_TTL {
+    if record_id.to_string() != id {
         return html::text(
             StatusCode::FORBIDDEN,
-            "Refused: this page has expired; reload it.",
+            "Refused: this page's token is for another question; reload it.",
         );
     }
     let record = match inner.records.get(&record_id, now()).await {
@@ -353,6 +336,30 @@ pub(crate) async fn finish(
     record_decision(&inner, &record_id, approve, "a passkey", "try again").await
 }
 
+/// The answer to a POST whose page (or sign-in) is not held: the question `id` was already
+/// answered or expired (its pages were forgotten then), else `refusal`.
+pub(crate) async fn not_held(inner: &Inner, id: &str, refusal: &str) -> Response {
+    let record = match RecordId::parse(id) {
+        Some(id) => inner.records.get(&id, now()).await,
+        None => Ok(None),
+    };
+    match record {
+        Ok(Some(record)) if record.state == RecordState::Pending => {
+            html::text(StatusCode::FORBIDDEN, refusal)
+        }
+        Ok(Some(_)) => html::text(
+            StatusCode::GONE,
+            "This question was already answered, or has expired.",
+        ),
+        _ => html::text(StatusCode::FORBIDDEN, refusal),
+    }
+}
+
+/// What the page says once the person approved. The page cannot tell how its link reached the
+/// person: a client waiting on the page (URL elicitation) goes on by itself, while after a link
+/// in a tool's result nothing runs until the client calls again. Both stay true here.
+pub(crate) const APPROVED: &str = "Approved. Return to your chat: the call runs once, exactly as shown, when your client makes it again (a client that is waiting for this page goes on by itself). You may close this page.";
+
 /// Records the person's decision on `record` (proven by `proof`, for the log) and answers the
 /// page; wakes the calls waiting on it. `retry` says what to do when the store failed.
 pub(crate) async fn record_decision(
@@ -365,11 +372,12 @@ pub(crate) async fn record_decision(
     match inner.records.decide(record, approve, now()).await {
         Ok(Ok(())) => {
             inner.decided.notify_waiters();
+            inner.forget(record);
             tracing::info!(record = %record, approved = approve, proof, "approval page: decided");
             html::text(
                 StatusCode::OK,
                 if approve {
-                    "Approved. The call runs once, as shown; you may close this page."
+                    APPROVED
                 } else {
                     "Declined. Nothing will be changed; you may close this page."
                 },

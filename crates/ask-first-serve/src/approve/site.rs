@@ -90,13 +90,39 @@ fn base_of(raw: &str, from: &str, setting: Option<&str>) -> Result<PublicBase, S
     })
 }
 
-/// The loopback listener's own origin (`http://localhost:PORT`), when `headers` say the request
-/// was made to it (its `Host`), else `None` (a rebinding name, a proxy).
-pub(crate) fn loopback_origin(headers: &HeaderMap) -> Option<String> {
+/// Whether a browser reaches `host` on this machine's loopback: `localhost` and its subdomains
+/// (browsers resolve them to `::1` and `127.0.0.1` themselves).
+pub(crate) fn names_loopback(host: &str) -> bool {
+    let host = host.to_ascii_lowercase();
+    host == LOOPBACK_HOST || host.ends_with(".localhost")
+}
+
+/// The loopback listener's own origin, `http://localhost:PORT` with the `port` it bound, when
+/// `headers` say the request was made to exactly that (its `Host`), else `None`: another port
+/// (the origin of some other local page), another name (a rebinding name, an IP address).
+pub(crate) fn loopback_origin(headers: &HeaderMap, port: u16) -> Option<String> {
     let host = headers.get(header::HOST)?.to_str().ok()?;
-    let port = host.strip_prefix(&format!("{LOOPBACK_HOST}:"))?;
-    port.parse::<u16>().ok()?;
-    Some(format!("http://{host}"))
+    let (name, sent_port) = host.rsplit_once(':')?;
+    (name.eq_ignore_ascii_case(LOOPBACK_HOST) && sent_port == port.to_string())
+        .then(|| format!("http://{LOOPBACK_HOST}:{port}"))
+}
+
+/// A loopback listener's gate: a request whose `Host` is not `localhost` with the `port` the
+/// listener bound is answered `421 Misdirected Request`, naming the one place it serves.
+pub(crate) async fn pinned_host(
+    axum::extract::State(port): axum::extract::State<u16>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    if loopback_origin(request.headers(), port).is_some() {
+        return next.run(request).await;
+    }
+    super::html::text(
+        axum::http::StatusCode::MISDIRECTED_REQUEST,
+        format!(
+            "Refused: this page is served at http://{LOOPBACK_HOST}:{port} only, and this request was addressed to another host or port."
+        ),
+    )
 }
 
 #[cfg(test)]
@@ -153,23 +179,31 @@ mod tests {
     }
 
     #[test]
-    fn the_loopback_listener_answers_only_to_localhost() {
+    fn the_loopback_listener_answers_only_to_localhost_on_its_own_port() {
         let headers = |host: &str| {
             let mut map = HeaderMap::new();
             map.insert(header::HOST, host.parse().expect("value"));
             map
         };
-        assert_eq!(
-            loopback_origin(&headers("localhost:4000")).as_deref(),
-            Some("http://localhost:4000")
-        );
+        for host in ["localhost:4000", "LocalHost:4000"] {
+            assert_eq!(
+                loopback_origin(&headers(host), 4000).as_deref(),
+                Some("http://localhost:4000"),
+                "{host}"
+            );
+        }
         for host in [
+            "localhost:4001",
+            "localhost:04000",
             "evil.example:4000",
             "127.0.0.1:4000",
+            "[::1]:4000",
             "localhost",
             "localhost:x",
+            "localhost:4000:4000",
         ] {
-            assert_eq!(loopback_origin(&headers(host)), None, "{host}");
+            assert_eq!(loopback_origin(&headers(host), 4000), None, "{host}");
         }
+        assert_eq!(loopback_origin(&HeaderMap::new(), 4000), None);
     }
 }

@@ -1,7 +1,14 @@
 //! The CIBA settings: `<PREFIX>_CIBA_CLIENT_ID`, `<PREFIX>_CIBA_CLIENT_SECRET` (a secret: never
-//! shown or logged) and `<PREFIX>_CIBA_ISSUER` (default: `<PREFIX>_OAUTH_ISSUER`).
+//! shown or logged), `<PREFIX>_CIBA_ISSUER` (default: `<PREFIX>_OAUTH_ISSUER`) and
+//! `<PREFIX>_CIBA_REQUESTS_PER_MINUTE` (default [`DEFAULT_REQUESTS_PER_MINUTE`]).
 
 use crate::settings::parse_issuer;
+
+/// How many new requests one person's device gets at most in any minute, unless
+/// `<PREFIX>_CIBA_REQUESTS_PER_MINUTE` says otherwise.
+pub const DEFAULT_REQUESTS_PER_MINUTE: u32 = 10;
+/// The most `<PREFIX>_CIBA_REQUESTS_PER_MINUTE` may allow.
+const MAX_REQUESTS_PER_MINUTE: u32 = 1000;
 
 /// The CIBA client's settings, when set.
 #[derive(Clone, PartialEq, Eq)]
@@ -12,6 +19,9 @@ pub struct CibaSettings {
     pub client_secret: String,
     /// `<PREFIX>_CIBA_ISSUER`: the provider's issuer; `None`: the OAuth issuer.
     pub issuer: Option<String>,
+    /// `<PREFIX>_CIBA_REQUESTS_PER_MINUTE`: the most new requests one person's device gets in
+    /// any minute (from this process).
+    pub requests_per_minute: u32,
 }
 
 impl std::fmt::Debug for CibaSettings {
@@ -20,6 +30,7 @@ impl std::fmt::Debug for CibaSettings {
             .field("client_id", &self.client_id)
             .field("client_secret", &"<redacted>")
             .field("issuer", &self.issuer)
+            .field("requests_per_minute", &self.requests_per_minute)
             .finish()
     }
 }
@@ -46,6 +57,14 @@ pub enum CibaError {
         /// The setting.
         setting: String,
     },
+    /// The bound on requests is not a whole number in range.
+    #[error(
+        "{setting} must be a whole number from 1 to 1000: how many new requests one person's device may get in any minute"
+    )]
+    RequestsPerMinute {
+        /// The setting.
+        setting: String,
+    },
     /// The CIBA client (its HTTP client, or its token verifier) could not be built.
     #[error("CIBA could not be set up: {reason}")]
     Setup {
@@ -63,6 +82,8 @@ pub struct CibaNames {
     pub client_secret: String,
     /// `<PREFIX>_CIBA_ISSUER`.
     pub issuer: String,
+    /// `<PREFIX>_CIBA_REQUESTS_PER_MINUTE`.
+    pub requests_per_minute: String,
 }
 
 impl CibaNames {
@@ -72,6 +93,7 @@ impl CibaNames {
             client_id: format!("{prefix}_CIBA_CLIENT_ID"),
             client_secret: format!("{prefix}_CIBA_CLIENT_SECRET"),
             issuer: format!("{prefix}_CIBA_ISSUER"),
+            requests_per_minute: format!("{prefix}_CIBA_REQUESTS_PER_MINUTE"),
         }
     }
 }
@@ -90,11 +112,23 @@ impl CibaSettings {
             })?),
             None => None,
         };
+        let requests_per_minute = match get(&names.requests_per_minute) {
+            Some(raw) => raw
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|n| (1..=MAX_REQUESTS_PER_MINUTE).contains(n))
+                .ok_or_else(|| CibaError::RequestsPerMinute {
+                    setting: names.requests_per_minute.clone(),
+                })?,
+            None => DEFAULT_REQUESTS_PER_MINUTE,
+        };
         match (get(&names.client_id), get(&names.client_secret)) {
             (Some(client_id), Some(client_secret)) => Ok(Some(Self {
                 client_id: client_id.trim().to_owned(),
                 client_secret,
                 issuer,
+                requests_per_minute,
             })),
             (None, None) => Ok(None),
             (Some(_), None) => Err(CibaError::Incomplete {
@@ -167,5 +201,33 @@ mod tests {
             ("NOTES_CIBA_ISSUER", "http://id.example"),
         ]);
         assert!(matches!(bad, Err(CibaError::Issuer { .. })));
+    }
+
+    #[test]
+    fn the_bound_on_requests_has_a_default_and_a_range() {
+        let client = [
+            ("NOTES_CIBA_CLIENT_ID", "mcp"),
+            ("NOTES_CIBA_CLIENT_SECRET", "s"),
+        ];
+        let set = read(&client).expect("read").expect("set");
+        assert_eq!(set.requests_per_minute, DEFAULT_REQUESTS_PER_MINUTE);
+        let with = |value: &str| {
+            let mut pairs = client.to_vec();
+            pairs.push(("NOTES_CIBA_REQUESTS_PER_MINUTE", value));
+            read(&pairs)
+        };
+        assert_eq!(
+            with(" 3 ").expect("read").expect("set").requests_per_minute,
+            3
+        );
+        for bad in ["0", "-1", "ten", "1001", "2.5"] {
+            let error = with(bad).expect_err(bad);
+            assert!(
+                error
+                    .to_string()
+                    .starts_with("NOTES_CIBA_REQUESTS_PER_MINUTE"),
+                "{error}"
+            );
+        }
     }
 }

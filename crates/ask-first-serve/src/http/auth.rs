@@ -11,13 +11,20 @@
 //!    - `tokens`: per-person tokens whose hashes are listed in a file
 //!      ([`TokenFile`](super::tokens::TokenFile)); the
 //!      principal is `token:<name>`;
+//!    - `oauth`: OAuth 2.1 access tokens; the principal is `oauth:<issuer>#<subject>`;
 //!    - `none` (or `<PREFIX>_HTTP_NO_AUTH=true`): nothing is checked ([`Anonymous`]), loopback
-//!      only, with a warning on stderr at start;
+//!      only, with a warning on stderr at start; the principal is `local` (or, for a caller
+//!      sending an `Authorization` header, a hash of it);
 //!    - `secret` (the default): the bearer-secret setting is set: every request needs
 //!      `Authorization: Bearer <secret>` ([`SharedSecret`]); else, on a loopback address, the
 //!      server makes up a random secret for this run ([`mint_secret`]), prints it once on stderr
 //!      with a ready client configuration, and requires it. It is never logged (tracing never
-//!      sees it) and never written anywhere else. On another address: refused at start.
+//!      sees it) and never written anywhere else. On another address: refused at start. The
+//!      principal is `local` whatever the secret, so passkeys enrolled with `passkeys add`'s
+//!      default survive restarts; sessions, seals and tokens are bound to the secret too.
+//!
+//! Each mode's principal is stable across restarts: it names the person (or, for a shared
+//! secret, the one principal every holder is), never a value made up at start.
 //!
 //! What each proves: a shared secret proves only that the caller holds the secret, so every
 //! holder is **one** principal (a start-up line says so): session binding and per-principal caps
@@ -238,9 +245,18 @@ pub(crate) fn short_hex(digest: &[u8]) -> String {
     digest.iter().take(12).map(|b| format!("{b:02x}")).collect()
 }
 
+/// The principal every holder of the one shared bearer secret is: `local`, the principal of a
+/// stdio client and the one `passkeys add` enrols by default. Every holder is one principal
+/// anyway, so naming it after the secret would tell nobody apart; a stable name keeps the
+/// operator's passkeys valid across restarts (a made-up secret changes at every start) and
+/// across a change of the secret. What ties a session, a pending dialog, a sealed
+/// `requestState`, a confirmation token or an approval record to the secret is the identity's
+/// credential (a digest of `Bearer <secret>`): a client with another secret opens none of them.
+pub(crate) const SHARED_SECRET_PRINCIPAL: &str = "local";
+
 /// One bearer secret shared by every client (configured, or made up at start). Every holder is
-/// one principal, `bearer:<hash>`: the hash of `Bearer <secret>`, as the default principal rule
-/// computes it from that header.
+/// one principal, `local` (whatever the secret), with the credential `bearer:<hash>`
+/// (a digest of `Bearer <secret>`) to which sessions, dialogs, seals and tokens are bound.
 pub struct SharedSecret {
     /// SHA-256 of the secret: comparing digests keeps the comparison's time independent of
     /// the secret's length too.
@@ -255,7 +271,8 @@ impl SharedSecret {
         let header: [u8; 32] = Sha256::digest(format!("Bearer {}", secret.expose())).into();
         Self {
             digest: Sha256::digest(secret.expose().as_bytes()).into(),
-            identity: Identity::new(format!("bearer:{}", short_hex(&header))),
+            identity: Identity::new(SHARED_SECRET_PRINCIPAL)
+                .with_credential(format!("bearer:{}", short_hex(&header))),
             refused,
         }
     }
@@ -325,16 +342,31 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_shared_secret_is_one_principal_the_default_rule_agrees_with() {
+    async fn the_shared_secret_is_one_stable_principal_bound_to_its_credential() {
         let secret = Secret::new("0123456789abcdef0123");
         let auth = SharedSecret::new(&secret, "no".to_owned());
         let mut good = parts(Some("Bearer 0123456789abcdef0123"));
         let identity = auth.authenticate(&mut good).await.expect("accepted");
-        // The same principal the default rule gives the header without an identity.
-        assert_eq!(
-            identity.principal(),
-            default_principal(&Caller::http(&parts(Some("Bearer 0123456789abcdef0123"))))
+        // The principal is `local` whatever the secret (what `passkeys add` enrols by default),
+        // and the default rule reads it from the identity the gate put in the head.
+        assert_eq!(identity.principal(), "local");
+        good.extensions.insert(identity.clone());
+        assert_eq!(default_principal(&Caller::http(&good)), "local");
+        // Another secret: the same principal, another credential (what sessions, seals and
+        // tokens are bound to).
+        let other = SharedSecret::new(&Secret::new("another-secret-0123456789"), "no".to_owned());
+        let theirs = other
+            .authenticate(&mut parts(Some("Bearer another-secret-0123456789")))
+            .await
+            .expect("accepted");
+        assert_eq!(theirs.principal(), identity.principal());
+        assert!(
+            identity
+                .credential()
+                .is_some_and(|c| c.starts_with("bearer:"))
         );
+        assert_ne!(theirs.credential(), identity.credential());
+        assert!(identity.is_proven());
         // Another spelling of the scheme is the same principal now.
         let mut other = parts(Some("bearer   0123456789abcdef0123"));
         assert_eq!(

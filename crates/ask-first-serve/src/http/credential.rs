@@ -119,10 +119,11 @@ impl Credential {
 /// The start-up line of the shared-secret mode: what it proves.
 fn one_principal_line(names: &SettingNames) -> String {
     format!(
-        "Every client holding this secret is ONE principal: they share sessions' ownership, \
-         approvals and caps, and any of them can act on another's session. To tell people \
-         apart, give each their own token ({auth}=tokens with {file}) or use OAuth \
-         ({auth}=oauth).",
+        "Every client holding this secret is ONE principal, `local` (whatever the secret, so \
+         a passkey enrolled with `passkeys add` keeps approving across restarts): they share \
+         sessions' ownership, approvals and caps, and any of them can act on another's \
+         session. To tell people apart, give each their own token ({auth}=tokens with {file}) \
+         or use OAuth ({auth}=oauth).",
         auth = names.http_auth,
         file = names.http_tokens_file,
     )
@@ -162,7 +163,8 @@ pub(super) fn announce(credential: &Credential, local_addr: SocketAddr, names: &
             "WARNING: {no_auth}=true (or {auth}=none): serving HTTP at \
              http://{local_addr}{MCP_PATH} without authentication: no credential at all. Any \
              process on this machine that can reach the port acts with this server's full rights, and every caller is \
-             one principal (Host and Origin checks stop web pages, not processes). Set {token} \
+             one principal, `local` (or a hash of the Authorization header it sends; Host and \
+             Origin checks stop web pages, not processes). Set {token} \
              and unset {no_auth} to require a secret, or {auth}=tokens for per-person tokens.",
             no_auth = names.http_no_auth,
             auth = names.http_auth,
@@ -171,7 +173,7 @@ pub(super) fn announce(credential: &Credential, local_addr: SocketAddr, names: &
         Credential::Tokens(file, path) => eprintln!(
             "HTTP clients authenticate with per-person tokens: {count} listed in {setting} \
              ({path}), re-read when it changes; each person is their own principal \
-             (token:<name>).",
+             (token:<name>, which `passkeys add --principal` names for their passkey).",
             count = file.token_count().unwrap_or(0),
             setting = names.http_tokens_file,
             path = path.display(),
@@ -182,7 +184,8 @@ pub(super) fn announce(credential: &Credential, local_addr: SocketAddr, names: &
             eprintln!(
                 "HTTP clients authenticate with OAuth 2.1 access tokens (JWT) issued by {issuer} \
                  for the resource {resource}; each subject is its own principal \
-                 (oauth:<issuer>#<subject>). Protected Resource Metadata: {metadata}",
+                 (oauth:<issuer>#<subject>, which `passkeys add --principal` names for their \
+                 passkey). Protected Resource Metadata: {metadata}",
                 issuer = config.issuer,
                 resource = config.resource,
                 metadata = verifier.metadata_url(),

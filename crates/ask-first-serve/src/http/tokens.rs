@@ -31,21 +31,25 @@
 //!
 //! The file is read at start (a missing or malformed file refuses to start, naming the setting
 //! and the line) and checked again at most once every [`RELOAD_CHECK`] while requests come in
-//! (and by the session table's tick, [`Authenticate::is_current`]): the file is read and its
-//! SHA-256 compared with the version in force, so any change of content is seen, a same-length
-//! rewrite with the old modification time (`cp -p`, `touch -r`, `rsync -t`) included; it is
-//! parsed again only when the digest differs. A token that is no longer listed is refused from
-//! then on, and every legacy session it opened is closed (its `GET` stream ends). A file that became
-//! unreadable or malformed refuses every request with `503` naming the setting (failing closed:
-//! a revocation written with a typo must not leave the revoked token working) until it is
-//! fixed. The file is read whole and is at most [`MAX_FILE_BYTES`].
+//! (and by the ticks that watch open streams and sessions, [`Authenticate::is_current`]): the
+//! file is read and its SHA-256 compared with the version in force, so any change of content is
+//! seen, a same-length rewrite with the old modification time (`cp -p`, `touch -r`, `rsync
+//! -t`) included. A changed version is acted on once it has settled ([`SETTLE`]: the same
+//! content and metadata twice, not written to while read), so a file rewritten in place,
+//! empty or half-written for a moment, never refuses a token it lists before and after. Then a
+//! token that is no longer listed is refused, and its open `GET` and `listen` streams end and
+//! its legacy sessions close at once (the streams' credentials are asked again every
+//! [`SETTLE`]). A settled version that is unreadable or malformed refuses every request with
+//! `503` naming the setting (failing closed: a revocation written with a typo must not leave
+//! the revoked token working) until it is fixed. The file is read whole and is at most
+//! [`MAX_FILE_BYTES`].
 
 use std::collections::HashMap;
 use std::fmt;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ask_first_core::Identity;
 use sha2::{Digest, Sha256};
@@ -53,6 +57,11 @@ use subtle::{Choice, ConditionallySelectable, ConstantTimeEq};
 
 use super::auth::{AuthFuture, Authenticate, Refusal, bearer_token};
 use crate::settings::{Secret, decode_hex};
+
+mod reload;
+
+pub use reload::SETTLE;
+use reload::{Loaded, read};
 
 /// How often, at most, the file's content is read and its digest compared.
 pub const RELOAD_CHECK: Duration = Duration::from_secs(1);
@@ -249,46 +258,6 @@ fn prefix_of(digest: &[u8; 32]) -> [u8; 8] {
     prefix
 }
 
-/// What identifies one version of the file: the SHA-256 of its content.
-type Stamp = [u8; 32];
-
-/// The file's content, refused past [`MAX_FILE_BYTES`] (before and after reading it).
-fn read_text(path: &Path, setting: &str) -> Result<String, TokenFileError> {
-    let read_error = |source| TokenFileError::Read {
-        setting: setting.to_owned(),
-        path: path.to_owned(),
-        source,
-    };
-    let too_large = || TokenFileError::TooLarge {
-        setting: setting.to_owned(),
-        path: path.to_owned(),
-    };
-    if std::fs::metadata(path).map_err(read_error)?.len() > MAX_FILE_BYTES {
-        return Err(too_large());
-    }
-    let text = std::fs::read_to_string(path).map_err(read_error)?;
-    if text.len() as u64 > MAX_FILE_BYTES {
-        return Err(too_large());
-    }
-    Ok(text)
-}
-
-/// Reads and parses the file, with the digest of the content parsed.
-fn read(path: &Path, setting: &str) -> Result<(Stamp, Entries), TokenFileError> {
-    let text = read_text(path, setting)?;
-    let stamp: Stamp = Sha256::digest(text.as_bytes()).into();
-    Ok((stamp, Entries::new(parse(&text, setting, path)?)))
-}
-
-/// The list in force: the last good read, or why the last read failed.
-struct Loaded {
-    /// `Err`: the message of the last failed read (the file is refused until it is fixed).
-    entries: Result<Arc<Entries>, String>,
-    /// The stamp of the version read (`None`: it could not even be examined).
-    stamp: Option<Stamp>,
-    checked: Instant,
-}
-
 /// The per-person token check: the file of [`add_token`]'s lines, re-read when it changes.
 pub struct TokenFile {
     path: PathBuf,
@@ -325,11 +294,7 @@ impl TokenFile {
                 "this bearer token is not listed in the server's {setting} (mistyped, or \
                  revoked); ask the server's operator for a token"
             ),
-            loaded: Mutex::new(Loaded {
-                entries: Ok(Arc::new(entries)),
-                stamp: Some(stamp),
-                checked: Instant::now(),
-            }),
+            loaded: Mutex::new(Loaded::new(stamp, entries)),
             path,
             setting,
         })
@@ -340,40 +305,12 @@ impl TokenFile {
         self.current().ok().map(|entries| entries.len())
     }
 
-    /// The list in force, after checking the file again if [`RELOAD_CHECK`] has passed.
+    /// The list in force, after looking at the file again if it is due (see [`reload`]).
     fn current(&self) -> Result<Arc<Entries>, String> {
-        let mut loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
-        if loaded.checked.elapsed() >= RELOAD_CHECK {
-            loaded.checked = Instant::now();
-            let text = read_text(&self.path, &self.setting);
-            let stamp: Option<Stamp> = text
-                .as_ref()
-                .ok()
-                .map(|text| Sha256::digest(text.as_bytes()).into());
-            if stamp.is_none() || stamp != loaded.stamp {
-                let parsed = text.and_then(|text| parse(&text, &self.setting, &self.path));
-                match parsed {
-                    Ok(entries) => {
-                        let entries = Entries::new(entries);
-                        tracing::info!(
-                            people = entries.len(),
-                            "re-read the HTTP token file after it changed"
-                        );
-                        loaded.stamp = stamp;
-                        loaded.entries = Ok(Arc::new(entries));
-                    }
-                    Err(error) => {
-                        tracing::error!(
-                            "the HTTP token file cannot be used; refusing every request until \
-                             it is fixed: {error}"
-                        );
-                        loaded.stamp = stamp;
-                        loaded.entries = Err(error.to_string());
-                    }
-                }
-            }
-        }
-        loaded.entries.clone()
+        self.loaded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .current(&self.path, &self.setting)
     }
 
     /// Who presents `token`: its hash is compared in constant time with every listed hash
@@ -429,10 +366,12 @@ impl Authenticate for TokenFile {
         }
     }
 
-    /// Every [`RELOAD_CHECK`]: a token taken out of the file ends its open streams (a
-    /// stateless `subscriptions/listen` stream has no session to close).
+    /// Every [`SETTLE`]: a token taken out of the file ends its open streams, and closes its
+    /// sessions, as soon as the new version settled (a stateless `subscriptions/listen` stream
+    /// has no session to close). Each ask is a hash and a look-up; the file itself is read
+    /// at most every [`RELOAD_CHECK`] unless a change is settling.
     fn recheck_open_streams(&self) -> Option<std::time::Duration> {
-        Some(RELOAD_CHECK)
+        Some(SETTLE)
     }
 }
 
@@ -554,6 +493,25 @@ mod tests {
     }
 
     const SETTING: &str = "NOTES_HTTP_TOKENS_FILE";
+
+    /// Makes the next look at the file due now.
+    fn due(file: &TokenFile) {
+        let mut loaded = file.loaded.lock().expect("lock");
+        loaded.checked = loaded
+            .checked
+            .checked_sub(RELOAD_CHECK)
+            .expect("an instant a second ago");
+    }
+
+    /// Looks at the file as the next checks would: now, and again once a change settled.
+    fn settled(file: &TokenFile) {
+        for _ in 0..2 {
+            due(file);
+            let _ = file.current();
+            std::thread::sleep(SETTLE);
+        }
+        due(file);
+    }
 
     #[test]
     fn the_format_names_the_line_never_its_text() {
@@ -687,13 +645,7 @@ mod tests {
         assert_eq!(file.token_count(), Some(1));
         // Within the check interval nothing is re-read.
         let bob = add_token(&path, "bob", SETTING).expect("bob");
-        let force = || {
-            let mut loaded = file.loaded.lock().expect("lock");
-            loaded.checked = loaded
-                .checked
-                .checked_sub(RELOAD_CHECK)
-                .expect("an instant a second ago");
-        };
+        let force = || settled(&file);
         force();
         assert_eq!(file.token_count(), Some(2));
         assert!(file.check(&headers(Some(bob.token.expose()))).is_ok());
@@ -759,12 +711,7 @@ mod tests {
             (after.len(), after.modified().ok()),
             (before.len(), before.modified().ok())
         );
-        let mut loaded = file.loaded.lock().expect("lock");
-        loaded.checked = loaded
-            .checked
-            .checked_sub(RELOAD_CHECK)
-            .expect("an instant a second ago");
-        drop(loaded);
+        settled(&file);
         assert!(
             !file.is_current(&alice_identity),
             "the revoked token is current"

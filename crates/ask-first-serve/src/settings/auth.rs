@@ -4,10 +4,10 @@
 //!
 //! | `<PREFIX>_HTTP_AUTH` | who a caller is | needs |
 //! |---|---|---|
-//! | `secret` (default) | every holder of the one bearer secret is **one** principal | `<PREFIX>_HTTP_TOKEN`, or on loopback a secret made up at start |
+//! | `secret` (default) | every holder of the one bearer secret is **one** principal, `local`, whatever the secret | `<PREFIX>_HTTP_TOKEN`, or on loopback a secret made up at start |
 //! | `tokens` | each person their own principal, `token:<name>` | `<PREFIX>_HTTP_TOKENS_FILE` |
 //! | `oauth` | `oauth:<issuer>#<subject>` from an OAuth 2.1 access token | the `<PREFIX>_OAUTH_*` settings |
-//! | `none` | every caller is `local` (loopback only) | nothing; `<PREFIX>_HTTP_NO_AUTH=true` is the same |
+//! | `none` | every caller is `local` (or a hash of the `Authorization` header it sends; loopback only) | nothing; `<PREFIX>_HTTP_NO_AUTH=true` is the same |
 //! | a server's own mode | what the server's authenticator says | the server's settings |
 
 use std::path::PathBuf;
@@ -18,7 +18,7 @@ use super::{SettingError, SettingNames};
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum AuthMode {
     /// `secret`: one bearer secret (`<PREFIX>_HTTP_TOKEN`, or made up at start on loopback).
-    /// Every client holding it is one principal.
+    /// Every client holding it is one principal, `local`, whatever the secret.
     #[default]
     Secret,
     /// `tokens`: per-person tokens, their hashes listed in `<PREFIX>_HTTP_TOKENS_FILE`.

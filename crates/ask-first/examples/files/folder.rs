@@ -71,7 +71,7 @@ use std::time::SystemTime;
 
 use ask_first::{
     Approved, BindValue, Binding, Clearance, Conditional, InputError, Target,
-    fact::{ByteSize, Moment, PathName},
+    fact::{ByteSize, Evidence, EvidenceItem, Moment, PathName},
 };
 use cap_fs_ext::{DirExt, FollowSymlinks, MetadataExt, OpenOptionsFollowExt};
 use cap_std::fs::{Dir, File, OpenOptions, Permissions};
@@ -120,6 +120,14 @@ impl FileState {
     /// Whether `other` is the same file (not only the same content).
     pub(crate) fn same_file(&self, other: &FileState) -> bool {
         (self.device, self.inode) == (other.device, other.inode)
+    }
+}
+
+impl FileState {
+    /// The file at `path` as the approval page shows it below the question: its path, size
+    /// and content digest, framed as the caller's.
+    pub(crate) fn evidence(&self, path: &PathName) -> EvidenceItem {
+        EvidenceItem::hashed(path.components().join("/"), self.size, &self.sha256)
     }
 }
 
@@ -551,7 +559,8 @@ fn through_link(raw: &str) -> InputError {
 #[derive(Target)]
 #[target(
     operation = "delete_file",
-    question = "This will delete {path} ({size()}, modified {modified()}). It cannot be undone."
+    question = "This will delete {path} ({size()}, modified {modified()}). It cannot be undone.",
+    evidence = "changes()"
 )]
 pub(crate) struct DeleteFile {
     /// The file, relative to the root.
@@ -570,6 +579,11 @@ impl DeleteFile {
     pub(crate) fn modified(&self) -> Moment {
         Moment::of(self.state.modified)
     }
+
+    /// The page's evidence: the file deleted, by digest.
+    pub(crate) fn changes(&self) -> Evidence {
+        Evidence::new().group("File deleted", [self.state.evidence(&self.path)])
+    }
 }
 
 /// Writing a file, bound to its path, the exact new content and the state of the file it
@@ -577,7 +591,8 @@ impl DeleteFile {
 #[derive(Target)]
 #[target(
     operation = "write_file",
-    question = "This will overwrite {path} ({old_size()}, modified {old_modified()}) with {new_size()} of new content."
+    question = "This will overwrite {path} ({old_size()}, modified {old_modified()}) with {new_size()} of new content.",
+    evidence = "changes()"
 )]
 pub(crate) struct WriteFile {
     /// The file, relative to the root.
@@ -612,6 +627,16 @@ impl WriteFile {
     pub(crate) fn new_size(&self) -> ByteSize {
         ByteSize(self.content.len() as u64)
     }
+
+    /// The page's evidence: the file replaced, by digest, and the new content, readable.
+    pub(crate) fn changes(&self) -> Evidence {
+        let replaced = self.replaced.iter().map(|state| state.evidence(&self.path));
+        let name = self.path.components().join("/");
+        Evidence::new().group("File replaced", replaced).group(
+            "New content",
+            [EvidenceItem::readable(name, self.content.as_bytes())],
+        )
+    }
 }
 
 impl Conditional for WriteFile {}
@@ -621,7 +646,8 @@ impl Conditional for WriteFile {}
 #[derive(Target)]
 #[target(
     operation = "move_file",
-    question = "This will move {from} ({moved_size()}) onto {to}, replacing the file there ({to_size()}, modified {to_modified()})."
+    question = "This will move {from} ({moved_size()}) onto {to}, replacing the file there ({to_size()}, modified {to_modified()}).",
+    evidence = "changes()"
 )]
 pub(crate) struct MoveFile {
     /// The file moved.
@@ -643,6 +669,14 @@ impl MoveFile {
     /// The moved file's size.
     pub(crate) fn moved_size(&self) -> ByteSize {
         ByteSize(self.from_state.size)
+    }
+
+    /// The page's evidence: the file moved and the file it replaces, by digest.
+    pub(crate) fn changes(&self) -> Evidence {
+        let replaced = self.replaced.iter().map(|state| state.evidence(&self.to));
+        Evidence::new()
+            .group("File moved", [self.from_state.evidence(&self.from)])
+            .group("File replaced", replaced)
     }
 
     /// The replaced file's size.

@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use ask_first::{
     Approved, Clearance, Conditional, InputError, Target,
-    fact::{Count, Id},
+    fact::{Count, Evidence, EvidenceItem, Id},
 };
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -117,11 +117,13 @@ pub(crate) struct DeleteNote {
 }
 
 /// Writing a note, bound to its id, its exact text and whether it is shared. The question
-/// shows the size of the text, never the text.
+/// shows the size of the text, never the text; the approval page shows the text below it, as
+/// the caller's (`evidence`), so two texts of one length never read alike there.
 #[derive(Target)]
 #[target(
     operation = "write_note",
-    question = "This will make note {id} visible to everyone with {text_bytes()} bytes of text."
+    question = "This will make note {id} visible to everyone with {text_bytes()} bytes of text.",
+    evidence = "readable()"
 )]
 pub(crate) struct WriteNote {
     /// The note.
@@ -143,6 +145,19 @@ impl WriteNote {
     /// The size of the text, as the question shows it.
     pub(crate) fn text_bytes(&self) -> Count {
         Count(self.text.len() as u64)
+    }
+
+    /// What the approval page shows below the question: the text everyone will be able to
+    /// read, framed as the caller's, with its size and digest (the result that carries the
+    /// page's link names the same digest).
+    pub(crate) fn readable(&self) -> Evidence {
+        Evidence::new().group(
+            "Note text everyone will be able to read",
+            [EvidenceItem::readable(
+                self.id.as_str(),
+                self.text.as_bytes(),
+            )],
+        )
     }
 }
 

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use ask_first::fact::Evidence;
 use ask_first::{Binding, Clearance, Conditional, Fact, Question, Target};
 use reqwest::Method;
 use reqwest::header;
@@ -17,6 +18,7 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use super::client::{MAX_JSON_BYTES, OpengistClient};
 use super::error::{CallInfo, OpengistError, Scope};
+use super::gist_evidence::FileNow;
 use super::gist_facts::visibility_fact;
 use super::probes::Probe;
 use super::requests::{
@@ -307,6 +309,21 @@ impl Target for CreateGist {
             _ => question,
         }
     }
+
+    /// The files that become readable, each by name, size and digest, with the beginning of
+    /// its content: two contents of one length never read alike. (No link: the gist does not
+    /// exist yet.)
+    fn evidence(&self) -> Evidence {
+        if !self.publishes() {
+            return Evidence::new();
+        }
+        let files = self
+            .new
+            .files()
+            .iter()
+            .map(|f| FileNow::given(f.content()).readable(f.filename()));
+        Evidence::new().group("Files that become readable", files)
+    }
 }
 
 impl Conditional for CreateGist {}
@@ -479,6 +496,24 @@ mod tests {
             text.starts_with("This will create a new public gist with 1 file(s), 1 byte in total.")
         );
         assert!(!text.contains("IGNORE"));
+        // Two contents of one length: one question, two evidences, two fingerprints of what
+        // was shown.
+        let secret = make(Visibility::Public, &[("notes.txt", "AKIA-SECRET-KEY\n")]);
+        let story = make(Visibility::Public, &[("notes.txt", "shopping: milk!\n")]);
+        assert_eq!(secret.question().render(), story.question().render());
+        let shown = |t: &CreateGist| t.evidence().groups()[0].items()[0].clone();
+        assert_eq!(
+            shown(&secret).excerpt().and_then(|e| e.text()),
+            Some("AKIA-SECRET-KEY\n")
+        );
+        assert_ne!(shown(&secret).digest(), shown(&story).digest());
+        assert_eq!(shown(&secret).name(), "«notes.txt»");
+        // Private: asked about by no one, and nothing to show.
+        assert!(
+            make(Visibility::Private, &[("a", "x")])
+                .evidence()
+                .is_empty()
+        );
     }
 
     #[test]

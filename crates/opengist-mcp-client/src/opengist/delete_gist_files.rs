@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use ask_first::fact::Evidence;
 use ask_first::{Approved, Binding, Fact, Question, Target};
 use reqwest::Method;
 use serde::ser::SerializeMap;
@@ -204,6 +205,25 @@ impl Target for DeleteGistFiles {
             .line::<DeleteFilesWarning>([]);
         self.facts.topics_line(question)
     }
+
+    /// The files deleted and the files that stay, each by name, size and the digest of its
+    /// content as Opengist holds it now, and the gist's page: two deletes of files of one
+    /// size never read alike.
+    fn evidence(&self) -> Evidence {
+        let deleted = self.deletion.names();
+        let stays = self
+            .facts
+            .files
+            .keys()
+            .filter(|name| !deleted.contains(*name));
+        let evidence = Evidence::new()
+            .group(
+                "Files deleted",
+                deleted.iter().map(|n| self.facts.file_item(n)),
+            )
+            .group("Files that stay", stays.map(|n| self.facts.file_item(n)));
+        self.facts.with_page(&self.id, evidence)
+    }
 }
 
 impl OpengistClient {
@@ -264,6 +284,49 @@ mod tests {
             format!(
                 "This will delete 2 file(s) (3 bytes) from gist {ID} (private); 1 file(s) will remain.\nIt belongs to the Opengist user alice.\nIts page on this Opengist: {SITE}/alice/{ID} (open it to see which gist this is).\nThe file contents are not recoverable from here.\nOpengist also removes the gist's topics, if it has any."
             )
+        );
+    }
+
+    #[test]
+    fn look_alike_deletes_differ_in_their_evidence() {
+        let mut f = facts(
+            Visibility::Private,
+            &[("scratch.txt", 10), ("keep.txt", 10)],
+        );
+        f.contents.insert(
+            "scratch.txt".to_owned(),
+            super::super::gist_evidence::FileNow::given("temporary\n"),
+        );
+        f.contents.insert(
+            "keep.txt".to_owned(),
+            super::super::gist_evidence::FileNow::given("important\n"),
+        );
+        let one =
+            |name: &str| DeleteGistFiles::new(id(), &[name.to_owned()], f.clone()).expect("valid");
+        let (scratch, keep) = (one("scratch.txt"), one("keep.txt"));
+        // The question reads alike: server facts only, no filename.
+        assert_eq!(scratch.question().render(), keep.question().render());
+        assert!(!scratch.question().render().contains("scratch"));
+        // The evidence does not: which file goes, which stays, each with its digest.
+        let summary = scratch.evidence().summary();
+        assert!(
+            summary.starts_with(
+                "Files deleted:\n- «scratch.txt»: 10 bytes, SHA-256 da3309ab46d9facc7fcd\nFiles that stay:\n- «keep.txt»: 10 bytes, SHA-256 1fd84914aba013d0f579\n"
+            ),
+            "{summary}"
+        );
+        assert!(
+            summary.contains(&format!("Link: {SITE}/alice/{ID}")),
+            "{summary}"
+        );
+        assert_ne!(summary, keep.evidence().summary());
+        // Deleted files show no content.
+        assert!(
+            scratch
+                .evidence()
+                .groups()
+                .iter()
+                .all(|g| g.items().iter().all(|i| i.excerpt().is_none()))
         );
     }
 

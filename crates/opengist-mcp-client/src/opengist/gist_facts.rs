@@ -17,9 +17,10 @@ use std::collections::BTreeMap;
 
 use ask_first::{
     Binding, Fact, Question,
-    fact::{Configured, Id, Link},
+    fact::{Configured, Evidence, Id, Link},
 };
 
+use super::gist_evidence::{FileNow, page_link};
 use super::requests::{GistId, Visibility};
 use super::responses::GistDetail;
 
@@ -66,8 +67,12 @@ pub struct GistFacts {
     pub owner: String,
     /// Current visibility.
     pub visibility: Visibility,
-    /// Files and their sizes in bytes, by filename (used for validation, never shown).
+    /// Files and their sizes in bytes, by filename (used for validation, never shown in a
+    /// question).
     pub files: BTreeMap<String, u64>,
+    /// Each file as Opengist holds it now, by filename: what the approval page's evidence
+    /// shows of it (its digest, and for a file about to become readable its beginning).
+    pub contents: BTreeMap<String, FileNow>,
     /// Forks.
     pub fork_count: u64,
     /// Likes.
@@ -97,6 +102,11 @@ impl GistFacts {
                 .iter()
                 .map(|(name, file)| (name.clone(), file.size))
                 .collect(),
+            contents: detail
+                .files
+                .iter()
+                .map(|(name, file)| (name.clone(), FileNow::of(file)))
+                .collect(),
             fork_count: detail.summary.fork_count,
             like_count: detail.summary.like_count,
             created_at: detail.summary.created_at.map_or(0, |d| d.timestamp()),
@@ -113,13 +123,47 @@ impl GistFacts {
     /// (an LDAP login) that does not pass is not shown, the line says so, and there is no
     /// link (it would need the name).
     pub(super) fn owner_lines(&self, id: &GistId, question: Question) -> Question {
-        let (Ok(owner), Ok(uuid)) = (Id::new(&self.owner), Id::new(id.as_str())) else {
+        let (Ok(owner), Some(page)) = (Id::new(&self.owner), self.page(id)) else {
             return question.line::<UnshowableOwner>([]);
         };
-        let page = Link::new(self.site.clone(), [owner.clone(), uuid]);
         question
             .line::<GistOwner>([Fact::id(owner)])
             .line::<GistPage>([Fact::link(page)])
+    }
+
+    /// The gist `id`'s page on this instance, for the approval page's evidence; `None` when
+    /// the owner's name cannot be shown (the question says so).
+    pub(super) fn page(&self, id: &GistId) -> Option<Link> {
+        page_link(&self.site, &self.owner, id)
+    }
+
+    /// The evidence item of the file `name` as it is now, by size and digest. A file whose
+    /// content was not read (never, for facts made by [`GistFacts::of`]) shows its size and a
+    /// digest said to cover its first 0 bytes.
+    pub(super) fn file_item(&self, name: &str) -> ask_first::fact::EvidenceItem {
+        match self.contents.get(name) {
+            Some(now) => now.item(name),
+            None => ask_first::fact::EvidenceItem::new(name, b"")
+                .whole_size(self.files.get(name).copied().unwrap_or(0)),
+        }
+    }
+
+    /// The file stored as `stored` as it is now, shown as `shown` (its name after a rename),
+    /// with the beginning of its content: a file about to become readable.
+    pub(super) fn readable_item(&self, stored: &str, shown: &str) -> ask_first::fact::EvidenceItem {
+        match self.contents.get(stored) {
+            Some(now) => now.readable(shown),
+            None => ask_first::fact::EvidenceItem::new(shown, b"")
+                .whole_size(self.files.get(stored).copied().unwrap_or(0)),
+        }
+    }
+
+    /// `evidence` with the gist `id`'s page on this instance, where it can be shown.
+    pub(super) fn with_page(&self, id: &GistId, evidence: Evidence) -> Evidence {
+        match self.page(id) {
+            Some(link) => evidence.with_link(link),
+            None => evidence,
+        }
     }
 
     /// The question's line about the topics an API update drops: their count when known,
@@ -194,13 +238,18 @@ pub(super) mod fixtures {
         GistId::parse(ID).expect("hex id")
     }
 
-    /// Facts of a gist with `files` (name, size) and fixed counts and dates.
+    /// Facts of a gist with `files` (name, size) and fixed counts and dates; each file's
+    /// content is its size in `x`s.
     pub(in crate::opengist) fn facts(visibility: Visibility, files: &[(&str, u64)]) -> GistFacts {
         GistFacts {
             site: Configured::fixed(SITE),
             owner: "alice".to_owned(),
             visibility,
             files: files.iter().map(|(n, s)| ((*n).to_owned(), *s)).collect(),
+            contents: files
+                .iter()
+                .map(|(n, s)| ((*n).to_owned(), FileNow::given(&"x".repeat(*s as usize))))
+                .collect(),
             fork_count: 2,
             like_count: 3,
             created_at: 1_700_000_000,

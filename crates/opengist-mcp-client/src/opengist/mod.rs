@@ -5,7 +5,8 @@
 //! is bound to, the question a person sees, when it is asked), its pre-ask check and the
 //! client method that takes the guard's clearance or approval by value: [`create_gist`],
 //! [`update_gist`], [`delete_gist_files`], [`delete_gist`]. What they share about an existing
-//! gist is [`gist_facts`]. The raw HTTP write path is private to this module, so no other
+//! gist is [`gist_facts`]; what the approval page shows of its files, [`gist_evidence`]. The
+//! raw HTTP write path is private to this module, so no other
 //! module can reach a create, update or delete without the guard.
 
 pub mod access;
@@ -14,6 +15,7 @@ pub mod delete_gist;
 pub mod delete_gist_files;
 pub mod error;
 pub mod fork_gist;
+pub mod gist_evidence;
 pub mod gist_facts;
 pub mod gist_ref;
 pub mod git_head;

@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use ask_first::fact::{Evidence, EvidenceItem};
 use ask_first::{Binding, Clearance, Conditional, Fact, Question, Target};
 use reqwest::Method;
 use serde::ser::SerializeMap;
@@ -16,6 +17,7 @@ use serde::{Serialize, Serializer};
 
 use super::client::OpengistClient;
 use super::error::{CallInfo, OpengistError, Scope};
+use super::gist_evidence::FileNow;
 use super::gist_facts::{GistFacts, gist_fact, visibility_fact};
 use super::probes::Probe;
 use super::requests::{
@@ -353,6 +355,56 @@ impl Target for UpdateGist {
             question
         }
     }
+
+    /// The files readable after the change, each by name, size and digest, with the beginning
+    /// of its content, and the gist's page: when the change widens who can read the gist,
+    /// every file it will have; otherwise the files it writes or renames. None when the gist
+    /// ends up private (nobody is asked).
+    fn evidence(&self) -> Evidence {
+        if self.resulting_visibility() == Visibility::Private {
+            return Evidence::new();
+        }
+        let evidence = if self.widens_visibility() {
+            Evidence::new().group(
+                "Files that become readable",
+                self.written().chain(self.kept()),
+            )
+        } else {
+            Evidence::new().group("Files written, readable afterwards", self.written())
+        };
+        self.facts.with_page(&self.id, evidence)
+    }
+}
+
+impl UpdateGist {
+    /// The files the patch writes or renames, under their names afterwards, in request order.
+    fn written(&self) -> impl Iterator<Item = EvidenceItem> + '_ {
+        self.patch.files().iter().map(|change| {
+            let shown = match change {
+                FileChange::Write { filename, .. } => filename,
+                FileChange::Rename { new_filename, .. } => new_filename,
+            };
+            match change.content() {
+                Some(content) => FileNow::given(content).readable(shown),
+                None => self.facts.readable_item(change.filename(), shown),
+            }
+        })
+    }
+
+    /// The gist's files the patch does not touch, as they are now.
+    fn kept(&self) -> impl Iterator<Item = EvidenceItem> + '_ {
+        self.facts
+            .files
+            .keys()
+            .filter(|name| {
+                !self
+                    .patch
+                    .files()
+                    .iter()
+                    .any(|c| c.filename() == name.as_str())
+            })
+            .map(|name| self.facts.readable_item(name, name))
+    }
 }
 
 impl Conditional for UpdateGist {}
@@ -582,5 +634,73 @@ mod tests {
             facts(Visibility::Private, &[("a", 1)]),
         );
         assert_ne!(t.fingerprint(), other.fingerprint());
+    }
+
+    #[test]
+    fn the_evidence_is_what_becomes_readable() {
+        let mut f = facts(Visibility::Private, &[("kept.txt", 6), ("old.txt", 3)]);
+        f.contents
+            .insert("kept.txt".to_owned(), FileNow::given("secret"));
+        f.contents
+            .insert("old.txt".to_owned(), FileNow::given("abc"));
+        let rename = FileChange::Rename {
+            filename: "old.txt".into(),
+            new_filename: "new.txt".into(),
+            content: None,
+        };
+        // Widening: every file the gist will have, with its content.
+        let widen = UpdateGist::new(
+            id(),
+            patch(
+                None,
+                Some(Visibility::Public),
+                vec![write("a.md", "hello"), rename.clone()],
+            ),
+            f.clone(),
+        );
+        let evidence = widen.evidence();
+        let group = &evidence.groups()[0];
+        assert_eq!(group.heading(), "Files that become readable");
+        let shown: Vec<(&str, Option<&str>)> = group
+            .items()
+            .iter()
+            .map(|i| (i.name(), i.excerpt().and_then(|e| e.text())))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("«a.md»", Some("hello")),
+                ("«new.txt»", Some("abc")),
+                ("«kept.txt»", Some("secret"))
+            ]
+        );
+        assert_eq!(evidence.link(), Some(format!("{SITE}/alice/{ID}").as_str()));
+        // Already public: only what the call writes.
+        let mut public = f.clone();
+        public.visibility = Visibility::Public;
+        let write_only = UpdateGist::new(
+            id(),
+            patch(None, None, vec![write("a.md", "hello")]),
+            public,
+        );
+        let evidence = write_only.evidence();
+        let group = &evidence.groups()[0];
+        assert_eq!(group.heading(), "Files written, readable afterwards");
+        assert_eq!(group.items().len(), 1);
+        // Two contents of one length: the question alike, the evidence not.
+        let other = UpdateGist::new(
+            id(),
+            patch(
+                None,
+                Some(Visibility::Public),
+                vec![write("a.md", "HELLO"), rename],
+            ),
+            f.clone(),
+        );
+        assert_eq!(widen.question().render(), other.question().render());
+        assert_ne!(widen.evidence().digest(), other.evidence().digest());
+        // Ending private: nobody is asked, nothing shown.
+        let narrow = UpdateGist::new(id(), patch(None, None, vec![write("a.md", "x")]), f);
+        assert!(narrow.evidence().is_empty());
     }
 }

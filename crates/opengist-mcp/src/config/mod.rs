@@ -104,6 +104,11 @@ pub struct Config {
     /// the allowed hosts and origins, Redis, the audit log, the replica id, the state
     /// directory. [`ask_first_serve::Serving`] serves with them.
     pub serve: ServeSettings,
+    /// One sentence per variable of the process that looks like a setting but is none (a
+    /// misspelling, a wrong prefix), naming the closest declared setting; names only, never a
+    /// value. Filled by [`Config::from_process`]; `doctor` fails on each, and the server's
+    /// instructions to clients name each, so the person learns of it.
+    pub unknown_settings: Vec<String>,
 }
 
 /// What `OPENGIST_MCP_HTTP_AUTH=opengist` needs: the instance's URL (each person brings their
@@ -210,6 +215,7 @@ impl Config {
                 cache_bytes,
                 resources,
                 serve,
+                unknown_settings: Vec::new(),
             },
             warnings,
         })
@@ -217,7 +223,8 @@ impl Config {
 
     /// Reads the real process environment (the variables of [`SETTINGS`]), then REMOVES `OPENGIST_TOKEN` from it (so child
     /// processes and later readers never see it), then parses as
-    /// [`Config::from_env_and_args`] does.
+    /// [`Config::from_env_and_args`] does, and names the variables that look like settings but
+    /// are none ([`Config::unknown_settings`]).
     ///
     /// # Safety
     ///
@@ -256,9 +263,7 @@ impl Config {
         let names: Vec<String> = std::env::vars_os()
             .map(|(name, _)| name.to_string_lossy().into_owned())
             .collect();
-        loaded
-            .warnings
-            .extend(unknown_variables(names.iter().map(String::as_str)));
+        loaded.config.unknown_settings = unknown_variables(names.iter().map(String::as_str));
         Ok(loaded)
     }
 }

@@ -224,7 +224,7 @@ pub const SETTINGS: &[Setting] = &[
         default: None,
         secret: false,
         required: false,
-        about: "HTTP only: the server's public origin as a browser reaches it (e.g. https://mcp.example.com behind a TLS proxy). The approval page is served there, on the server's own address, and its passkeys are for that host: opengist-mcp passkeys add then prints an enrolment link on that address, served while the server runs. Default: the OAuth resource's origin, else http://localhost:PORT when bound to loopback.",
+        about: "HTTP only: the server's public origin as a browser reaches it (e.g. https://mcp.example.com behind a TLS proxy). The approval page is served there, on the server's own address, and its passkeys are for that host: set, opengist-mcp passkeys add prints an enrolment link on that address, served while the server runs. Default: the OAuth resource's origin, else http://localhost:PORT when bound to loopback, where passkeys add serves its own one-time link on localhost (a passkey is bound to the host name, not the port, so it approves on the server's page too).",
     },
     Setting {
         var: "OPENGIST_MCP_PASSKEY_AAGUIDS",
@@ -234,6 +234,15 @@ pub const SETTINGS: &[Setting] = &[
         secret: false,
         required: false,
         about: "Comma-separated AAGUIDs (UUIDs) of the authenticators opengist-mcp passkeys add may enrol; any other is refused with its AAGUID named. The AAGUID is what the authenticator reports (not verified by an attestation certificate). passkeys add prints each enrolled passkey's AAGUID, and passkeys.json keeps it. Default: any authenticator.",
+    },
+    Setting {
+        var: "OPENGIST_MCP_APPROVAL_WAIT_SECS",
+        shown_default: "`100`",
+        flag: None,
+        default: Some("100"),
+        secret: false,
+        required: false,
+        about: "How long a call shown the approval page by a URL elicitation (a 2025-11-25 client that declares it) waits for the person's decision, 1 to 3600 seconds, before answering approval_pending with the link (nothing changed). The approval stays pending: an identical retry runs at once if the person approved meanwhile, else waits again. Default: 100, below clients' usual 120-second request timeout.",
     },
     Setting {
         var: "OPENGIST_MCP_CIBA_CLIENT_ID",
@@ -261,6 +270,15 @@ pub const SETTINGS: &[Setting] = &[
         secret: false,
         required: false,
         about: "The identity provider asked for CIBA (its metadata names the backchannel and token endpoints); its tokens' iss must equal it and their sub the caller's. Default: OPENGIST_MCP_OAUTH_ISSUER.",
+    },
+    Setting {
+        var: "OPENGIST_MCP_CIBA_REQUESTS_PER_MINUTE",
+        shown_default: "`10`",
+        flag: None,
+        default: Some("10"),
+        secret: false,
+        required: false,
+        about: "CIBA: the most new requests one person's device gets from this process in any minute (1 to 1000); past it a call is refused, saying when to call again, and nothing is sent. Identical calls share one request (its code) whatever this says. Default: 10.",
     },
     Setting {
         var: "OPENGIST_MCP_APPROVAL_LOGIN_CLIENT_ID",

@@ -1,13 +1,15 @@
 //! `opengist-mcp doctor`: checks the setup and prints one line per check, each failure with
-//! its fix. Exits 0 only when no check failed (warnings do not fail).
+//! its fix. Exits 0 only when no check failed (warnings do not fail; a variable that looks like
+//! a setting but is none does: it does nothing, so the server does not run as meant).
 //!
 //! It changes nothing: each scope is found out with a request Opengist refuses before it
 //! writes (see [`crate::opengist::access`]). It first shows what the configuration makes of
 //! this server (read-only or not, the enabled tools, dialogs, stdio or HTTP and how callers
 //! are told apart), how guarded calls are approved (the passkeys enrolled per principal, the
-//! verified tools, the route each kind of client gets), and every start-up warning (a
-//! variable that looks like a setting but is none among them). When Opengist cannot be reached it tries the likely mistakes (a path too
-//! many, the other scheme) with requests that carry no token, and names the one that answers.
+//! verified tools, the route each kind of client gets), every start-up warning, and each
+//! variable that looks like a setting but is none. When Opengist cannot be reached it tries
+//! the likely mistakes (a path too many, the other scheme) with requests that carry no token,
+//! and names the one that answers.
 
 mod approval;
 
@@ -81,6 +83,13 @@ pub async fn checks(config: &Config, warnings: &[String]) -> Vec<Check> {
         .iter()
         .map(|warning| Check::new("setting", Status::Warn, warning.clone()))
         .collect();
+    out.extend(config.unknown_settings.iter().map(|unknown| {
+        Check::new(
+            "setting",
+            Status::Fail,
+            format!("{unknown}; fix: rename it to the setting you meant, or unset it"),
+        )
+    }));
     out.extend(mode_checks(config));
     out.extend(approval::approval_checks(config));
     out.push(if config.serve.elicitation {

@@ -3,7 +3,10 @@
 //!
 //! What may be missing from a list is said in its `note` (a token without `gist:read`,
 //! Opengist's liked lists leaving out unlisted gists, cut descriptions), and `next_call`
-//! names the call for the next page.
+//! names the call for the next page. Opengist pages by number, so a gist created or updated
+//! while a client pages shifts the next page down: `next_call` also names the last gist listed
+//! (`after`), and the next page starts right after it wherever the shift put it, so no gist
+//! is listed twice.
 
 use chrono::{DateTime, Utc};
 use rmcp::{tool, tool_router};
@@ -16,6 +19,7 @@ use super::common::arguments::check_username;
 use super::common::gist_shapes::GistSummaryOut;
 use super::common::list_scope::{ListScopeArg, list_scope, parse_since};
 use super::common::paging::check_paging;
+use crate::opengist::requests::GistId;
 use crate::opengist::{GistSummary, Grant, ListScope, Page};
 use crate::state::{OpengistServer, Provenance, ToolResult, failure, opengist_failure};
 use crate::text::call_text;
@@ -42,6 +46,10 @@ pub(crate) struct ListGistsArgs {
     /// Gists per page, 1 to 100. Default 30.
     #[serde(default)]
     pub per_page: Option<u32>,
+    /// The last gist the previous page listed, as `next_call` names it: the page starts right
+    /// after it, so gists changed meanwhile are not listed twice.
+    #[serde(default)]
+    pub after: Option<String>,
 }
 
 /// A validated `list_gists` request.
@@ -61,6 +69,8 @@ pub(crate) struct ListRequest {
     pub page: u32,
     /// Per page.
     pub per_page: u32,
+    /// The last gist the previous page listed.
+    pub after: Option<GistId>,
 }
 
 impl ListGistsArgs {
@@ -70,6 +80,12 @@ impl ListGistsArgs {
         let scope = list_scope(self.scope, username.clone())?;
         let since = parse_since(self.since.as_deref())?;
         let (page, per_page) = check_paging(self.page, self.per_page)?;
+        let after = match self.after.as_deref().map(str::trim) {
+            Some(id) => Some(GistId::parse(id).map_err(|_| {
+                "after: not a gist id: pass the `after` of the previous page's next_call unchanged, or leave it out".to_owned()
+            })?),
+            None => None,
+        };
         Ok(ListRequest {
             scope,
             scope_arg: self.scope,
@@ -78,8 +94,22 @@ impl ListGistsArgs {
             since_text: self.since.as_deref().map(|s| s.trim().to_owned()),
             page,
             per_page,
+            after,
         })
     }
+}
+
+/// Pages past the requested one searched for the last gist listed, when gists changed
+/// meanwhile shifted it down by more than a page.
+const MAX_SHIFT_PAGES: u32 = 3;
+
+/// Drops from `page` the gists up to and including `after` (the last gist the previous page
+/// listed), when it is on this page: gists changed since then shifted it down, and everything
+/// before it was listed already or is newer than the walk. `None` when it is not on the page.
+fn resume_after(page: &mut Page<GistSummary>, after: &GistId) -> Option<()> {
+    let at = page.items.iter().position(|g| &g.id == after)?;
+    page.items.drain(..=at);
+    Some(())
 }
 
 /// Result of `list_gists`.
@@ -135,6 +165,9 @@ pub(crate) fn shape_list_knowing(
         }
         args.push(("page", json!(page.page.saturating_add(1))));
         args.push(("per_page", json!(page.per_page)));
+        if let Some(last) = page.items.last() {
+            args.push(("after", json!(last.id.as_str())));
+        }
         call_text("list_gists", &args)
     });
     let mut notes: Vec<String> = Vec::new();
@@ -176,15 +209,37 @@ impl OpengistServer {
     ) -> ToolResult<GistList> {
         let request = args.validate().map_err(failure)?;
         let client = &self.client()?;
-        let (page, read) = client
-            .list_gists_timed(
+        let list = |number: u32| {
+            client.list_gists_timed(
                 request.scope.clone(),
-                request.page,
+                number,
                 request.per_page,
                 request.since,
             )
-            .await
-            .map_err(opengist_failure)?;
+        };
+        let (mut page, mut read) = list(request.page).await.map_err(opengist_failure)?;
+        if let Some(after) = &request.after {
+            // Where the last gist listed is now: on the requested page, or a few pages on when
+            // gists changed meanwhile; nowhere near (deleted): the page as numbered.
+            let mut probe = (page.clone(), read);
+            for _ in 0..=MAX_SHIFT_PAGES {
+                if resume_after(&mut probe.0, after).is_some() {
+                    (page, read) = probe;
+                    if page.items.is_empty() && page.has_next {
+                        (page, read) = list(page.page.saturating_add(1))
+                            .await
+                            .map_err(opengist_failure)?;
+                    }
+                    break;
+                }
+                if !probe.0.has_next {
+                    break;
+                }
+                probe = list(probe.0.page.saturating_add(1))
+                    .await
+                    .map_err(opengist_failure)?;
+            }
+        }
         // The topics a list shows are the ones get_gist cannot read from the gist itself.
         self.cache().keep_listed(&page, read);
         // Learned once per token (requests that change nothing), then remembered.
@@ -262,6 +317,7 @@ mod tests {
             since: Some("2025-01-01T00:00:00Z".into()),
             page: Some(2),
             per_page: Some(30),
+            after: None,
         }
         .validate()
         .expect("valid");
@@ -279,7 +335,9 @@ mod tests {
         assert!(out.has_more);
         assert_eq!(
             out.next_call.as_deref(),
-            Some(r#"list_gists with since="2025-01-01T00:00:00Z", page=3, per_page=30"#)
+            Some(
+                r#"list_gists with since="2025-01-01T00:00:00Z", page=3, per_page=30, after="aaaabbbbccccddddeeeeffff00001111""#
+            )
         );
         assert!(out.note.as_deref().is_some_and(|n| n.contains("gist:read")));
         let value = serde_json::to_value(&out).expect("json");
@@ -304,6 +362,35 @@ mod tests {
             Grant::Present,
         );
         assert!(known.note.is_none(), "{:?}", known.note);
+    }
+
+    #[test]
+    fn a_page_shifted_by_gists_changed_meanwhile_resumes_after_the_last_listed() {
+        let listed = GistId::parse(ID).expect("id");
+        // Two gists changed since the previous page: the last gist it listed moved down to
+        // the second place of this page; only what follows it is shown.
+        let third = "0123456789abcdef0123456789abcdef";
+        let mut shifted = page(vec![summary(ID2), summary(ID), summary(third)], 2, 3, true);
+        assert_eq!(resume_after(&mut shifted, &listed), Some(()));
+        let ids: Vec<&str> = shifted.items.iter().map(|g| g.id.as_str()).collect();
+        assert_eq!(ids, [third]);
+        // Not on the page (shifted further, or deleted): the page is left as it is.
+        let mut other = page(vec![summary(ID2), summary(third)], 2, 3, true);
+        assert_eq!(resume_after(&mut other, &listed), None);
+        assert_eq!(other.items.len(), 2);
+        // The last one on the page: nothing of it is left to show.
+        let mut emptied = page(vec![summary(ID2), summary(ID)], 2, 2, true);
+        assert_eq!(resume_after(&mut emptied, &listed), Some(()));
+        assert!(emptied.items.is_empty());
+        assert!(
+            ListGistsArgs {
+                after: Some("nope".into()),
+                ..ListGistsArgs::default()
+            }
+            .validate()
+            .expect_err("after")
+            .contains("next_call")
+        );
     }
 
     #[test]

@@ -1,10 +1,9 @@
 //! The login's settings: its client at the identity provider, and which ways the page offers.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
-use super::{CALLBACK_PATH, Login};
+use super::{CALLBACK_PATH, LOGIN_TTL, Login};
 use crate::approve::ApprovalSettingError;
+use crate::approve::PAGE_TTL;
+use crate::approve::held::Held;
 use crate::http::oauth::{OAuthConfig, OAuthVerifier};
 use crate::settings::{OAuthNames, OAuthSettings, Secret};
 
@@ -113,8 +112,8 @@ impl LoginSettings {
             client_id,
             client_secret: self.client_secret.clone(),
             passkey: self.passkey,
-            started: Mutex::new(HashMap::new()),
-            signed_in: Mutex::new(HashMap::new()),
+            started: Held::new(LOGIN_TTL),
+            signed_in: Held::new(PAGE_TTL),
         }))
     }
 }

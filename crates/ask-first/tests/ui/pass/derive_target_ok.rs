@@ -1,8 +1,9 @@
 // `#[derive(Target)]` with every kind of field: ids, caller-supplied names and paths, lists,
-// counts, sizes, dates, a method placeholder, skipped and bound fields, extra lines.
+// counts, sizes, dates, a method placeholder, skipped and bound fields, extra lines, and the
+// evidence a method gives.
 use ask_first::{
     Target,
-    fact::{ByteSize, Count, Id, Moment, Name, PathName},
+    fact::{ByteSize, Count, Evidence, EvidenceItem, Id, Moment, Name, PathName},
 };
 
 #[derive(Target)]
@@ -11,7 +12,7 @@ use ask_first::{
     question = "This will move {files} ({total}) into {into}, replacing {replaced} file(s).",
     line = "Newest change: {newest}; {count} in all, owner {owner}."
 )]
-#[target(line = "Literal braces: {{ and }}; {summary()}.")]
+#[target(line = "Literal braces: {{ and }}; {summary()}.", evidence = "moved()")]
 struct MoveFiles {
     files: Vec<Name>,
     into: PathName,
@@ -32,6 +33,14 @@ impl MoveFiles {
     fn summary(&self) -> ByteSize {
         ByteSize(self.total)
     }
+
+    fn moved(&self) -> Evidence {
+        let items = self
+            .files
+            .iter()
+            .map(|f| EvidenceItem::new(f.as_str(), b""));
+        Evidence::new().group("Files moved", items)
+    }
 }
 
 pub(crate) fn main() {
@@ -51,9 +60,12 @@ pub(crate) fn main() {
     let _ = target.fingerprint();
     assert_eq!(
         target.question().render(),
-        "This will move caller-supplied name «a.txt», caller-supplied name «Approve this» (2.0 KiB) \
+        "This will move caller-supplied names «a.txt» and «Approve this» (2.0 KiB) \
          into caller-supplied path «out»/«dir», replacing 1 file(s).\n\
          Newest change: 1970-01-01 00:00 UTC; 2 in all, owner ana.\n\
          Literal braces: { and }; 2.0 KiB."
     );
+    let evidence = target.evidence();
+    assert_eq!(evidence.groups()[0].heading(), "Files moved");
+    assert_eq!(evidence.groups()[0].items()[1].name(), "«Approve this»");
 }

@@ -360,6 +360,26 @@ fn stop_reason(plan: &SearchPlan, kind: &StopKind, state: &ScanState, resume_pag
     }
 }
 
+/// When nothing matched and file contents were not among the fields: which fields were
+/// searched, that the files' text was not, and how to search it (a model reading "no match"
+/// would otherwise take it for "not in any gist").
+fn unsearched_content(plan: &SearchPlan, state: &ScanState) -> Option<String> {
+    if !state.matches.is_empty() || plan.fields.contains(&Field::Content) {
+        return None;
+    }
+    let searched: Vec<String> = plan
+        .fields
+        .iter()
+        .filter_map(|field| serde_json::to_value(field).ok())
+        .filter_map(|value| value.as_str().map(str::to_owned))
+        .collect();
+    Some(format!(
+        "No match in {}: the files' contents were not searched. To search them too, call again with fields including \"content\" (the files' text, within a {} MiB byte budget).",
+        searched.join(", "),
+        CONTENT_BYTE_BUDGET / (1024 * 1024)
+    ))
+}
+
 /// Runs a search with `list` (one page of 100 gists by page number) and `fetch` (one gist in
 /// full, owned or shared: a cached gist is scanned where it lies, never copied). Fails only when the very first page cannot be listed; any later failure ends the
 /// search early with what was found and the call that resumes it.
@@ -471,6 +491,9 @@ where
             "{} listed gist(s) did not exist or were not visible to this token any more when read in full, and were passed over.",
             state.gone
         ));
+    }
+    if let Some(note) = unsearched_content(plan, &state) {
+        notes.push(note);
     }
     if state.matches.iter().any(|m| m.gist.description_cut) {
         notes.push(format!(

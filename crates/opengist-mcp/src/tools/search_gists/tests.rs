@@ -602,3 +602,50 @@ async fn a_failed_first_page_is_an_error_and_a_later_one_a_stop() {
             .is_some_and(|c| c.ends_with(&format!("page_start=2, after=\"{}\"", gid(1))))
     );
 }
+
+#[tokio::test]
+async fn no_match_says_when_contents_were_not_searched() {
+    let lists = Lists {
+        pages: vec![vec![summary(1, "x", "public")]],
+    };
+    let files = |_| std::future::ready(Ok::<_, OpengistError>(detail(1, &[("a.txt", "hit")])));
+    let search = |query: Value| {
+        let p = plan(query);
+        let lists = &lists;
+        async move {
+            run_search(&p, |n| std::future::ready(lists.page(n)), files)
+                .await
+                .expect("search")
+        }
+    };
+    let said = |out: &SearchOut| {
+        out.notes
+            .iter()
+            .any(|n| n.contains("the files' contents were not searched"))
+    };
+    // The default fields: nothing matched, and the text in the file was not looked at.
+    let out = search(json!({"query": "hit", "scope": "public"})).await;
+    assert!(out.matches.is_empty());
+    let note = out
+        .notes
+        .iter()
+        .find(|n| n.contains("not searched"))
+        .expect("the note");
+    assert!(
+        note.starts_with("No match in title, description, topics, owner, filenames: ")
+            && note.contains("fields including \"content\""),
+        "{note}"
+    );
+    // Positive controls: with content, the same query matches and nothing is said; a search
+    // with content that matches nothing says nothing of contents either, nor does a match.
+    let out = search(json!({"query": "hit", "scope": "public", "fields": ["content"]})).await;
+    assert_eq!(out.matches.len(), 1);
+    assert!(!said(&out), "{:?}", out.notes);
+    let out =
+        search(json!({"query": "nothing", "scope": "public", "fields": ["title", "content"]}))
+            .await;
+    assert!(out.matches.is_empty() && !said(&out), "{:?}", out.notes);
+    let out = search(json!({"query": "x", "scope": "public", "fields": ["title"]})).await;
+    assert_eq!(out.matches.len(), 1);
+    assert!(!said(&out), "{:?}", out.notes);
+}

@@ -1,5 +1,7 @@
 use serde_json::json;
 
+use crate::opengist::gist_evidence::FileNow;
+
 use super::*;
 
 fn facts(files: &[&str]) -> GistFacts {
@@ -8,6 +10,10 @@ fn facts(files: &[&str]) -> GistFacts {
         owner: "alice".to_owned(),
         visibility: Visibility::Public,
         files: files.iter().map(|f| ((*f).to_owned(), 1)).collect(),
+        contents: files
+            .iter()
+            .map(|f| ((*f).to_owned(), FileNow::given("x")))
+            .collect(),
         fork_count: 0,
         like_count: 0,
         created_at: 0,

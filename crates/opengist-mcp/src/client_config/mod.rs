@@ -5,20 +5,28 @@
 //! It never prints a token or a secret: `OPENGIST_TOKEN` is always the placeholder
 //! `TOKEN_PLACEHOLDER` and the bearer secret `SECRET_PLACEHOLDER`, whatever the environment
 //! holds, so the output can be pasted into a chat or an issue. The instance URL is the
-//! configured one when `OPENGIST_URL` is set (it is no secret), else `URL_PLACEHOLDER`. The
-//! settings that change what the server offers (read-only mode, the tool lists, the dialog
-//! switch) are carried into a stdio configuration's environment, never dropped; an HTTP client
-//! cannot set them (the running server has its own), so they are refused there. Which clients
-//! show the approval dialog and which get the two-call token is in `docs/CLIENTS.md`.
+//! configured one when `OPENGIST_URL` is set (it is no secret), else `URL_PLACEHOLDER`. Every
+//! other setting given is carried into a stdio configuration's environment ([`GivenSettings`]):
+//! with its value, or, a secret, as a placeholder (`<OPENGIST_MCP_SEAL_KEY>`) the note on
+//! stderr names; what applies only to an HTTP server is left out, and the note says so. An
+//! HTTP client cannot set the settings that change what the server offers (read-only mode, the
+//! tool lists, the dialog switch): the running server has its own, so they are refused there,
+//! and any other setting given is named as left out. Which clients show the approval dialog
+//! and which get the two-call token is in `docs/CLIENTS.md`.
 //!
-//! Each client's HTTP form, from its documentation: Claude Code `claude mcp add --transport
-//! http NAME URL --header ...`; VS Code `servers.NAME` with `type: http`, `url`, `headers`;
+//! Each client's HTTP form, from its documentation: Claude Code `claude mcp add --scope user
+//! --transport http NAME URL --header ...` (`--scope user`: for all the user's projects, not
+//! only the current directory, Claude Code's default); VS Code `servers.NAME` with `type: http`, `url`, `headers`;
 //! Cursor and Zed `url` and `headers`; Gemini CLI `httpUrl` (its `url` means SSE) and
 //! `headers`; Codex `url` and `bearer_token_env_var` (it refuses an inline token). Claude
 //! Desktop connects to remote servers only through its Connectors settings (no header; OAuth
 //! or none), never from `claude_desktop_config.json`.
 
 use std::path::Path;
+
+mod given;
+
+pub use given::{GivenSettings, secret_placeholder};
 
 /// What stands for the token in every configuration printed.
 pub(crate) const TOKEN_PLACEHOLDER: &str = "og_...";
@@ -34,6 +42,10 @@ const CODEX_BEARER_VAR: &str = "OPENGIST_MCP_HTTP_TOKEN";
 
 /// The name the server is registered under in every client's configuration.
 const ENTRY: &str = "opengist";
+
+/// Where `claude mcp add` registers the server: for all the user's projects (without it,
+/// Claude Code's default scope `local` registers it for the current directory only).
+const CLAUDE_SCOPE: &str = "--scope user";
 
 /// A client whose configuration `client-config` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -58,7 +70,9 @@ impl Client {
     /// Where the printed configuration goes, for the line printed before it.
     fn destination(self) -> &'static str {
         match self {
-            Self::ClaudeCode => "run this command",
+            Self::ClaudeCode => {
+                "run this command (--scope user registers the server for all your projects; drop it for this directory only)"
+            }
             Self::ClaudeDesktop => "merge into claude_desktop_config.json",
             Self::Vscode => "merge into .vscode/mcp.json",
             Self::Cursor => "merge into .cursor/mcp.json (this project) or ~/.cursor/mcp.json",
@@ -81,7 +95,7 @@ fn stdio_env(url: &str, extra: &[(&'static str, String)]) -> Vec<(&'static str, 
 }
 
 /// The configuration for `client`, starting `binary`, against `url` (or the placeholder),
-/// with the variables `extra` too ([`carried_settings`]): the command or the file's content,
+/// with the variables `extra` too ([`GivenSettings::vars`]): the command or the file's content,
 /// ready to paste. Where it goes is [`note`]'s to say (on stderr, since JSON has no
 /// comments).
 pub fn render(
@@ -98,7 +112,7 @@ pub fn render(
         .collect();
     match client {
         Client::ClaudeCode => format!(
-            "claude mcp add {ENTRY} {} -- {}\n",
+            "claude mcp add {CLAUDE_SCOPE} {ENTRY} {} -- {}\n",
             vars.iter()
                 .map(|(name, value)| format!("--env {}", shell_word(&format!("{name}={value}"))))
                 .collect::<Vec<_>>()
@@ -128,10 +142,10 @@ pub fn render(
     }
 }
 
-/// The settings of this process that change what the server offers and that a stdio
-/// configuration must carry so the client starts the same server: read-only mode, the tool
-/// lists, and the dialog switch when it is off.
-pub fn carried_settings(config: &crate::config::Config) -> Vec<(&'static str, String)> {
+/// The settings of this process that change what the server offers (read-only mode, the tool
+/// lists, the dialog switch when it is off), which an HTTP client's configuration cannot carry:
+/// `client-config --http` refuses them.
+pub fn offer_changing_settings(config: &crate::config::Config) -> Vec<(&'static str, String)> {
     let mut vars = Vec::new();
     if config.read_only {
         vars.push(("OPENGIST_READ_ONLY", "true".to_owned()));
@@ -181,7 +195,7 @@ pub fn render_http(client: Client, endpoint: &str) -> Result<String, HttpConfigE
             });
         }
         Client::ClaudeCode => format!(
-            "claude mcp add --transport http {ENTRY} {} --header {}\n",
+            "claude mcp add {CLAUDE_SCOPE} --transport http {ENTRY} {} --header {}\n",
             shell_word(endpoint),
             shell_word(&format!("Authorization: {bearer}"))
         ),
@@ -358,7 +372,7 @@ mod tests {
         assert_eq!(
             claude,
             format!(
-                "claude mcp add opengist --env 'OPENGIST_URL=https://g.example/it'\\''s' --env OPENGIST_TOKEN=og_... -- '{BIN}'\n"
+                "claude mcp add --scope user opengist --env 'OPENGIST_URL=https://g.example/it'\\''s' --env OPENGIST_TOKEN=og_... -- '{BIN}'\n"
             )
         );
     }
