@@ -617,7 +617,11 @@ mod tests {
                 [EvidenceItem::readable(name, b"0123456789")],
             )
         };
-        let scratch = page_message("og", &evidence_record(gone("scratch.txt")), PageProof::Passkey);
+        let scratch = page_message(
+            "og",
+            &evidence_record(gone("scratch.txt")),
+            PageProof::Passkey,
+        );
         let keep = page_message("og", &evidence_record(gone("keep.txt")), PageProof::Passkey);
         assert_ne!(scratch, keep);
         assert!(

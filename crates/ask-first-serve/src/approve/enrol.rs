@@ -460,7 +460,7 @@ mod tests {
             code: RecordId::random().to_string(),
             principal: "local".into(),
             name: "passkey".into(),
-            expires: Instant::now() + DEFAULT_VALID,
+            expires: Instant::now() + AddPasskey::DEFAULT_VALID,
             file: PasskeyFile::new(&dir, "T_STATE_DIR"),
             claim: None,
             aaguids: None,

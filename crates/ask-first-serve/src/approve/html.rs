@@ -253,7 +253,14 @@ mod tests {
             unenrolled: true,
             ..ways
         };
-        let page = approval_page("notes", "delete_note", question, "N", "T", &unenrolled);
+        let page = approval_page(
+            "notes",
+            "delete_note",
+            (question, &none),
+            "N",
+            "T",
+            &unenrolled,
+        );
         assert!(
             page.contains("<p id=\"enrol\">needs &lt;x&gt;</p>"),
             "{page}"
@@ -267,6 +274,8 @@ mod tests {
         let ways = Ways {
             passkey: true,
             login: None,
+            enrol: "",
+            unenrolled: false,
         };
         let evidence = |gone: &str, stays: &str| {
             Evidence::new()
