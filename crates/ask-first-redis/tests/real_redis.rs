@@ -349,6 +349,7 @@ fn record_about(principal: &str, holder: &str, note: &str) -> ask_first_core::Ap
         target: shown.to_string(),
         shown: shown.to_string(),
         question: format!("Delete note {note}?"),
+        evidence: Default::default(),
         route: "page".to_owned(),
         auth_req_id: None,
         binding_code: None,

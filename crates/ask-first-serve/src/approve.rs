@@ -529,7 +529,7 @@ fn random_token() -> String {
 }
 
 #[cfg(test)]
-mod tests {
+mod settings_tests {
     use super::*;
 
     fn settings(wait: Option<Duration>) -> ApprovalSettings {

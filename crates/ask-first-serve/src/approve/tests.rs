@@ -18,6 +18,7 @@ fn page_at(addr: &str) -> (ApprovalPage, Arc<MemoryApprovalStore>) {
         addr_set: true,
         public_url: None,
         aaguids: None,
+        wait: None,
         routes_setting: "T_APPROVAL_ROUTES".into(),
         public_url_setting: "T_PUBLIC_URL".into(),
     };
@@ -35,7 +36,11 @@ async fn pending(store: &MemoryApprovalStore, principal: &str) -> RecordId {
         "state": "pending",
     });
     let record = ApprovalRecord::from_json(&json).expect("a record");
-    store.create(&record).await.expect("stored");
+    store
+        .create(&record, usize::MAX, now())
+        .await
+        .expect("stored")
+        .expect("below the bound");
     record.id
 }
 
