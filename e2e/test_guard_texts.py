@@ -193,19 +193,28 @@ async def test_every_transport_and_era_tells_each_client_its_route(opengist_mcp_
 
 
 async def test_with_a_passkey_enrolled_each_client_is_told_of_the_page(
-    opengist_mcp_binary, opengist_mcp_server, era, browser, tmp_path
+    opengist_mcp_binary, opengist_mcp_server, transport, era, browser, tmp_path
 ):
     from support import Dialog
+    from test_approval_page_http import bearer_principal
 
     state = tmp_path / "state"
+    # The page is told of to the principal the passkey is enrolled for: `local` on stdio, the
+    # shared secret's principal over HTTP.
+    secret = "e2e-guard-texts-secret-0123456789"
+    env = {"OPENGIST_MCP_STATE_DIR": str(state)}
+    principal = "local"
+    if transport == "http":
+        env["OPENGIST_MCP_HTTP_TOKEN"] = secret
+        principal = bearer_principal(secret)
     # Positive control first: before a passkey is enrolled there is no page to speak of.
-    bare = opengist_mcp_server(env={"OPENGIST_MCP_STATE_DIR": str(state)})
+    bare = opengist_mcp_server(env=env)
     async with connect(target_of(bare), era) as client:
         before = {tool.name: tool.description or "" for tool in (await client.list_tools()).tools}
     assert "approval page" not in before["delete_gist"] and "Takes two calls" in before["delete_gist"]
     # The passkey is enrolled before the server starts (it reads them at start).
-    enrol(opengist_mcp_binary, state, browser, prefix="OPENGIST_MCP")
-    server = opengist_mcp_server(env={"OPENGIST_MCP_STATE_DIR": str(state)})
+    enrol(opengist_mcp_binary, state, browser, principal=principal, prefix="OPENGIST_MCP")
+    server = opengist_mcp_server(env=env)
     told = {}
     for name, dialog in (("url", Dialog("accept")), ("none", None)):
         async with connect(target_of(server), era, dialog=dialog) as client:
@@ -226,9 +235,7 @@ async def test_with_a_passkey_enrolled_each_client_is_told_of_the_page(
         check_instructions(told["url-instructions"], "url")
     # The operator puts the form first: a client that shows dialogs is told of the dialog, and
     # one without elicitation still of the page.
-    form_first = opengist_mcp_server(
-        env={"OPENGIST_MCP_STATE_DIR": str(state), "OPENGIST_MCP_APPROVAL_ROUTES": "form,page"}
-    )
+    form_first = opengist_mcp_server(env={**env, "OPENGIST_MCP_APPROVAL_ROUTES": "form,page"})
     async with connect(target_of(form_first), era, dialog=Dialog("accept")) as client:
         form = {tool.name: tool.description or "" for tool in (await client.list_tools()).tools}
     async with connect(target_of(form_first), era) as client:

@@ -53,22 +53,31 @@ async def route_taken(target, era: str, dialog: Dialog | None, gist_id: str) -> 
     raise AssertionError(f"an answer of no known route: {text}")
 
 
-async def test_each_client_takes_the_route_it_was_told(live_server, opengist_env, opengist_mcp_binary, era, browser, tmp_path):
+async def test_each_client_takes_the_route_it_was_told(
+    live_server, opengist_env, opengist_mcp_binary, transport, era, browser, tmp_path
+):
+    from test_approval_page_http import bearer_principal
+
     og = api(opengist_env)
+    # The passkey is enrolled for the caller's principal: `local` on stdio, the shared secret's
+    # over HTTP (the page is offered only to a principal with a passkey).
+    secret = "e2e-live-guard-texts-secret-0123456789"
+    http = {"OPENGIST_MCP_HTTP_TOKEN": secret} if transport == "http" else {}
+    principal = bearer_principal(secret) if transport == "http" else "local"
     gist_id = og.create({"a.txt": "a\n"}, "private", title=marker())
     state = tmp_path / "state"
     seen = set()
     # Its own state directory: a stdio server is a new process per connection, and one started
     # after the enrolment below would read the passkey.
-    server = live_server(extra={"OPENGIST_MCP_STATE_DIR": str(tmp_path / "bare")})
+    server = live_server(extra={"OPENGIST_MCP_STATE_DIR": str(tmp_path / "bare"), **http})
     for dialog in (None, Dialog("decline")):
         told, taken = await route_taken(target_of(server), era, dialog, gist_id)
         assert told == taken, (dialog, told, taken)
         seen.add(taken)
         assert og.exists(gist_id), f"deleted on the {taken} route with nobody's yes"
     # With a passkey enrolled (read at start): the page, each client in its own way.
-    enrol(opengist_mcp_binary, state, browser, prefix="OPENGIST_MCP")
-    paged = live_server(extra={"OPENGIST_MCP_STATE_DIR": str(state)})
+    enrol(opengist_mcp_binary, state, browser, principal=principal, prefix="OPENGIST_MCP")
+    paged = live_server(extra={"OPENGIST_MCP_STATE_DIR": str(state), **http})
     for dialog in (None, Dialog("decline")):
         told, taken = await route_taken(target_of(paged), era, dialog, gist_id)
         assert told == taken, (dialog, told, taken)

@@ -8,7 +8,10 @@ it again only for a change that means to alter the tool list, and say so in the 
 The guarded tools' descriptions follow the route the asking client's calls take
 (test_guard_texts.py): the recorded default list is what a client that shows dialogs (it
 declares elicitation) is told, so these exchanges declare it; with `ELICITATION=false` every
-client is told of the two-call token.
+client is told of the two-call token. With `OPENGIST_MCP_VERIFIED_TOOLS` (and no passkey
+enrolled) the two verified tools offer no `confirm_token`, carry `ask-first/person_required`
+and say their calls are refused; every other entry is the default list's
+(`test_verified_tools_differ_only_in_their_own_entries`).
 """
 
 from __future__ import annotations
@@ -44,6 +47,12 @@ CASES = [
     ("tools-list.json", "tools-list.json", {}, everything),
     ("tools-list-read-only", "tools-list.json", {"OPENGIST_READ_ONLY": "yes"}, read_only_tools),
     ("tools-list-elicitation-false.json", "tools-list-elicitation-false.json", {"ELICITATION": "false"}, everything),
+    (
+        "tools-list-verified.json",
+        "tools-list-verified.json",
+        {"OPENGIST_MCP_VERIFIED_TOOLS": "delete_gist,delete_gist_files"},
+        everything,
+    ),
 ]
 
 # A client that shows dialogs (an empty elicitation capability is form mode).
@@ -72,3 +81,18 @@ def test_tools_list_answer_is_unchanged(opengist_mcp_binary, tmp_path, name, env
     for now, before in zip(listed["tools"], recorded["tools"]):
         assert now == before, f"{now['name']}: its tools/list entry changed:\n{json.dumps(now, sort_keys=True)}"
     assert listed == recorded
+
+
+def test_verified_tools_differ_only_in_their_own_entries():
+    default = json.loads((SNAPSHOTS / "tools-list.json").read_text())["tools"]
+    verified = json.loads((SNAPSHOTS / "tools-list-verified.json").read_text())["tools"]
+    assert [t["name"] for t in default] == [t["name"] for t in verified]
+    changed = {before["name"] for before, now in zip(default, verified) if before != now}
+    assert changed == {"delete_gist", "delete_gist_files"}, changed
+    for before, now in zip(default, verified):
+        if now["name"] in changed:
+            assert "confirm_token" in before["inputSchema"]["properties"], "the default offers the token"
+            assert "confirm_token" not in now["inputSchema"]["properties"], now
+            assert now["_meta"]["ask-first/person_required"] is True, now
+            assert "refused and changes nothing" in now["description"], now["description"]
+            assert before["annotations"] == now["annotations"] and before["outputSchema"] == now["outputSchema"]

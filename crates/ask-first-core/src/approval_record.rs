@@ -351,6 +351,14 @@ pub trait ApprovalPages: Send + Sync + 'static {
     /// person.
     fn ready(&self) -> bool;
 
+    /// Whether `principal` can approve on the page: a passkey enrolled for them, or a login
+    /// that applies to every principal. The guard offers the page only to a principal it is
+    /// ready for; others get the next of the operator's routes. By default [`ready`](Self::ready).
+    fn ready_for(&self, principal: &str) -> bool {
+        let _ = principal;
+        self.ready()
+    }
+
     /// Waits until the record `id` may have changed (decided on the page), or briefly; the
     /// guard reads the record again after it returns.
     fn changed<'a>(&'a self, id: &'a RecordId) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>>;

@@ -45,6 +45,21 @@ pub(crate) fn with_confirm_token(
     std::sync::Arc::new(schema)
 }
 
+/// `schema` without the `confirm_token` property, nor in `required`: the schema of a tool no
+/// token can clear.
+pub(crate) fn without_confirm_token(
+    schema: &rmcp::model::JsonObject,
+) -> std::sync::Arc<rmcp::model::JsonObject> {
+    let mut schema = schema.clone();
+    if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
+        properties.remove(CONFIRM_TOKEN_ARG);
+    }
+    if let Some(serde_json::Value::Array(required)) = schema.get_mut("required") {
+        required.retain(|name| name != CONFIRM_TOKEN_ARG);
+    }
+    std::sync::Arc::new(schema)
+}
+
 /// One tool call as the guard sees it: the request context (era, capabilities, the peer to
 /// ask), the tool's name, the `requestState` and `inputResponses` of a 2026-07-28 retry, and
 /// a quoted `confirm_token`.

@@ -94,7 +94,7 @@ pub use evidence::{Evidence, EvidenceGroup, EvidenceItem, Excerpt};
 pub use identity::Identity;
 pub use nonce::{MemoryNonceStore, NonceStore, NonceStoreError, SpendFuture};
 pub use nonce_file::{FileNonceStore, FileNonceStoreError, SPENT_LOG_FILE};
-pub use page_proof::PageProof;
+pub use page_proof::{PageProof, enrol_command};
 pub use question::{
     Address, ByteSize, Configured, Count, Fact, Id, InvalidId, Link, Moment, Name, NotConfigured,
     PathName, Question, Span, ToFact, Wording,

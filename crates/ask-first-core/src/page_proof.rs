@@ -37,3 +37,45 @@ impl PageProof {
         }
     }
 }
+
+/// The command the operator runs on the server's machine to enrol a passkey that approves the
+/// questions of `principal` on the approval page of the server (binary) `server`:
+/// `notes passkeys add --principal token:alice`. The principal is quoted for a POSIX shell when
+/// it holds anything but letters, digits and `._:@/+=-`.
+pub fn enrol_command(server: &str, principal: &str) -> String {
+    let plain = !principal.is_empty()
+        && principal
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._:@/+=-".contains(c));
+    let principal = if plain {
+        principal.to_owned()
+    } else {
+        format!("'{}'", principal.replace('\'', "'\\''"))
+    };
+    format!("{server} passkeys add --principal {principal}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::enrol_command;
+
+    #[test]
+    fn the_enrol_command_quotes_a_principal_a_shell_would_split() {
+        assert_eq!(
+            enrol_command("notes", "token:alice"),
+            "notes passkeys add --principal token:alice"
+        );
+        assert_eq!(
+            enrol_command("notes", "oauth:https://id.example/#a b"),
+            "notes passkeys add --principal 'oauth:https://id.example/#a b'"
+        );
+        assert_eq!(
+            enrol_command("notes", "it's"),
+            "notes passkeys add --principal 'it'\\''s'"
+        );
+        assert_eq!(
+            enrol_command("notes", ""),
+            "notes passkeys add --principal ''"
+        );
+    }
+}

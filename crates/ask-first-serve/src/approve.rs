@@ -17,10 +17,13 @@
 //! POSTs must come from its own origin; its headers forbid framing, caching, sniffing and
 //! referrers, and its Content-Security-Policy allows only its own nonce'd script and style and
 //! requests to itself. Passkeys are enrolled out of a model's reach, by the operator's
-//! `passkeys add` command ([`run_passkeys_command`]).
+//! `passkeys add` command ([`add_passkey`]), listed with `passkeys list` ([`list_passkeys`])
+//! and taken out with `passkeys remove` ([`remove_passkey`]): the page reads the passkey file
+//! on every use, so a removal counts at once.
 
 mod aaguid;
 mod ceremony;
+mod command;
 mod enrol;
 mod evidence;
 mod held;
@@ -52,8 +55,14 @@ use axum::routing::{get, post};
 use webauthn_rp::DiscoverableAuthenticationServerState;
 
 pub use aaguid::AaguidList;
-pub use enrol::run_passkeys_command;
-pub use passkeys::{PASSKEYS_FILE, PasskeyFileError};
+pub use command::{
+    AddPasskey, PasskeysCommand, passkeys_listing, passkeys_state_dir, run_passkeys,
+    run_passkeys_command,
+};
+pub use enrol::add_passkey;
+pub use passkeys::{
+    PASSKEYS_FILE, PasskeyFileError, PasskeyInfo, RemovePasskeyError, list_passkeys, remove_passkey,
+};
 
 pub(crate) use login::LoginSettings;
 
@@ -482,6 +491,11 @@ impl ApprovalPages for ApprovalPage {
     fn ready(&self) -> bool {
         self.inner.login.get().is_some()
             || (self.inner.offers_passkey() && self.inner.passkeys.any())
+    }
+
+    fn ready_for(&self, principal: &str) -> bool {
+        self.inner.login.get().is_some()
+            || (self.inner.offers_passkey() && self.inner.passkeys.any_for(principal))
     }
 
     fn proof(&self) -> PageProof {

@@ -48,6 +48,7 @@ pub mod redis;
 pub mod settings;
 pub mod shutdown;
 pub mod stdio;
+mod verified;
 
 pub use settings::{ServeSettings, SettingError, SettingNames};
 pub use shutdown::shutdown_signal;
@@ -118,6 +119,23 @@ pub enum ServeError {
         mode_setting: String,
         /// The mode in force.
         mode: String,
+    },
+    /// The guard names a verified tool (`<PREFIX>_VERIFIED_TOOLS`) that is not one of the
+    /// server's guarded tools.
+    #[error(
+        "{setting}: {entry} is not a guarded tool of this server{hint}; its guarded tools are: \
+         {guarded} (exact names, comma-separated). Nothing was started: an entry that names no \
+         tool would leave the tool it was meant for to a dialog a client can answer alone"
+    )]
+    VerifiedTool {
+        /// The setting.
+        setting: String,
+        /// The entry as shown: itself if shaped like a tool name, else a placeholder.
+        entry: String,
+        /// What it was likely meant to be, or empty.
+        hint: String,
+        /// The server's guarded tools, comma-separated, or `none`.
+        guarded: String,
     },
     /// A fixed seal key without Redis, and nowhere to keep spent answers.
     #[error(
@@ -226,7 +244,6 @@ fn approval_page(
 }
 
 /// The settings' prefix (`NOTES` for `NOTES_STATE_DIR`).
-#[cfg(feature = "passkeys")]
 fn settings_prefix(settings: &ServeSettings) -> &str {
     settings
         .names
@@ -291,6 +308,8 @@ pub struct Serving {
     /// The approval records replicas share (Redis), for CIBA without a page.
     #[cfg(feature = "passkeys")]
     shared_records: Option<Arc<dyn ask_first_core::ApprovalStore>>,
+    /// `<PREFIX>_VERIFIED_TOOLS`.
+    verified: verified::VerifiedSetting,
 }
 
 impl std::fmt::Debug for Serving {
@@ -365,6 +384,7 @@ impl Serving {
         let approval = approval_page(name, &settings, shared_records.clone())?;
         #[cfg(feature = "passkeys")]
         let ciba = ciba_client(name, &settings)?;
+        let verified = verified::VerifiedSetting::from_env(settings_prefix(&settings));
         Ok(Self {
             name: name.to_owned(),
             settings,
@@ -380,6 +400,7 @@ impl Serving {
             ciba,
             #[cfg(feature = "passkeys")]
             shared_records,
+            verified,
         })
     }
 
@@ -436,10 +457,14 @@ impl Serving {
     }
 
     /// A guard builder for this server with the settings applied: its name, `ELICITATION`,
-    /// the shared seal key, the spent-answer store and the audit log. Add anything else
-    /// (a principal rule, timeouts) and `build()` it.
+    /// the shared seal key, the spent-answer store, the audit log, and the tools
+    /// `<PREFIX>_VERIFIED_TOOLS` lists (every one must be a guarded tool of the server, or
+    /// [`Serving::serve`] refuses to start). Add anything else (a principal rule, timeouts) and
+    /// `build()` it.
     pub fn guard_builder(&self) -> GuardBuilder {
-        let mut builder = Guard::builder(&self.name).elicitation(self.settings.elicitation);
+        let mut builder = Guard::builder(&self.name)
+            .elicitation(self.settings.elicitation)
+            .verified_tools(self.verified.tools.iter().cloned());
         if let Some(key) = &self.settings.seal_key {
             builder = builder.key(key.clone());
         }
@@ -471,7 +496,9 @@ impl Serving {
 
     /// Serves `server` over HTTP when an address is set (every session gets a clone), else on
     /// stdio; until stdin closes, or SIGINT/SIGTERM for HTTP. A client that closes stdin before
-    /// its first request ends stdio serving normally.
+    /// its first request ends stdio serving normally. Refuses to start when its guard names a
+    /// verified tool (`<PREFIX>_VERIFIED_TOOLS`, [`GuardBuilder::verified_tools`]) that is not
+    /// one of the server's guarded tools, naming those that are.
     ///
     /// The future is boxed so that its type does not name `S`: a server without
     /// `impl HasGuard` is then reported once, on the argument, rather than again on the call
@@ -481,6 +508,7 @@ impl Serving {
         S: rmcp::ServerHandler + HasGuard + Clone + Send + Sync + 'static,
     {
         Box::pin(async move {
+            self.check_verified(&server).await?;
             match self.settings.http_addr {
                 #[cfg(feature = "http")]
                 Some(addr) => self.serve_http_unboxed(addr, server).await,
@@ -530,6 +558,7 @@ impl Serving {
     where
         S: rmcp::ServerHandler + HasGuard + Clone + Send + Sync + 'static,
     {
+        self.check_verified(&server).await?;
         self.report_redis().await;
         #[cfg_attr(not(feature = "passkeys"), allow(unused_mut))]
         let mut options = http::HttpOptions {

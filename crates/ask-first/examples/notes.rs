@@ -8,7 +8,9 @@
 //!   note would end up shared.
 //!
 //! The argument types do not declare `confirm_token`: `#[guarded]` adds it to each guarded
-//! tool's input schema, and the guard reads it from the call.
+//! tool's input schema, and the guard reads it from the call. `tools/list` describes each
+//! guarded tool for the route the asking client's calls take (`Guard::route_for`), and a tool
+//! listed in `NOTES_VERIFIED_TOOLS` offers no `confirm_token` (`Guard::mark_verified`).
 //!
 //! The questions carry server-side facts only (the id and a byte count), never a note's text:
 //! text planted in a note is exactly where an instruction to approve would sit. The approval
@@ -44,6 +46,12 @@
 //! A tool body can read who is calling: `ask_first::principal::Identity::of(&context)` (with a
 //! `context: rmcp::service::RequestContext<rmcp::RoleServer>` parameter) gives the principal
 //! the HTTP gate established (`token:alice`), or `None` on stdio.
+//! - `NOTES_VERIFIED_TOOLS`: guarded tools (e.g. `delete_note`) that run only after the
+//!   person's yes on the approval page or through CIBA; read by the framework, which refuses to
+//!   start when it names anything but a guarded tool, naming those that are.
+//! - `notes passkeys add [--principal P] [--name N]`, `notes passkeys list`,
+//!   `notes passkeys remove [--principal P] NAME-OR-ID`: the approval page's passkeys, kept in
+//!   `NOTES_STATE_DIR` (each person enrols their own principal's: `--principal token:alice`).
 //! - `NOTES_STATE_DIR`: where spent answers are kept when `NOTES_SEAL_KEY` is set without
 //!   `NOTES_REDIS_URL` (default: the XDG state directory), so they stay spent across restarts.
 //! - `NOTES_ALLOWED_HOSTS`, `NOTES_ALLOWED_ORIGINS`: extra accepted `Host` / `Origin` values
@@ -255,6 +263,49 @@ impl NotesServer {
 
 #[tool_handler(name = "notes")]
 impl ServerHandler for NotesServer {
+    /// The tools, each guarded one described for the route this client's calls take (the
+    /// descriptions written above speak of the form dialog), and a tool the operator made
+    /// verified (`NOTES_VERIFIED_TOOLS`) without `confirm_token`, which can never clear it.
+    async fn list_tools(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, ErrorData> {
+        let mut tools = Self::tool_router().list_all();
+        self.guard.mark_verified(&mut tools);
+        let client = ask_first_core::ClientDeclared::of(&context);
+        let principal = self
+            .guard
+            .principal_of(&ask_first::principal::Caller::of(&context));
+        for tool in &mut tools {
+            let Some(head) = route_head(&tool.name) else {
+                continue;
+            };
+            let plan = self.guard.route_for(
+                &client,
+                &principal,
+                &tool.name,
+                ask_first_core::ToolNeeds::AnyRoute,
+            );
+            if !matches!(
+                plan,
+                ask_first_core::RoutePlan::FormPushed
+                    | ask_first_core::RoutePlan::FormInputRequired
+            ) {
+                let sentence = plan.sentence(NAME, self.guard.page_proof());
+                tool.description = Some(format!("{head} {sentence}").into());
+            }
+        }
+        // The list differs between clients: a 2026-07-28 client may cache it for itself only.
+        let modern = context
+            .protocol_version()
+            .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        let mut result = rmcp::model::ListToolsResult::with_all_items(tools);
+        result.ttl_ms = modern.then_some(0);
+        result.cache_scope = modern.then_some(rmcp::model::CacheScope::Private);
+        Ok(result)
+    }
+
     /// Accepts 2026-07-28 `subscriptions/listen` (tool-list changes; the list never changes,
     /// so a stream carries its acknowledgement and keep-alives until the client or the
     /// framework's idle-stream timeout ends it): the long-lived stream the framework's stream
@@ -268,6 +319,17 @@ impl ServerHandler for NotesServer {
                 .tools_list_changed()
                 .build(),
         )
+    }
+}
+
+/// What a guarded tool does, before the sentence on how its calls are approved.
+fn route_head(tool: &str) -> Option<&'static str> {
+    match tool {
+        "delete_note" => Some("Delete a note. It cannot be undone."),
+        "write_note" => Some(
+            "Create a note or overwrite one's whole text. Writing a shared note (shared: true) is guarded:",
+        ),
+        _ => None,
     }
 }
 
@@ -295,13 +357,67 @@ enum Command {
         #[command(subcommand)]
         action: TokensAction,
     },
-    /// Passkeys for the approval page: `passkeys add [--principal P] [--name N]` prints a
-    /// one-time enrolment link.
+    /// Passkeys for the approval page: enrol (`add` prints a one-time link), `list`, `remove`.
     Passkeys {
-        /// `add` and its options.
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
+        #[command(subcommand)]
+        action: PasskeysAction,
     },
+}
+
+/// `notes passkeys ...`: the framework's typed passkey calls, with this server's settings.
+#[derive(Debug, clap::Subcommand)]
+enum PasskeysAction {
+    /// Print a one-time link (valid minutes, on this machine) that enrols a passkey approving
+    /// PRINCIPAL's questions on the approval page.
+    Add {
+        /// Whose questions it approves: `local` (a stdio client), `token:NAME` (a per-person
+        /// token's caller), ...
+        #[arg(long, default_value = "local")]
+        principal: String,
+        /// What to call it (`passkeys list` shows it, `passkeys remove` takes it).
+        #[arg(long, default_value = "passkey")]
+        name: String,
+        /// How long the link stays valid, in seconds (1 to 1800).
+        #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=1800))]
+        valid_for_secs: u64,
+    },
+    /// List the enrolled passkeys: principal, name, credential id, authenticator, enrolled.
+    List,
+    /// Remove PRINCIPAL's passkey with this name or credential id (a lost or stolen
+    /// authenticator); a running server refuses it from its next use on.
+    Remove {
+        /// Whose passkey it is.
+        #[arg(long, default_value = "local")]
+        principal: String,
+        /// Its name, or its credential id (the short id `passkeys list` prints will do).
+        name_or_id: String,
+    },
+}
+
+impl PasskeysAction {
+    /// The framework's typed command for this action.
+    fn command(self) -> ask_first_serve::approve::PasskeysCommand {
+        use ask_first_serve::approve::{AddPasskey, PasskeysCommand};
+        match self {
+            Self::Add {
+                principal,
+                name,
+                valid_for_secs,
+            } => PasskeysCommand::Add(AddPasskey {
+                principal,
+                name,
+                valid_for: std::time::Duration::from_secs(valid_for_secs),
+            }),
+            Self::List => PasskeysCommand::List,
+            Self::Remove {
+                principal,
+                name_or_id,
+            } => PasskeysCommand::Remove {
+                principal,
+                which: name_or_id,
+            },
+        }
+    }
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -356,14 +472,10 @@ async fn main() -> ExitCode {
         Some(Command::Tokens {
             action: TokensAction::Add { name, file },
         }) => return tokens_add(&name, file),
-        Some(Command::Passkeys { args }) => {
-            let names = ask_first_serve::SettingNames::with_prefix(PREFIX);
-            let state_dir = std::env::var_os(&names.state_dir)
-                .filter(|dir| !dir.is_empty())
-                .map(std::path::PathBuf::from);
+        Some(Command::Passkeys { action }) => {
+            // The state directory: NOTES_STATE_DIR, else the default one.
             let code =
-                ask_first_serve::approve::run_passkeys_command(NAME, PREFIX, state_dir, &args)
-                    .await;
+                ask_first_serve::approve::run_passkeys(NAME, PREFIX, None, action.command()).await;
             return ExitCode::from(u8::try_from(code).unwrap_or(1));
         }
         None => {}
@@ -381,23 +493,11 @@ async fn main() -> ExitCode {
 /// The serving: settings, guard, then stdio or HTTP, all through the framework.
 async fn run(cli: Cli) -> Result<(), ask_first::ServeError> {
     let serving = Serving::from_env(NAME, PREFIX)?.http_addr(cli.http);
-    let guard = with_principal_header(&serving)?
-        .verified_tools(verified_tools())
-        .build();
+    // NOTES_VERIFIED_TOOLS is read by the framework: `serving.serve` refuses to start when it
+    // names anything but a guarded tool of this server.
+    let guard = with_principal_header(&serving)?.build();
     let store = Arc::new(Store::seeded());
     serving.serve(NotesServer { guard, store }).await
-}
-
-/// `NOTES_VERIFIED_TOOLS=delete_note,...`: tools that run only after the person's yes on the
-/// approval page with a passkey (none by default).
-fn verified_tools() -> Vec<String> {
-    std::env::var("NOTES_VERIFIED_TOOLS")
-        .unwrap_or_default()
-        .split(',')
-        .map(str::trim)
-        .filter(|tool| !tool.is_empty())
-        .map(str::to_owned)
-        .collect()
 }
 
 /// `NOTES_PRINCIPAL_HEADER=x-user`: a custom principal rule, as a server behind an

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use ask_first::testing::{Era, Person, Reply, confirm_token_in, connect, text_of};
 use ask_first::{Approved, Guard, GuardBuilder, HasGuard, InputError, Resolve, Target, fact::Id};
-use ask_first_core::{ApprovalPages, ApprovalRoute, ClientDeclared, RecordId, ToolNeeds};
+use ask_first_core::{ApprovalPages, ApprovalRoute, Caller, ClientDeclared, RecordId, ToolNeeds};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ContentBlock, ListToolsResult, PaginatedRequestParams,
@@ -80,11 +80,12 @@ impl ServerHandler for Notes {
     ) -> Result<ListToolsResult, ErrorData> {
         // The description names the route, as a server's own words would follow it.
         let client = ClientDeclared::of(&context);
+        let principal = self.guard.principal_of(&Caller::of(&context));
         let mut tools = Self::tool_router().list_all();
         for tool in &mut tools {
             let plan = self
                 .guard
-                .route_for(&client, &tool.name, ToolNeeds::AnyRoute);
+                .route_for(&client, &principal, &tool.name, ToolNeeds::AnyRoute);
             tool.description = Some(format!("{plan:?}").into());
         }
         Ok(ListToolsResult::with_all_items(tools))

@@ -116,6 +116,16 @@ pub(crate) fn names_needing(scope: Scope) -> impl Iterator<Item = &'static str> 
         .map(|tool| tool.name)
 }
 
+/// The guarded tools, in the catalog's order: each asks a person (or, where no dialog can be
+/// shown, takes the two-call token) before it changes anything. Only these can be made
+/// verified (`OPENGIST_MCP_VERIFIED_TOOLS`).
+pub const GUARDED: [&str; 4] = [
+    "create_gist",
+    "update_gist",
+    "delete_gist_files",
+    "delete_gist",
+];
+
 /// The catalog entry of the tool called `name`, if there is one.
 pub fn entry(name: &str) -> Option<&'static ToolEntry> {
     TOOLS.iter().find(|tool| tool.name == name)
@@ -126,6 +136,22 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
+
+    #[test]
+    fn the_guarded_tools_are_those_that_take_a_confirm_token() {
+        for tool in TOOLS {
+            let listed = (tool.router)().list_all();
+            let takes_token = listed.iter().any(|t| {
+                t.input_schema
+                    .get("properties")
+                    .and_then(|p| p.get(ask_first_core::CONFIRM_TOKEN_ARG))
+                    .is_some()
+            });
+            assert_eq!(takes_token, GUARDED.contains(&tool.name), "{}", tool.name);
+        }
+        let order: Vec<&str> = names().filter(|name| GUARDED.contains(name)).collect();
+        assert_eq!(order, GUARDED, "in the catalog's order");
+    }
 
     #[test]
     fn fourteen_tools_each_named_once() {

@@ -75,6 +75,73 @@ pub enum Command {
         #[command(subcommand)]
         action: TokensAction,
     },
+    /// The approval page's passkeys: add (a one-time enrolment link), list, remove.
+    ///
+    /// Kept in OPENGIST_MCP_STATE_DIR. `add` prints a one-time link to open on this machine;
+    /// `remove` takes out a lost or stolen authenticator's passkey, at once on a running
+    /// server too. Each person enrols their own principal's: `local` for stdio, `token:NAME`
+    /// for a per-person token (`doctor` lists the principals that have one).
+    Passkeys {
+        /// What to do.
+        #[command(subcommand)]
+        action: PasskeysAction,
+    },
+}
+
+/// `opengist-mcp passkeys ...`.
+#[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
+pub enum PasskeysAction {
+    /// Print a one-time link (valid minutes, on this machine) that enrols a passkey approving
+    /// PRINCIPAL's questions on the approval page.
+    Add {
+        /// Whose questions it approves: `local` (a stdio client), `token:NAME` (a per-person
+        /// token's caller), ...
+        #[arg(long, default_value = "local")]
+        principal: String,
+        /// What to call it (`passkeys list` shows it, `passkeys remove` takes it).
+        #[arg(long, default_value = "passkey")]
+        name: String,
+        /// How long the link stays valid, in seconds (1 to 1800).
+        #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=1800))]
+        valid_for_secs: u64,
+    },
+    /// List the enrolled passkeys: principal, name, credential id, authenticator, enrolled.
+    List,
+    /// Remove PRINCIPAL's passkey with this name or credential id (a lost or stolen
+    /// authenticator); a running server refuses it from its next use on.
+    Remove {
+        /// Whose passkey it is.
+        #[arg(long, default_value = "local")]
+        principal: String,
+        /// Its name, or its credential id (the short id `passkeys list` prints will do).
+        name_or_id: String,
+    },
+}
+
+impl PasskeysAction {
+    /// The framework's typed command for this action.
+    pub fn command(&self) -> ask_first_serve::approve::PasskeysCommand {
+        use ask_first_serve::approve::{AddPasskey, PasskeysCommand};
+        match self.clone() {
+            Self::Add {
+                principal,
+                name,
+                valid_for_secs,
+            } => PasskeysCommand::Add(AddPasskey {
+                principal,
+                name,
+                valid_for: std::time::Duration::from_secs(valid_for_secs),
+            }),
+            Self::List => PasskeysCommand::List,
+            Self::Remove {
+                principal,
+                name_or_id,
+            } => PasskeysCommand::Remove {
+                principal,
+                which: name_or_id,
+            },
+        }
+    }
 }
 
 /// `opengist-mcp tokens ...`.
@@ -243,6 +310,54 @@ mod tests {
             .to_string();
         let after = help.split_once("without a flag").expect("the list").1;
         assert!(after.contains("  OPENGIST_MCP_TEST_ONLY\n"), "{help}");
+    }
+
+    #[test]
+    fn passkeys_is_a_subcommand_with_add_list_and_remove() {
+        let parse = |line: &str| CliArgs::try_parse_from(line.split_whitespace());
+        let add = parse("opengist-mcp passkeys add --principal token:alice --valid-for-secs 60")
+            .expect("add parses");
+        let Some(Command::Passkeys { action }) = add.command else {
+            panic!("{add:?}");
+        };
+        assert_eq!(
+            action.command(),
+            ask_first_serve::approve::PasskeysCommand::Add(ask_first_serve::approve::AddPasskey {
+                principal: "token:alice".into(),
+                name: "passkey".into(),
+                valid_for: std::time::Duration::from_secs(60),
+            })
+        );
+        let remove = parse("opengist-mcp passkeys remove --principal token:bob laptop")
+            .expect("remove parses");
+        assert_eq!(
+            remove.command,
+            Some(Command::Passkeys {
+                action: PasskeysAction::Remove {
+                    principal: "token:bob".into(),
+                    name_or_id: "laptop".into()
+                }
+            })
+        );
+        assert!(matches!(
+            parse("opengist-mcp passkeys list").map(|a| a.command),
+            Ok(Some(Command::Passkeys {
+                action: PasskeysAction::List
+            }))
+        ));
+        for wrong in [
+            "opengist-mcp passkeys",
+            "opengist-mcp passkeys enrol",
+            "opengist-mcp passkeys remove",
+            "opengist-mcp passkeys add --valid-for-secs 0",
+            "opengist-mcp passkeys add --valid-for-secs 1801",
+        ] {
+            assert!(parse(wrong).is_err(), "{wrong}");
+        }
+        let help = CliArgs::command().render_long_help().to_string();
+        assert!(help.contains("passkeys"), "{help}");
+        let error = parse("opengist-mcp passkeys --help").expect_err("help is an early exit");
+        assert_eq!(error.kind(), clap::error::ErrorKind::DisplayHelp);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The `opengist-mcp` binary: parses the configuration, then serves MCP on stdio or
 //! streamable HTTP through the guard framework's serving (`ask_first_serve::Serving`), or runs
-//! a command (`doctor`, `healthcheck`, `client-config`, `tokens`).
+//! a command (`doctor`, `healthcheck`, `client-config`, `tokens`, `passkeys`).
 
 use std::process::ExitCode;
 
@@ -17,13 +17,12 @@ fn fail(message: impl std::fmt::Display, code: i32) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    // `passkeys add`: the framework's enrolment for the approval page, before any setting is
-    // read (it needs only the state directory) and out of a model's reach (a terminal's).
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    if argv.first().map(String::as_str) == Some("passkeys") {
-        return passkeys(&argv[1..]);
-    }
     let mut args = CliArgs::parse_process();
+    // `passkeys ...`: the framework's passkeys of the approval page, before any setting is read
+    // (they need only the state directory) and out of a model's reach (a terminal's).
+    if let Some(Command::Passkeys { action }) = &args.command {
+        return passkeys(action);
+    }
     // `client-config CLIENT --http URL`: the flag names the server a client reaches, not an
     // address to bind here.
     let client_endpoint = match args.command {
@@ -78,16 +77,15 @@ fn main() -> ExitCode {
         Some(Command::Tokens { ref action }) => {
             opengist_mcp::tokens::run(action, config.serve.auth.tokens_file.as_deref())
         }
+        // Run above, before the configuration is read.
+        Some(Command::Passkeys { ref action }) => passkeys(action),
         None => runtime.block_on(serve(config)),
     }
 }
 
-/// `passkeys add [--principal P] [--name N] [--valid-for-secs S]`: a one-time link on this
-/// terminal that enrols a passkey for the approval page, kept in `OPENGIST_MCP_STATE_DIR`.
-fn passkeys(args: &[String]) -> ExitCode {
-    let state_dir = std::env::var_os("OPENGIST_MCP_STATE_DIR")
-        .filter(|dir| !dir.is_empty())
-        .map(std::path::PathBuf::from);
+/// `passkeys add | list | remove`: the approval page's passkeys, kept in
+/// `OPENGIST_MCP_STATE_DIR` (else the default state directory).
+fn passkeys(action: &opengist_mcp::cli::PasskeysAction) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -95,11 +93,11 @@ fn passkeys(args: &[String]) -> ExitCode {
         Ok(runtime) => runtime,
         Err(error) => return fail(format!("could not start the async runtime: {error}"), 1),
     };
-    let code = runtime.block_on(ask_first_serve::approve::run_passkeys_command(
+    let code = runtime.block_on(ask_first_serve::approve::run_passkeys(
         SERVER_NAME,
         "OPENGIST_MCP",
-        state_dir,
-        args,
+        None,
+        action.command(),
     ));
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }

@@ -115,7 +115,15 @@ impl OpengistServer {
         };
         let guard = guard
             .dialog_timeout(config.dialog_timeout)
-            .verified_tools(config.verified_tools.iter().cloned())
+            // The configuration checked each name against the catalog's guarded tools; a
+            // verified tool the filters leave out has nothing to guard.
+            .verified_tools(
+                config
+                    .verified_tools
+                    .iter()
+                    .filter(|tool| enabled.contains(tool))
+                    .cloned(),
+            )
             .build();
         let shared = Shared {
             client,
@@ -203,6 +211,7 @@ impl OpengistServer {
         self.with_setup_mistakes(guard_texts::instructions(
             &self.shared.guard,
             &ClientDeclared::of(context),
+            &self.principal(context),
             &self.tool_names(),
         ))
     }
@@ -262,6 +271,7 @@ impl ServerHandler for OpengistServer {
         info.instructions = Some(self.with_setup_mistakes(guard_texts::instructions(
             &self.shared.guard,
             &ClientDeclared::default(),
+            &self.shared.guard.principal_of(&Caller::local()),
             &self.tool_names(),
         )));
         info
@@ -304,6 +314,7 @@ impl ServerHandler for OpengistServer {
             &mut tools,
             &self.shared.guard,
             &ClientDeclared::of(&context),
+            &self.principal(&context),
         );
         let modern = context
             .protocol_version()

@@ -62,9 +62,13 @@ pub(super) enum PageVia {
 }
 
 impl Guard {
-    /// The page, when one is configured and a passkey is enrolled.
-    pub(super) fn page(&self) -> Option<&dyn ApprovalPages> {
-        self.inner.pages.as_deref().filter(|pages| pages.ready())
+    /// The page, when one is configured and `principal` can approve there (a passkey enrolled
+    /// for them, or a login).
+    pub(super) fn page_for(&self, principal: &str) -> Option<&dyn ApprovalPages> {
+        self.inner
+            .pages
+            .as_deref()
+            .filter(|pages| pages.ready_for(principal))
     }
 
     /// What approving on the approval page takes (a passkey, a sign-in at the identity
@@ -613,7 +617,11 @@ mod tests {
                 [EvidenceItem::readable(name, b"0123456789")],
             )
         };
-        let scratch = page_message("og", &evidence_record(gone("scratch.txt")), PageProof::Passkey);
+        let scratch = page_message(
+            "og",
+            &evidence_record(gone("scratch.txt")),
+            PageProof::Passkey,
+        );
         let keep = page_message("og", &evidence_record(gone("keep.txt")), PageProof::Passkey);
         assert_ne!(scratch, keep);
         assert!(

@@ -5,7 +5,7 @@
 //! so what a client is told is what its calls get.
 
 use rmcp::RoleServer;
-use rmcp::model::{ClientCapabilities, ProtocolVersion};
+use rmcp::model::{ClientCapabilities, ProtocolVersion, Tool};
 use rmcp::service::RequestContext;
 
 use super::page::PageVia;
@@ -225,14 +225,15 @@ pub(super) enum Choice {
 impl Guard {
     /// The route a call of a tool takes for `client`: the first of the operator's routes that
     /// can reach it and that the tool accepts (`verified`: only the page and CIBA); `ciba`
-    /// says whether CIBA can ask this caller. `None` when no route can.
+    /// says whether CIBA can ask this caller, `page` whether the approval page is ready for
+    /// them. `None` when no route can.
     pub(super) fn choose(
         &self,
         client: &ClientDeclared,
         verified: bool,
         ciba: bool,
+        page: bool,
     ) -> Option<Choice> {
-        let page = self.page().is_some();
         self.routes(page).into_iter().find_map(|route| match route {
             ApprovalRoute::Ciba if ciba => Some(Choice::Ciba),
             ApprovalRoute::Page if page => Some(Choice::Page(match (client.url, client.modern) {
@@ -251,19 +252,27 @@ impl Guard {
     }
 
     /// How calls of `tool`, which accepts `needs`, will be asked for `client`
-    /// ([`ClientDeclared::of`] a `tools/list` or `initialize` request's context): the same
-    /// choice the guard makes when the call comes, for this moment's settings (an approval page
-    /// counts once a passkey is enrolled). A tool the operator listed as verified
+    /// ([`ClientDeclared::of`] a `tools/list` or `initialize` request's context) calling as
+    /// `principal` ([`Guard::principal_of`] the same request's caller): the same choice the
+    /// guard makes when the call comes, for this moment's settings (the approval page counts
+    /// for a principal once a passkey is enrolled for them, or a login applies). A tool the
+    /// operator listed as verified
     /// ([`GuardBuilder::verified_tools`](super::GuardBuilder::verified_tools)) needs the page
     /// whatever `needs` says.
-    pub fn route_for(&self, client: &ClientDeclared, tool: &str, needs: ToolNeeds) -> RoutePlan {
-        let verified =
-            needs == ToolNeeds::Verified || self.inner.verified_tools.iter().any(|t| t == tool);
+    pub fn route_for(
+        &self,
+        client: &ClientDeclared,
+        principal: &str,
+        tool: &str,
+        needs: ToolNeeds,
+    ) -> RoutePlan {
+        let verified = needs == ToolNeeds::Verified || self.is_verified(tool);
         let person = verified || needs == ToolNeeds::Person;
         // Whether this caller has a subject is known only per call; in OAuth mode, the only
         // one where CIBA is configured, every caller has one.
         let ciba = self.backchannel().is_some();
-        match self.choose(client, verified, ciba) {
+        let page = self.page_for(principal).is_some();
+        match self.choose(client, verified, ciba, page) {
             Some(Choice::Ciba) => RoutePlan::Ciba,
             Some(Choice::Page(PageVia::Pushed)) => RoutePlan::PagePushed,
             Some(Choice::Page(PageVia::InputRequired)) => RoutePlan::PageInputRequired,
@@ -281,6 +290,36 @@ impl Guard {
     }
 }
 
+impl Guard {
+    /// Rewrites a server's `tools/list` for the tools the operator listed as verified
+    /// ([`GuardBuilder::verified_tools`](super::GuardBuilder::verified_tools)): no two-call
+    /// token can clear them, so their input schema loses `confirm_token`, and their `_meta`
+    /// carries [`PERSON_REQUIRED_META_KEY`](super::PERSON_REQUIRED_META_KEY), as a
+    /// `#[guarded(always, verified)]` tool's does. Other tools, and a listed tool that is not
+    /// guarded (it offers no `confirm_token`), are left as they are: serving refuses to start
+    /// with the latter.
+    pub fn mark_verified(&self, tools: &mut [Tool]) {
+        let takes_token = |tool: &Tool| {
+            tool.input_schema
+                .get("properties")
+                .and_then(|p| p.get(crate::CONFIRM_TOKEN_ARG))
+                .is_some()
+        };
+        for tool in tools
+            .iter_mut()
+            .filter(|tool| self.is_verified(&tool.name) && takes_token(tool))
+        {
+            tool.input_schema = crate::call::without_confirm_token(&tool.input_schema);
+            let mut meta = tool.meta.take().unwrap_or_default();
+            meta.0.insert(
+                super::PERSON_REQUIRED_META_KEY.to_owned(),
+                serde_json::Value::Bool(true),
+            );
+            tool.meta = Some(meta);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::future::Future;
@@ -291,7 +330,7 @@ mod tests {
 
     use rmcp::model::{
         ClientCapabilities, ElicitationCapability, FormElicitationCapability, ProtocolVersion,
-        UrlElicitationCapability,
+        Tool, UrlElicitationCapability,
     };
 
     use super::{ClientDeclared, RoutePlan, ToolNeeds};
@@ -317,6 +356,105 @@ mod tests {
         ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
             Box::pin(async {})
         }
+    }
+
+    /// A page with passkeys enrolled for these principals only.
+    struct People(&'static [&'static str]);
+
+    impl ApprovalPages for People {
+        fn url<'a>(
+            &'a self,
+            id: &'a RecordId,
+        ) -> Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>> {
+            Box::pin(async move { Ok(format!("http://localhost:1/approve/{id}")) })
+        }
+        fn ready(&self) -> bool {
+            !self.0.is_empty()
+        }
+        fn ready_for(&self, principal: &str) -> bool {
+            self.0.contains(&principal)
+        }
+        fn changed<'a>(
+            &'a self,
+            _id: &'a RecordId,
+        ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+            Box::pin(async {})
+        }
+    }
+
+    #[test]
+    fn the_page_is_offered_only_to_a_principal_with_a_passkey() {
+        let guard = Guard::builder("srv")
+            .approval_pages(Arc::new(People(&["token:alice"])))
+            .verified_tools(["delete"])
+            .build();
+        let python = ClientDeclared::new(MODERN, Some(&caps(true, true)));
+        let none = ClientDeclared::new(MODERN, Some(&ClientCapabilities::default()));
+        // alice has a passkey: the page, the way her client can open it.
+        assert_eq!(
+            guard.route_for(&python, "token:alice", "edit", ToolNeeds::AnyRoute),
+            RoutePlan::PageInputRequired
+        );
+        assert_eq!(
+            guard.route_for(&none, "token:alice", "edit", ToolNeeds::AnyRoute),
+            RoutePlan::PageLink
+        );
+        // bob has none: the next of the default routes, as if there were no page.
+        assert_eq!(
+            guard.route_for(&python, "token:bob", "edit", ToolNeeds::AnyRoute),
+            RoutePlan::FormInputRequired
+        );
+        assert_eq!(
+            guard.route_for(&none, "token:bob", "edit", ToolNeeds::AnyRoute),
+            RoutePlan::TokenNotDeclared
+        );
+        // A verified tool: the page for alice, refused for bob.
+        assert_eq!(
+            guard.route_for(&python, "token:alice", "delete", ToolNeeds::AnyRoute),
+            RoutePlan::PageInputRequired
+        );
+        assert_eq!(
+            guard.route_for(&python, "token:bob", "delete", ToolNeeds::AnyRoute),
+            RoutePlan::RefusedNotVerified
+        );
+        assert!(guard.is_verified("delete") && !guard.is_verified("edit"));
+        assert_eq!(guard.verified_tools(), ["delete".to_owned()]);
+    }
+
+    #[test]
+    fn a_verified_tool_is_listed_without_the_token_and_as_needing_a_person() {
+        let schema = crate::call::with_confirm_token(&serde_json::Map::from_iter([(
+            "type".to_owned(),
+            serde_json::json!("object"),
+        )]));
+        let plain = std::sync::Arc::new(serde_json::Map::new());
+        let mut tools = vec![
+            Tool::new("delete", "Delete.", schema.clone()),
+            Tool::new("edit", "Edit.", schema),
+            Tool::new("read", "Read.", plain),
+        ];
+        let guard = Guard::builder("srv")
+            .verified_tools(["delete", "read"])
+            .build();
+        guard.mark_verified(&mut tools);
+        // A listed tool that is not guarded is not marked as if it were.
+        assert!(tools[2].meta.is_none());
+        let properties = |tool: &Tool| tool.input_schema.get("properties").cloned();
+        assert_eq!(properties(&tools[0]), Some(serde_json::json!({})));
+        assert_eq!(
+            tools[0]
+                .meta
+                .as_ref()
+                .and_then(|m| m.0.get(crate::PERSON_REQUIRED_META_KEY)),
+            Some(&serde_json::Value::Bool(true))
+        );
+        // Positive control: the tool the operator did not list keeps its token.
+        assert!(
+            properties(&tools[1]).is_some_and(|p| p.get(crate::CONFIRM_TOKEN_ARG).is_some()),
+            "{:?}",
+            tools[1].input_schema
+        );
+        assert!(tools[1].meta.is_none());
     }
 
     fn with_page(ready: bool) -> GuardBuilder {
@@ -381,7 +519,7 @@ mod tests {
     fn without_a_page_a_dialog_client_gets_the_form_and_any_other_the_token() {
         let guard = Guard::builder("srv").build();
         for (era, client) in clients() {
-            let plan = guard.route_for(&client, "t", ToolNeeds::AnyRoute);
+            let plan = guard.route_for(&client, "local", "t", ToolNeeds::AnyRoute);
             let expected = match (client.form(), era) {
                 (true, "modern") => RoutePlan::FormInputRequired,
                 (true, _) => RoutePlan::FormPushed,
@@ -389,14 +527,14 @@ mod tests {
             };
             assert_eq!(plan, expected, "{era} {client:?}");
             // A tool that needs a person is refused where the token would be.
-            let person = guard.route_for(&client, "t", ToolNeeds::Person);
+            let person = guard.route_for(&client, "local", "t", ToolNeeds::Person);
             if plan.takes_token() {
                 assert_eq!(person, RoutePlan::RefusedNoPerson, "{client:?}");
             } else {
                 assert_eq!(person, plan, "{client:?}");
             }
             assert_eq!(
-                guard.route_for(&client, "t", ToolNeeds::Verified),
+                guard.route_for(&client, "local", "t", ToolNeeds::Verified),
                 RoutePlan::RefusedNotVerified
             );
         }
@@ -404,7 +542,7 @@ mod tests {
         let off = Guard::builder("srv").elicitation(false).build();
         for (_, client) in clients() {
             assert_eq!(
-                off.route_for(&client, "t", ToolNeeds::AnyRoute),
+                off.route_for(&client, "local", "t", ToolNeeds::AnyRoute),
                 RoutePlan::TokenSwitchedOff,
                 "{client:?}"
             );
@@ -421,18 +559,22 @@ mod tests {
                 (false, _) => RoutePlan::PageLink,
             };
             for needs in [ToolNeeds::AnyRoute, ToolNeeds::Person, ToolNeeds::Verified] {
-                assert_eq!(guard.route_for(&client, "t", needs), expected, "{client:?}");
+                assert_eq!(
+                    guard.route_for(&client, "local", "t", needs),
+                    expected,
+                    "{client:?}"
+                );
             }
         }
         // No passkey yet: as without a page; a verified tool is refused.
         let bare = with_page(false).build();
         let python = ClientDeclared::new(LEGACY, Some(&caps(true, true)));
         assert_eq!(
-            bare.route_for(&python, "t", ToolNeeds::AnyRoute),
+            bare.route_for(&python, "local", "t", ToolNeeds::AnyRoute),
             RoutePlan::FormPushed
         );
         assert_eq!(
-            bare.route_for(&python, "t", ToolNeeds::Verified),
+            bare.route_for(&python, "local", "t", ToolNeeds::Verified),
             RoutePlan::RefusedNotVerified
         );
     }
@@ -446,35 +588,35 @@ mod tests {
             .verified_tools(["delete"])
             .build();
         assert_eq!(
-            guard.route_for(&python, "edit", ToolNeeds::AnyRoute),
+            guard.route_for(&python, "local", "edit", ToolNeeds::AnyRoute),
             RoutePlan::FormInputRequired,
             "the form first"
         );
         assert_eq!(
-            guard.route_for(&python, "delete", ToolNeeds::AnyRoute),
+            guard.route_for(&python, "local", "delete", ToolNeeds::AnyRoute),
             RoutePlan::PageInputRequired,
             "a listed tool skips the form"
         );
         assert_eq!(
-            guard.route_for(&none, "edit", ToolNeeds::AnyRoute),
+            guard.route_for(&none, "local", "edit", ToolNeeds::AnyRoute),
             RoutePlan::PageLink
         );
         let token_only = with_page(true)
             .approval_routes(vec![ApprovalRoute::Token])
             .build();
         assert_eq!(
-            token_only.route_for(&python, "edit", ToolNeeds::AnyRoute),
+            token_only.route_for(&python, "local", "edit", ToolNeeds::AnyRoute),
             RoutePlan::TokenNotDeclared
         );
         assert_eq!(
-            token_only.route_for(&python, "edit", ToolNeeds::Verified),
+            token_only.route_for(&python, "local", "edit", ToolNeeds::Verified),
             RoutePlan::RefusedNotVerified
         );
         let form_only = Guard::builder("srv")
             .approval_routes(vec![ApprovalRoute::Form])
             .build();
         assert_eq!(
-            form_only.route_for(&none, "edit", ToolNeeds::AnyRoute),
+            form_only.route_for(&none, "local", "edit", ToolNeeds::AnyRoute),
             RoutePlan::RefusedNoRoute
         );
     }

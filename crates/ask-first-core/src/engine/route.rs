@@ -7,6 +7,7 @@ use super::{Guard, Interruption, InterruptionKind};
 use crate::approval::ApprovedBy;
 use crate::audit::Route;
 use crate::call::{CONFIRM_TOKEN_ARG, GuardCall};
+use crate::engine::Caller;
 use crate::target::Target;
 
 /// One way the guard may ask, in the order the operator sets (`<PREFIX>_APPROVAL_ROUTES`).
@@ -109,9 +110,13 @@ impl Guard {
     ) -> (Route, Result<ApprovedBy, Interruption>) {
         let client = ClientDeclared::of(&call.context);
         let modern = client.is_modern();
-        let verified = call.verified || self.inner.verified_tools.iter().any(|t| *t == call.tool);
+        let verified = call.verified || self.is_verified(&call.tool);
         let ciba = self.ciba_reaches(&call.context);
-        let choice = self.choose(&client, verified, ciba);
+        // The page is offered to a principal who can approve there (a passkey enrolled for
+        // them, or a login); anyone else gets the next of the operator's routes.
+        let principal = self.principal_of(&Caller::of(&call.context));
+        let page = self.page_for(&principal).is_some();
+        let choice = self.choose(&client, verified, ciba, page);
         let result = match choice {
             Some(Choice::Ciba) => self.ciba_path(call, target, changed).await,
             Some(Choice::Page(via)) => Some(self.page_path(call, target, via, changed).await),
@@ -129,8 +134,8 @@ impl Guard {
         };
         let result = match result {
             Some(result) => result,
-            None if verified => Err(self.verified_unavailable(call, self.page().is_some())),
-            None => Err(self.no_route(call)),
+            None if verified => Err(self.verified_unavailable(call, &principal, page)),
+            None => Err(self.no_route(call, page)),
         };
         let route = if choice == Some(Choice::Ciba) {
             Route::Ciba
@@ -140,8 +145,21 @@ impl Guard {
         (route, result)
     }
 
-    /// The routes in the operator's order; by default `page,form,token` with a page ready,
-    /// else `form,token`.
+    /// Whether `tool` takes only a route a model cannot complete because the operator listed
+    /// it ([`GuardBuilder::verified_tools`](super::GuardBuilder::verified_tools)); a tool
+    /// verified by its attribute says so on each call instead.
+    pub fn is_verified(&self, tool: &str) -> bool {
+        self.inner.verified_tools.iter().any(|t| t == tool)
+    }
+
+    /// The tools the operator listed as verified
+    /// ([`GuardBuilder::verified_tools`](super::GuardBuilder::verified_tools)).
+    pub fn verified_tools(&self) -> &[String] {
+        &self.inner.verified_tools
+    }
+
+    /// The routes in the operator's order; by default `page,form,token` with a page ready for
+    /// the caller, else `form,token`.
     pub(super) fn routes(&self, page: bool) -> Vec<ApprovalRoute> {
         match &self.inner.routes {
             Some(routes) => routes.clone(),
@@ -156,22 +174,33 @@ impl Guard {
 
     /// The refusal of a tool that only a route a model cannot complete may clear, when none
     /// can be used.
-    fn verified_unavailable(&self, call: &GuardCall, page: bool) -> Interruption {
+    fn verified_unavailable(&self, call: &GuardCall, principal: &str, page: bool) -> Interruption {
         let server = &self.inner.server;
         let tool = &call.tool;
-        let why = if page {
-            "the operator's routes leave the approval page out"
+        let (why, setup) = if page {
+            (
+                "the operator's routes leave the approval page out".to_owned(),
+                self.inner.page_setup.clone(),
+            )
         } else if self.inner.pages.is_some() {
-            "no passkey is enrolled for its approval page"
+            (
+                format!("no passkey is enrolled for `{principal}`, who called"),
+                format!(
+                    "the operator enrols one for `{principal}` on the server's machine with `{}`",
+                    crate::enrol_command(server, principal)
+                ),
+            )
         } else {
-            "it has no approval page"
+            (
+                "it has no approval page".to_owned(),
+                self.inner.page_setup.clone(),
+            )
         };
         tracing::info!(tool = %tool, "a verified tool and no route a model cannot complete: refusing");
         Interruption::text(
             InterruptionKind::VerifiedUnavailable,
             format!(
                 "Nothing was changed: {server} runs `{tool}` only after the person approves it on its approval page with a passkey, or on their device through their identity provider (CIBA), a yes a model cannot give; no dialog and no {CONFIRM_TOKEN_ARG} will do, and {why}{ciba}. To enable the page: {setup}.{ciba_setup}",
-                setup = self.inner.page_setup,
                 ciba = self.ciba_unavailable(),
                 ciba_setup = self.ciba_setup_sentence(),
             ),
@@ -179,12 +208,8 @@ impl Guard {
     }
 
     /// The refusal when none of the operator's routes can ask this client.
-    fn no_route(&self, call: &GuardCall) -> Interruption {
-        let routes: Vec<&str> = self
-            .routes(self.page().is_some())
-            .iter()
-            .map(|r| r.as_str())
-            .collect();
+    fn no_route(&self, call: &GuardCall, page: bool) -> Interruption {
+        let routes: Vec<&str> = self.routes(page).iter().map(|r| r.as_str()).collect();
         Interruption::text(
             InterruptionKind::NotAsked,
             format!(

@@ -25,25 +25,17 @@ use axum::routing::{get, post};
 
 use super::aaguid::AaguidList;
 use super::ceremony::{self, RegistrationStarted};
+use super::command::AddPasskey;
 use super::page::{Refusal, checked_post, cookie_token};
 use super::passkeys::PasskeyFile;
 use super::site::{self, LOOPBACK_HOST};
 use super::{html, invite, loopback, random_token};
 
-/// How long an enrolment link stays valid by default, and at most.
-const DEFAULT_VALID: Duration = Duration::from_secs(5 * 60);
-const MAX_VALID: Duration = Duration::from_secs(30 * 60);
 /// The cookie carrying the enrolment page's token.
 const ENROL_COOKIE: &str = super::page::PAGE_COOKIE;
 
 /// What a browser other than the one that first opened the link is told.
 const OPENED_ELSEWHERE: &str = "This enrolment link was already opened in another browser: the enrolment page belongs to the first browser that opened it, and keeps working there. If that was not you, someone else has this link: stop the `passkeys add` command that printed it (Ctrl-C), check which passkeys are enrolled, and run it again for a new link.";
-
-const USAGE: &str = "usage: passkeys add [--principal PRINCIPAL] [--name NAME] [--valid-for-secs N]\n\
-  Prints a one-time link; open it on this machine to enrol a passkey that approves the\n\
-  questions of PRINCIPAL (default `local`: a stdio client, or any holder of an HTTP\n\
-  server's one shared secret) on the approval page. The link is valid for N seconds\n\
-  (default 300).";
 
 /// One enrolment link: on `passkeys add`'s own listener, or handed out through the running
 /// HTTP server (`claim`: the invitation file taken when it is used, so it works once across
@@ -113,49 +105,28 @@ impl Enrolment {
     }
 }
 
-/// Runs `<server> passkeys ...` with `args` (after `passkeys`), for the server named `server`
-/// whose settings are prefixed `prefix`; its passkeys go to `state_dir`, else to the default
-/// state directory. Returns the process exit code.
-pub async fn run_passkeys_command(
+/// `<server> passkeys add` with `options`, for the server named `server` whose settings are
+/// prefixed `prefix`; its passkeys go to `state_dir`, else to the default state directory.
+/// Prints the one-time link, waits for the enrolment or the link's expiry, and returns the
+/// process exit code.
+pub async fn add_passkey(
     server: &str,
     prefix: &str,
     state_dir: Option<PathBuf>,
-    args: &[String],
+    options: &AddPasskey,
 ) -> i32 {
     let state_setting = format!("{prefix}_STATE_DIR");
-    let mut principal = "local".to_owned();
-    let mut name = "passkey".to_owned();
-    let mut valid = DEFAULT_VALID;
-    let mut rest = args.iter();
-    match rest.next().map(String::as_str) {
-        Some("add") => {}
-        _ => {
-            eprintln!("{USAGE}");
-            return 2;
-        }
-    }
-    while let Some(flag) = rest.next() {
-        let value = rest.next();
-        match (flag.as_str(), value) {
-            ("--principal", Some(v)) if !v.is_empty() => principal.clone_from(v),
-            ("--name", Some(v)) if !v.is_empty() => name.clone_from(v),
-            ("--valid-for-secs", Some(v)) => match v.parse::<u64>() {
-                Ok(secs) if secs > 0 && Duration::from_secs(secs) <= MAX_VALID => {
-                    valid = Duration::from_secs(secs);
-                }
-                _ => {
-                    eprintln!(
-                        "--valid-for-secs takes a number of seconds from 1 to {}",
-                        MAX_VALID.as_secs()
-                    );
-                    return 2;
-                }
-            },
-            _ => {
-                eprintln!("{USAGE}");
-                return 2;
-            }
-        }
+    let AddPasskey {
+        principal,
+        name,
+        valid_for: valid,
+    } = options.clone();
+    if valid.is_zero() || valid > AddPasskey::MAX_VALID {
+        eprintln!(
+            "the enrolment link's validity must be from 1 to {} seconds",
+            AddPasskey::MAX_VALID.as_secs()
+        );
+        return 2;
     }
     let aaguids = match AaguidList::from_env(prefix) {
         Ok(list) => list,
@@ -489,7 +460,7 @@ mod tests {
             code: RecordId::random().to_string(),
             principal: "local".into(),
             name: "passkey".into(),
-            expires: Instant::now() + DEFAULT_VALID,
+            expires: Instant::now() + AddPasskey::DEFAULT_VALID,
             file: PasskeyFile::new(&dir, "T_STATE_DIR"),
             claim: None,
             aaguids: None,

@@ -14,7 +14,9 @@ try{const o=JSON.parse(await post('/begin',{token:d.token,decision}));
 const c=await navigator.credentials.get({publicKey:PublicKeyCredential.parseRequestOptionsFromJSON(o.publicKey||o)});
 out.textContent=await post('/finish',{token:d.token,credential:c.toJSON()});out.dataset.state='done';
 for(const b of document.querySelectorAll('button'))b.disabled=true}
-catch(e){out.textContent='Not recorded: '+e.message;out.dataset.state='refused'}}
+catch(e){const n=document.getElementById('enrol');out.dataset.state='refused';
+if(e.name==='NotAllowedError'&&n){out.textContent='No passkey answered: this browser has none for this page, or the request was cancelled or timed out. Nothing was recorded.';n.hidden=false}
+else out.textContent='Not recorded: '+e.message}}
 for(const b of document.querySelectorAll('button'))b.addEventListener('click',()=>go(b.value));"#;
 
 /// The script of the page shown after a login: the decision the person clicked, posted with the
@@ -72,6 +74,10 @@ pub(super) fn document(title: &str, nonce: &str, token: &str, body: &str, script
 pub(crate) struct Ways<'a> {
     pub(crate) passkey: bool,
     pub(crate) login: Option<&'a str>,
+    /// Which principal's passkey the page needs and how one is enrolled, shown at once when
+    /// `unenrolled` (the server knows none is), else when the browser finds none.
+    pub(crate) enrol: &'a str,
+    pub(crate) unenrolled: bool,
 }
 
 /// The approval page for one question: the question exactly as the form dialog shows it, the
@@ -91,9 +97,13 @@ pub(crate) fn approval_page(
         _ => "with your passkey",
     };
     let buttons = if ways.passkey {
-        "<p><button id=\"approve\" value=\"approve\">Approve</button><button id=\"decline\" value=\"decline\">Decline</button></p>"
+        format!(
+            "<p id=\"enrol\"{}>{}</p><p><button id=\"approve\" value=\"approve\">Approve</button><button id=\"decline\" value=\"decline\">Decline</button></p>",
+            if ways.unenrolled { "" } else { " hidden" },
+            escape(ways.enrol)
+        )
     } else {
-        ""
+        String::new()
     };
     let login = ways.login.map_or(String::new(), |link| {
         format!(
@@ -221,6 +231,8 @@ mod tests {
         let ways = Ways {
             passkey: true,
             login: None,
+            enrol: "needs <x>",
+            unenrolled: false,
         };
         let page = approval_page("notes", "delete_note", (question, &none), "N", "T", &ways);
         assert!(!page.contains("<script>alert"), "{page}");
@@ -231,6 +243,28 @@ mod tests {
         // Only the nonce'd script and style: nothing loaded from anywhere.
         assert!(!page.contains("src=") && !page.contains("href=") && !page.contains("http"));
         assert_eq!(page.matches("<script nonce=\"N\">").count(), 1);
+        // The principal's enrolment hint is there, escaped, hidden until the browser finds no
+        // passkey; shown at once when the server knows none is enrolled.
+        assert!(
+            page.contains("<p id=\"enrol\" hidden>needs &lt;x&gt;</p>"),
+            "{page}"
+        );
+        let unenrolled = Ways {
+            unenrolled: true,
+            ..ways
+        };
+        let page = approval_page(
+            "notes",
+            "delete_note",
+            (question, &none),
+            "N",
+            "T",
+            &unenrolled,
+        );
+        assert!(
+            page.contains("<p id=\"enrol\">needs &lt;x&gt;</p>"),
+            "{page}"
+        );
     }
 
     #[test]
@@ -240,6 +274,8 @@ mod tests {
         let ways = Ways {
             passkey: true,
             login: None,
+            enrol: "",
+            unenrolled: false,
         };
         let evidence = |gone: &str, stays: &str| {
             Evidence::new()
@@ -300,6 +336,8 @@ mod tests {
         let ways = Ways {
             passkey: false,
             login: Some("/approve/a\"b/login"),
+            enrol: "",
+            unenrolled: false,
         };
         let page = approval_page("notes", "delete_note", (question, &none), "N", "T", &ways);
         assert!(page.contains("href=\"/approve/a&quot;b/login\""), "{page}");
@@ -310,6 +348,8 @@ mod tests {
         let both = Ways {
             passkey: true,
             login: Some("/approve/r/login"),
+            enrol: "",
+            unenrolled: true,
         };
         let page = approval_page("notes", "delete_note", (question, &none), "N", "T", &both);
         assert!(page.contains("id=\"approve\"") && page.contains("id=\"login\""));

@@ -89,10 +89,13 @@ pub(crate) async fn show(
         }
     };
     let login = format!("/approve/{id}/login");
+    let enrol = enrol_hint(&inner.server, &record.principal);
     // With a login offered, the passkey buttons show only once a passkey is enrolled.
     let ways = html::Ways {
         passkey: inner.offers_passkey() && (inner.login.get().is_none() || inner.passkeys.any()),
         login: inner.login.get().map(|_| login.as_str()),
+        enrol: &enrol,
+        unenrolled: !inner.passkeys.any_for(&record.principal),
     };
     let page = html::approval_page(
         &inner.server,
@@ -108,6 +111,14 @@ pub(crate) async fn show(
         if inner.secure() { "; Secure" } else { "" }
     );
     html::page_response(StatusCode::OK, page, &nonce, Some(cookie))
+}
+
+/// Which principal's passkey a page needs, and the command that enrols one.
+fn enrol_hint(server: &str, principal: &str) -> String {
+    format!(
+        "This page needs a passkey enrolled for `{principal}`, who asked. The operator enrols one on the server's machine with `{}`, then opens this page again.",
+        ask_first_core::enrol_command(server, principal)
+    )
 }
 
 /// Why a POST was refused: its status and the text said.
@@ -298,7 +309,8 @@ pub(crate) async fn finish(
     );
     let (server, principal) = (&inner.server, &record.principal);
     let enrol = format!(
-        "The operator enrols a passkey for `{principal}` on the server's machine with `{server} passkeys add --principal {principal}`."
+        "The operator enrols a passkey for `{principal}` on the server's machine with `{}`.",
+        ask_first_core::enrol_command(server, principal)
     );
     let (index, dynamic) = match verified {
         Ok(verified) => verified,

@@ -144,6 +144,21 @@ pub enum ConfigError {
         /// Largest accepted value.
         max: u64,
     },
+    /// An `OPENGIST_MCP_VERIFIED_TOOLS` entry names no guarded tool.
+    #[error(
+        "OPENGIST_MCP_VERIFIED_TOOLS: {entry} is not a guarded tool of opengist-mcp{hint}; the \
+         guarded tools are: {guarded} (exact names, comma-separated). Nothing was started: an \
+         entry that names no tool would leave the tool it was meant for to a dialog a client \
+         can answer alone"
+    )]
+    VerifiedTool {
+        /// The entry as shown: itself if name-shaped, else `<entry #N>`.
+        entry: String,
+        /// What it was likely meant to be, or empty.
+        hint: String,
+        /// The guarded tools, comma-separated.
+        guarded: String,
+    },
     /// A variable holds bytes that are not UTF-8.
     #[error("{var} is not valid UTF-8 (the value is not shown); set it to plain text")]
     NotUnicode {

@@ -23,26 +23,98 @@ pub(super) fn dialog_timeout(source: &Source<'_>) -> Result<Duration, ConfigErro
 }
 
 /// Reads the tools that run only after the person's yes on the approval page with a passkey
-/// (`OPENGIST_MCP_VERIFIED_TOOLS`, comma-separated); a name that is not one of this server's
-/// tools is left out with a warning.
-pub(super) fn verified_tools(source: &Source<'_>, warnings: &mut Vec<String>) -> Vec<String> {
+/// or through CIBA (`OPENGIST_MCP_VERIFIED_TOOLS`, comma-separated exact names). A name that is
+/// not one of this server's guarded tools refuses the start: left out, it would leave the tool
+/// meant to be verified to a dialog a client can answer alone.
+pub(super) fn verified_tools(source: &Source<'_>) -> Result<Vec<String>, ConfigError> {
     let Some(list) = source.get(var::OPENGIST_MCP_VERIFIED_TOOLS) else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
     let mut tools = Vec::new();
-    for name in list
+    for (index, name) in list
         .split(',')
         .map(str::trim)
         .filter(|name| !name.is_empty())
+        .enumerate()
     {
-        if crate::catalog::entry(name).is_some() {
+        if !crate::catalog::GUARDED.contains(&name) {
+            return Err(ConfigError::VerifiedTool {
+                entry: shown(name, index + 1),
+                hint: hint(name),
+                guarded: crate::catalog::GUARDED.join(", "),
+            });
+        }
+        if !tools.iter().any(|tool| tool == name) {
             tools.push(name.to_owned());
-        } else {
-            warnings.push(format!(
-                "{}: `{name}` is not a tool of this server; it is ignored",
-                var::OPENGIST_MCP_VERIFIED_TOOLS
-            ));
         }
     }
-    tools
+    Ok(tools)
+}
+
+/// An entry as the error may show it: itself when shaped like a tool name (letters, digits,
+/// `_`, `-`, `*`, at most 64), else `<entry #N>` (it might be anything, even a secret).
+fn shown(entry: &str, position: usize) -> String {
+    let shaped = entry.len() <= 64
+        && entry
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'*');
+    if shaped {
+        format!("`{entry}`")
+    } else {
+        format!("<entry #{position}>")
+    }
+}
+
+/// What the entry was likely meant to be: a guarded tool in another case, or a pattern.
+fn hint(entry: &str) -> String {
+    if let Some(tool) = crate::catalog::GUARDED
+        .iter()
+        .find(|tool| tool.eq_ignore_ascii_case(entry))
+    {
+        return format!(" (names are lowercase: did you mean `{tool}`?)");
+    }
+    if entry.contains('*') {
+        return " (patterns are not accepted here: name each tool)".to_owned();
+    }
+    String::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::FlagValues;
+
+    fn read(value: &str) -> Result<Vec<String>, ConfigError> {
+        let flags = FlagValues::default();
+        let env = |name: &str| (name == var::OPENGIST_MCP_VERIFIED_TOOLS).then(|| value.to_owned());
+        verified_tools(&Source::new(&flags, &env))
+    }
+
+    #[test]
+    fn only_guarded_tools_may_be_verified_and_anything_else_refuses_the_start() {
+        assert_eq!(
+            read(" delete_gist, delete_gist_files ,delete_gist"),
+            Ok(vec![
+                "delete_gist".to_owned(),
+                "delete_gist_files".to_owned()
+            ])
+        );
+        assert_eq!(read(" , "), Ok(Vec::new()));
+        for (entry, says) in [
+            ("DELETE_GIST", "did you mean `delete_gist`?"),
+            ("delete_gists", "`delete_gists` is not a guarded tool"),
+            ("delete*", "patterns are not accepted"),
+            ("get_gist", "`get_gist` is not a guarded tool"),
+            ("og_secret token!", "<entry #2>"),
+        ] {
+            let error = read(&format!("delete_gist,{entry}")).expect_err(entry);
+            let text = error.to_string();
+            assert!(text.contains(says), "{entry}: {text}");
+            assert!(
+                text.contains("create_gist, update_gist, delete_gist_files, delete_gist"),
+                "{text}"
+            );
+            assert!(!text.contains("og_secret"), "{text}");
+        }
+    }
 }

@@ -184,7 +184,7 @@ impl Config {
         } = Connection::parse(&source, &mut warnings)?;
         let ToolSelection { read_only, tools } = ToolSelection::parse(&source)?;
         let dialog_timeout = guard::dialog_timeout(&source)?;
-        let verified_tools = guard::verified_tools(&source, &mut warnings);
+        let verified_tools = guard::verified_tools(&source)?;
         let serve = serving::parse(&source, &mut warnings)?;
         let ResultSettings {
             max_result_bytes,

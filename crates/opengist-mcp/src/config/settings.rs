@@ -197,7 +197,7 @@ pub const SETTINGS: &[Setting] = &[
         default: None,
         secret: false,
         required: false,
-        about: "Comma-separated guarded tools (e.g. delete_gist,delete_gist_files) that run only after the person approves on the approval page with a passkey (enrolled with opengist-mcp passkeys add) or on their device through their identity provider (ciba); no dialog or confirm_token will do. Default: none.",
+        about: "Comma-separated guarded tools (e.g. delete_gist,delete_gist_files) that run only after the person approves on the approval page with a passkey (enrolled with opengist-mcp passkeys add) or on their device through their identity provider (ciba); no dialog or confirm_token will do, and their schemas offer no confirm_token. A name that is not a guarded tool (create_gist, update_gist, delete_gist_files, delete_gist) refuses the start. Default: none.",
     },
     Setting {
         var: "OPENGIST_MCP_APPROVAL_ROUTES",

@@ -168,30 +168,43 @@ pub(crate) fn description(
         .and_then(|tool| tool.describe(plan, server, proof))
 }
 
-/// Rewrites the guarded tools' descriptions in `tools` for `client`.
-pub(crate) fn describe_for(tools: &mut [Tool], guard: &Guard, client: &ClientDeclared) {
+/// Rewrites the guarded tools' descriptions in `tools` for `client` calling as `principal`,
+/// and the schemas of the tools the operator made verified (no `confirm_token`: no token can
+/// clear them).
+pub(crate) fn describe_for(
+    tools: &mut [Tool],
+    guard: &Guard,
+    client: &ClientDeclared,
+    principal: &str,
+) {
+    guard.mark_verified(tools);
     for tool in tools {
         // Only a guarded tool has a route (working one out reads whether a passkey is enrolled).
         if !GUARDED.iter().any(|guarded| guarded.name == tool.name) {
             continue;
         }
-        let plan = guard.route_for(client, &tool.name, ToolNeeds::AnyRoute);
+        let plan = guard.route_for(client, principal, &tool.name, ToolNeeds::AnyRoute);
         if let Some(text) = description(&tool.name, plan, guard.server(), guard.page_proof()) {
             tool.description = Some(Cow::Owned(text));
         }
     }
 }
 
-/// The server's instructions for `client`: the route of the guarded tools in `enabled`, and,
-/// where the operator made some of them verified (`OPENGIST_MCP_VERIFIED_TOOLS`) and theirs
-/// differs, theirs too.
-pub(crate) fn instructions(guard: &Guard, client: &ClientDeclared, enabled: &[String]) -> String {
+/// The server's instructions for `client` calling as `principal`: the route of the guarded
+/// tools in `enabled`, and, where the operator made some of them verified
+/// (`OPENGIST_MCP_VERIFIED_TOOLS`) and theirs differs, theirs too.
+pub(crate) fn instructions(
+    guard: &Guard,
+    client: &ClientDeclared,
+    principal: &str,
+    enabled: &[String],
+) -> String {
     let mut plans: Vec<(RoutePlan, Vec<&str>)> = Vec::new();
     for tool in GUARDED
         .iter()
         .filter(|t| enabled.iter().any(|e| e == t.name))
     {
-        let plan = guard.route_for(client, tool.name, ToolNeeds::AnyRoute);
+        let plan = guard.route_for(client, principal, tool.name, ToolNeeds::AnyRoute);
         match plans.iter_mut().find(|(p, _)| *p == plan) {
             Some((_, names)) => names.push(tool.name),
             None => plans.push((plan, vec![tool.name])),
@@ -358,12 +371,12 @@ mod tests {
     #[test]
     fn the_instructions_follow_the_client_and_the_verified_tools() {
         let guard = Guard::builder(SERVER_NAME).build();
-        let form = instructions(&guard, &client(true), &names());
+        let form = instructions(&guard, &client(true), "local", &names());
         assert!(
             form.contains("dialog") && form.contains("person at the client"),
             "{form}"
         );
-        let none = instructions(&guard, &client(false), &names());
+        let none = instructions(&guard, &client(false), "local", &names());
         assert!(
             none.contains("declared no dialog") && none.contains("two calls"),
             "{none}"
@@ -373,7 +386,7 @@ mod tests {
             "{none}"
         );
         let off = Guard::builder(SERVER_NAME).elicitation(false).build();
-        let off = instructions(&off, &client(true), &names());
+        let off = instructions(&off, &client(true), "local", &names());
         assert!(
             off.contains("asks no person (ELICITATION=false)") && !off.contains("dialog"),
             "{off}"
@@ -390,14 +403,14 @@ mod tests {
             .verified_tools(["delete_gist"])
             .approval_routes(vec![ApprovalRoute::Form, ApprovalRoute::Token])
             .build();
-        let text = instructions(&verified, &client(true), &names());
+        let text = instructions(&verified, &client(true), "local", &names());
         assert!(
             text.contains("For `delete_gist`, instead:") && text.contains("refused"),
             "{text}"
         );
         // Only guarded tools that are enabled count; none: the opening alone.
         assert_eq!(
-            instructions(&guard, &client(true), &["get_gist".to_owned()]),
+            instructions(&guard, &client(true), "local", &["get_gist".to_owned()]),
             INTRO
         );
     }

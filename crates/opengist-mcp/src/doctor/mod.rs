@@ -5,9 +5,13 @@
 //! It changes nothing: each scope is found out with a request Opengist refuses before it
 //! writes (see [`crate::opengist::access`]). It first shows what the configuration makes of
 //! this server (read-only or not, the enabled tools, dialogs, stdio or HTTP and how callers
-//! are told apart), every start-up warning, and each variable that looks like a setting but is
-//! none. When Opengist cannot be reached it tries the likely mistakes (a path too
-//! many, the other scheme) with requests that carry no token, and names the one that answers.
+//! are told apart), how guarded calls are approved (the passkeys enrolled per principal, the
+//! verified tools, the route each kind of client gets), every start-up warning, and each
+//! variable that looks like a setting but is none. When Opengist cannot be reached it tries
+//! the likely mistakes (a path too many, the other scheme) with requests that carry no token,
+//! and names the one that answers.
+
+mod approval;
 
 use std::fmt;
 use std::process::ExitCode;
@@ -87,6 +91,7 @@ pub async fn checks(config: &Config, warnings: &[String]) -> Vec<Check> {
         )
     }));
     out.extend(mode_checks(config));
+    out.extend(approval::approval_checks(config));
     out.push(if config.serve.elicitation {
         Check::new(
             "elicitation",
