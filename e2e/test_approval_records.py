@@ -93,8 +93,10 @@ async def test_one_principals_open_questions_are_bounded_and_another_is_not_affe
     launcher, notes_binary, browser, tmp_path
 ):
     state = tmp_path / "state"
+    # Only alice's passkey is on the browser's authenticator while she decides (the page asks
+    # for any passkey of the site, and the authenticator would offer either); bob's is enrolled
+    # after, while the server runs, for the control.
     enrol(notes_binary, state, browser, principal="token:alice")
-    enrol(notes_binary, state, browser, principal="token:bob")
     server = launcher.http(notes_binary, env=notes_env(state), auth="tokens", people=("alice", "bob"))
     async with connect(HttpTarget(server.url, server.tokens["alice"]), "2026-07-28") as alice:
         for i in range(MAX_PENDING + 1):
@@ -109,12 +111,13 @@ async def test_one_principals_open_questions_are_bounded_and_another_is_not_affe
         assert refused.is_error and f"{MAX_PENDING} questions are waiting for their answer already" in text, text
         assert "Ask them to answer (approve or decline) the open ones, or wait until those expire" in text, text
         assert record_files(state) == files, "a record was written past the bound"
-        # The control: bob is another principal, asked as before.
-        async with connect(HttpTarget(server.url, server.tokens["bob"]), "2026-07-28") as bob:
-            pending_link(await bob.call_tool("delete_note", {"note_id": "n1"}))
-        assert len(record_files(state)) == MAX_PENDING + 1
         # An answer frees a place: alice declines one on the page, and the next is asked.
         await decide(browser, links[0], "decline")
         pending_link(await alice.call_tool("delete_note", {"note_id": f"q{MAX_PENDING}"}))
+        assert len(record_files(state)) == MAX_PENDING + 1
+        # The control: bob is another principal, asked as before while alice is at her bound.
+        enrol(notes_binary, state, browser, principal="token:bob")
+        async with connect(HttpTarget(server.url, server.tokens["bob"]), "2026-07-28") as bob:
+            pending_link(await bob.call_tool("delete_note", {"note_id": "n1"}))
         assert len(record_files(state)) == MAX_PENDING + 2
         assert {f"q{i}" for i in range(MAX_PENDING + 1)} <= await note_ids(alice)
