@@ -220,7 +220,8 @@ impl OpengistServer {
         let (mut page, mut read) = list(request.page).await.map_err(opengist_failure)?;
         if let Some(after) = &request.after {
             // Where the last gist listed is now: on the requested page, or a few pages on when
-            // gists changed meanwhile; nowhere near (deleted): the page as numbered.
+            // gists changed meanwhile; nowhere near (deleted, or changed itself): the page as
+            // numbered.
             let mut probe = (page.clone(), read);
             for _ in 0..=MAX_SHIFT_PAGES {
                 if resume_after(&mut probe.0, after).is_some() {
